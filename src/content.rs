@@ -1,0 +1,207 @@
+//! The page side: mounted into the active tab by `static/content.js` on a gesture.
+//! This module is compiled to JavaScript (wasm2js) because a page's CSP may forbid wasm
+//! in content scripts; everything with a UI runs in the overlay iframe, an extension
+//! page, which the page can neither read nor style.
+
+use std::cell::RefCell;
+
+use wasm_bindgen::prelude::*;
+use web_sys::{
+    Document, Element, HtmlIFrameElement, KeyboardEvent, MessageEvent, ShadowRootInit, ShadowRootMode, Window,
+};
+
+use crate::chrome;
+use crate::messages::OverlayEvent;
+
+/// The id of the element that hosts the overlay in the page.
+pub const HOST_ID: &str = "redline-overlay-host";
+/// The host's `data-redline-state` reads `loading`, then `ready` once the overlay app is up.
+pub const STATE_ATTRIBUTE: &str = "data-redline-state";
+
+/// The page listeners of a mounted overlay, kept so unmounting removes exactly them.
+struct Mounted {
+    host: Element,
+    frame: HtmlIFrameElement,
+    on_key: Closure<dyn FnMut(KeyboardEvent)>,
+    on_message: Closure<dyn FnMut(MessageEvent)>,
+}
+
+thread_local! {
+    static MOUNTED: RefCell<Option<Mounted>> = const { RefCell::new(None) };
+}
+
+/// Mounts the overlay over the viewport, or focuses it when it is already there.
+#[wasm_bindgen]
+pub fn mount() -> Result<(), JsValue> {
+    mount_overlay(&chrome::extension_url("overlay.html"), &chrome::extension_origin())
+}
+
+/// Mounts an overlay iframe loading `overlay_url`, trusting messages only from
+/// `overlay_origin`. Separate from [`mount`] so tests can mount without `chrome.*`.
+pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsValue> {
+    let window = web_sys::window().ok_or("no window")?;
+    let document = window.document().ok_or("no document")?;
+    if let Some((host, frame)) =
+        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone())))
+    {
+        if host.is_connected() {
+            return frame.focus();
+        }
+        unmount()?;
+    }
+
+    let host = document.create_element("div")?;
+    host.set_id(HOST_ID);
+    host.set_attribute(STATE_ATTRIBUTE, "loading")?;
+    // `all: initial` shields the host from the page's CSS; the shadow root keeps the
+    // page's selectors and scripts away from the frame element.
+    host.set_attribute(
+        "style",
+        "all: initial; position: fixed; inset: 0; z-index: 2147483647; display: block;",
+    )?;
+    let shadow = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed))?;
+    let frame = overlay_frame(&document, overlay_url)?;
+    shadow.append_child(&frame)?;
+    document.document_element().ok_or("no document element")?.append_child(&host)?;
+
+    let on_key = Closure::<dyn FnMut(KeyboardEvent)>::new(|event: KeyboardEvent| {
+        if event.key() == "Escape" {
+            event.stop_propagation();
+            event.prevent_default();
+            let _ = unmount();
+        }
+    });
+    window.add_event_listener_with_callback_and_bool("keydown", on_key.as_ref().unchecked_ref(), true)?;
+
+    let trusted_origin = overlay_origin.to_owned();
+    let frame_for_messages = frame.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let from_our_frame = event.origin() == trusted_origin
+            && frame_for_messages
+                .content_window()
+                .is_some_and(|w| event.source().is_some_and(|s| JsValue::from(w) == JsValue::from(s)));
+        if !from_our_frame {
+            return;
+        }
+        match serde_wasm_bindgen::from_value::<OverlayEvent>(event.data()) {
+            Ok(OverlayEvent::Ready) => overlay_ready(),
+            Ok(OverlayEvent::Close) => {
+                let _ = unmount();
+            }
+            Err(_) => {}
+        }
+    });
+    window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref())?;
+
+    MOUNTED.set(Some(Mounted { host, frame, on_key, on_message }));
+    Ok(())
+}
+
+/// Removes the overlay and its listeners; nothing of ours is left in the page.
+pub fn unmount() -> Result<(), JsValue> {
+    let Some(mounted) = MOUNTED.take() else { return Ok(()) };
+    let window: Window = web_sys::window().ok_or("no window")?;
+    window.remove_event_listener_with_callback_and_bool(
+        "keydown",
+        mounted.on_key.as_ref().unchecked_ref(),
+        true,
+    )?;
+    window.remove_event_listener_with_callback("message", mounted.on_message.as_ref().unchecked_ref())?;
+    mounted.host.remove();
+    Ok(())
+}
+
+/// Whether an overlay is mounted in this page.
+pub fn is_mounted() -> bool {
+    MOUNTED.with_borrow(|m| m.as_ref().is_some_and(|m| m.host.is_connected()))
+}
+
+fn overlay_frame(document: &Document, overlay_url: &str) -> Result<HtmlIFrameElement, JsValue> {
+    let frame: HtmlIFrameElement = document.create_element("iframe")?.dyn_into()?;
+    frame.set_src(overlay_url);
+    frame.set_title("Redline: circle what is wrong");
+    // A transparent frame needs the same (normal) color scheme as its content, or
+    // Chrome paints an opaque backdrop behind it.
+    frame.set_attribute(
+        "style",
+        "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; \
+         background: transparent; color-scheme: normal;",
+    )?;
+    Ok(frame)
+}
+
+fn overlay_ready() {
+    MOUNTED.with_borrow(|m| {
+        if let Some(m) = m {
+            let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
+            // Keyboard focus moves into the frame so `Esc` reaches the overlay.
+            let _ = m.frame.focus();
+        }
+    });
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+    use web_sys::{KeyboardEventInit, MessageEventInit};
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    const ORIGIN: &str = "chrome-extension://abcdefghijklmnop";
+
+    fn hosts() -> u32 {
+        let document = web_sys::window().unwrap().document().unwrap();
+        document.query_selector_all(&format!("#{HOST_ID}")).unwrap().length()
+    }
+
+    fn press(key: &str) {
+        let init = KeyboardEventInit::new();
+        init.set_key(key);
+        init.set_bubbles(true);
+        let event = KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
+        web_sys::window().unwrap().dispatch_event(&event).unwrap();
+    }
+
+    fn post_close(origin: &str) {
+        let init = MessageEventInit::new();
+        init.set_origin(origin);
+        init.set_data(&serde_wasm_bindgen::to_value(&OverlayEvent::Close).unwrap());
+        let event = MessageEvent::new_with_event_init_dict("message", &init).unwrap();
+        web_sys::window().unwrap().dispatch_event(&event).unwrap();
+    }
+
+    #[wasm_bindgen_test]
+    fn mounting_twice_keeps_one_overlay_and_esc_removes_it() {
+        mount_overlay("about:blank", ORIGIN).unwrap();
+        mount_overlay("about:blank", ORIGIN).unwrap();
+        assert_eq!(hosts(), 1);
+        assert!(is_mounted());
+        press("a");
+        assert!(is_mounted(), "other keys leave the overlay alone");
+        press("Escape");
+        assert!(!is_mounted());
+        assert_eq!(hosts(), 0);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_close_message_from_anyone_but_our_frame_is_ignored() {
+        mount_overlay("about:blank", ORIGIN).unwrap();
+        post_close("https://stage.example");
+        post_close(ORIGIN); // right origin, but not sent by our frame
+        assert!(is_mounted());
+        unmount().unwrap();
+        assert_eq!(hosts(), 0);
+    }
+
+    #[wasm_bindgen_test]
+    fn the_host_starts_loading_and_is_shielded_from_page_styles() {
+        mount_overlay("about:blank", ORIGIN).unwrap();
+        let document = web_sys::window().unwrap().document().unwrap();
+        let host = document.get_element_by_id(HOST_ID).unwrap();
+        assert_eq!(host.get_attribute(STATE_ATTRIBUTE).as_deref(), Some("loading"));
+        assert!(host.get_attribute("style").unwrap().starts_with("all: initial"));
+        assert!(host.shadow_root().is_none(), "the shadow root is closed to the page");
+        unmount().unwrap();
+    }
+}

@@ -1,0 +1,3 @@
+import init, { start_panel } from "./pkg/ui.js";
+
+init({ module_or_path: new URL("./pkg/ui_bg.wasm", import.meta.url) }).then(start_panel);

@@ -1,0 +1,23 @@
+// The background service worker. Chrome only delivers an event that wakes the worker to
+// listeners registered synchronously during the first evaluation, and a module worker
+// may not use top-level await or import(); so this file statically imports the Rust
+// glue, starts instantiating it, and registers every listener at once. Each listener
+// waits for `ready` and hands the event to Rust, where all the logic lives.
+import init, * as redline from "./pkg/worker.js";
+
+const ready = init({ module_or_path: new URL("./pkg/worker_bg.wasm", import.meta.url) });
+
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  ready
+    .then(() => redline.on_message(message, sender))
+    .then(sendResponse, (error) => sendResponse({ kind: "error", message: String(error) }));
+  return true; // the response is sent asynchronously
+});
+
+chrome.action.onClicked.addListener((tab) => {
+  ready.then(() => redline.on_action_clicked(tab)).catch(console.error);
+});
+
+chrome.commands.onCommand.addListener((command, tab) => {
+  ready.then(() => redline.on_command(command, tab)).catch(console.error);
+});

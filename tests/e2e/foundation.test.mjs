@@ -1,0 +1,116 @@
+// The foundation works end to end: the worker answers from Rust, the panel reaches the
+// server, and the overlay mounts on a stage, also under a strict CSP, and leaves on Esc.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { launchBrowser, startServer, startStage, watchErrors } from "./harness.mjs";
+
+const HOST = "#redline-overlay-host";
+
+describe("the extension's foundation", () => {
+  let stage, server, browser, panel;
+
+  before(async () => {
+    stage = await startStage();
+    server = await startServer({ stageUrl: stage.url });
+    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+    panel = await browser.context.newPage();
+    await panel.goto(browser.extensionUrl("panel.html"));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await stage?.stop();
+  });
+
+  test("the worker answers ping from Rust", async () => {
+    const reply = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "ping" }));
+    assert.deepEqual(reply, { kind: "pong", version: "0.1.0" });
+  });
+
+  test("the worker refuses a message that is not Redline's", async () => {
+    const reply = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "selfDestruct" }));
+    assert.equal(reply.kind, "error");
+    assert.match(reply.message, /not a Redline message/);
+  });
+
+  test("the panel says what to do before it is set up", async () => {
+    await panel.getByTestId("connection-status").getByText("Not set up yet").waitFor();
+  });
+
+  test("a wrong token shows as signed out, the right one as connected", async () => {
+    const errors = watchErrors(panel);
+    const save = async (token) => {
+      await panel.getByRole("button", { name: "Settings" }).click();
+      await panel.locator("#api-url").fill(server.url);
+      await panel.locator("#token").fill(token);
+      await panel.getByRole("button", { name: "Save" }).click();
+    };
+    await save("rl_not_a_real_token");
+    await panel.getByTestId("connection-status").getByText("Signed out").waitFor();
+
+    await save(server.token);
+    await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
+    const stored = await panel.evaluate(() => chrome.storage.local.get("settings"));
+    assert.deepEqual(stored.settings, { apiUrl: server.url, token: server.token });
+
+    await panel.reload();
+    await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
+    assert.deepEqual(errors.filter((e) => !/401/.test(e)), []);
+  });
+
+  test("settings refuse plain http to another machine and keep what was typed", async () => {
+    await panel.getByRole("button", { name: "Settings" }).click();
+    await panel.locator("#api-url").fill("http://192.0.2.10:7878");
+    await panel.locator("#token").fill("rl_x");
+    await panel.getByRole("button", { name: "Save" }).click();
+    await panel.getByRole("alert").getByText("in clear").waitFor();
+    assert.equal(await panel.locator("#api-url").inputValue(), "http://192.0.2.10:7878");
+    await panel.getByRole("button", { name: "Settings" }).click();
+  });
+
+  for (const [name, path, csp] of [
+    ["a plain stage", "/", undefined],
+    ["a stage with a strict CSP", "/strict/", "default-src 'self'; script-src 'self'"],
+  ]) {
+    test(`the panel's Circle button mounts the overlay on ${name}; Esc removes it`, async () => {
+      const page = await browser.context.newPage();
+      const errors = watchErrors(page);
+      const response = await page.goto(`${stage.url}${path}`);
+      assert.equal(response.headers()["content-security-policy"], csp);
+      await page.bringToFront();
+
+      const started = performance.now();
+      await panel.getByRole("button", { name: "Circle" }).click();
+      await page.locator(`${HOST}[data-redline-state="ready"]`).waitFor({ state: "attached" });
+      const readyMs = performance.now() - started;
+      console.log(`overlay ready on ${name} ${readyMs.toFixed(0)} ms after the click`);
+
+      const overlay = page.frames().find((f) => f.url() === browser.extensionUrl("overlay.html"));
+      assert.ok(overlay, "the overlay frame is an extension page");
+      await overlay.getByText("Circle what is wrong").waitFor();
+
+      // A second gesture keeps the one overlay rather than stacking another.
+      await panel.getByRole("button", { name: "Circle" }).click();
+      await page.waitForTimeout(200);
+      assert.equal(await page.locator(HOST).count(), 1);
+
+      await page.keyboard.press("Escape");
+      await page.locator(HOST).waitFor({ state: "detached" });
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
+  test("Esc pressed in the page itself also removes the overlay", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${stage.url}/strict/`);
+    await page.bringToFront();
+    await panel.getByRole("button", { name: "Circle" }).click();
+    await page.locator(`${HOST}[data-redline-state="ready"]`).waitFor({ state: "attached" });
+    await page.locator("h1").focus();
+    await page.locator("h1").press("Escape");
+    await page.locator(HOST).waitFor({ state: "detached" });
+    await page.close();
+  });
+});

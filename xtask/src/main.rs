@@ -1,0 +1,99 @@
+//! `cargo xtask`: Redline's build, start and test commands, and the set-up they need.
+//!
+//! - `cargo xtask start [--browser] [--port N] [--stage-port N]`: build the extension,
+//!   start the server on an embedded SQLite file with a demo stage, print what to load.
+//! - `cargo xtask test`: every test: native, wasm in headless Chromium, end-to-end.
+//! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
+//! - `cargo xtask bench`: start-up and size numbers for BENCHMARKS.md.
+//! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
+//! - `cargo xtask serve-stage [--addr A]`: serve the demo stage alone.
+
+mod bench;
+mod build;
+mod dist;
+mod process;
+mod setup;
+mod stage;
+mod start;
+mod test;
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+fn main() {
+    if let Err(error) = run(std::env::args().skip(1).collect()) {
+        eprintln!("xtask: {error:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let mut args = Args::new(args);
+    let Some(command) = args.next_positional() else {
+        println!("{}", include_str!("usage.txt"));
+        return Ok(());
+    };
+    match command.as_str() {
+        "start" => start::run(start::Options {
+            browser: args.flag("--browser"),
+            port: args.value("--port")?.unwrap_or(7878),
+            stage_port: args.value("--stage-port")?.unwrap_or(7879),
+        }),
+        "test" => test::run(),
+        "bench" => bench::run(),
+        "build" => build::extension(if args.flag("--debug") {
+            build::Profile::Debug
+        } else {
+            build::Profile::Release
+        })
+        .map(|report| report.print()),
+        "dist" => dist::run(),
+        "serve-stage" => {
+            let addr: String = args.value("--addr")?.unwrap_or_else(|| "127.0.0.1:7879".to_owned());
+            stage::serve_forever(&addr)
+        }
+        "help" | "--help" | "-h" => {
+            println!("{}", include_str!("usage.txt"));
+            Ok(())
+        }
+        other => bail!("unknown command `{other}`; see `cargo xtask help`"),
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
+}
+
+/// A tiny argument reader: `--flag`, `--name value`, and positionals.
+struct Args(Vec<String>);
+
+impl Args {
+    fn new(args: Vec<String>) -> Args {
+        Args(args)
+    }
+
+    fn next_positional(&mut self) -> Option<String> {
+        let index = self.0.iter().position(|a| !a.starts_with("--"))?;
+        Some(self.0.remove(index))
+    }
+
+    fn flag(&mut self, name: &str) -> bool {
+        let found = self.0.iter().position(|a| a == name);
+        found.map(|i| self.0.remove(i)).is_some()
+    }
+
+    fn value<T: std::str::FromStr>(&mut self, name: &str) -> Result<Option<T>>
+    where
+        T::Err: std::fmt::Display,
+    {
+        let Some(index) = self.0.iter().position(|a| a == name) else { return Ok(None) };
+        if index + 1 >= self.0.len() {
+            bail!("{name} needs a value");
+        }
+        let raw = self.0.remove(index + 1);
+        self.0.remove(index);
+        raw.parse().map(Some).map_err(|e| anyhow::anyhow!("{name} {raw}: {e}"))
+    }
+}

@@ -1,0 +1,139 @@
+//! Installs what the build and the tests need when it is missing, so a fresh machine
+//! needs nothing but `cargo xtask …`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::process::{self, cmd};
+
+pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// What building the extension needs: the wasm target, the matching wasm-bindgen CLI
+/// and the npm tools (binaryen's wasm-opt and wasm2js).
+pub fn for_build() -> Result<()> {
+    wasm_target()?;
+    wasm_bindgen_cli()?;
+    node_modules()
+}
+
+/// What running Chromium needs, on top of the build.
+pub fn for_browser() -> Result<()> {
+    for_build()?;
+    chromium()
+}
+
+fn wasm_target() -> Result<()> {
+    let installed = process::output(cmd("rustup").args(["target", "list", "--installed"]))?;
+    if installed.lines().any(|l| l.trim() == WASM_TARGET) {
+        return Ok(());
+    }
+    process::run(cmd("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+/// The wasm-bindgen CLI must be exactly the version of the crate in Cargo.lock.
+pub fn wasm_bindgen() -> PathBuf {
+    cargo_bin("wasm-bindgen")
+}
+
+/// The test runner that ships with the CLI (used as the wasm32 test runner).
+pub fn wasm_bindgen_test_runner() -> PathBuf {
+    cargo_bin("wasm-bindgen-test-runner")
+}
+
+fn wasm_bindgen_cli() -> Result<()> {
+    let wanted = locked_version("wasm-bindgen")?;
+    let have = process::output(std::process::Command::new(wasm_bindgen()).arg("--version")).ok();
+    if have.as_deref().map(str::trim) == Some(&format!("wasm-bindgen {wanted}")) {
+        return Ok(());
+    }
+    // `--locked` fails here: the CLI's lock file pins a version the registry lacks.
+    process::run(cmd("cargo").args(["install", "wasm-bindgen-cli", "--force", "--version", &wanted]))
+}
+
+/// The version Cargo.lock records for `package`.
+pub fn locked_version(package: &str) -> Result<String> {
+    let lock = std::fs::read_to_string(crate::root().join("Cargo.lock")).context("reading Cargo.lock")?;
+    version_in_lock(&lock, package).with_context(|| format!("{package} is not in Cargo.lock"))
+}
+
+fn version_in_lock(lock: &str, package: &str) -> Option<String> {
+    let wanted = format!("name = \"{package}\"");
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == wanted {
+            let version = lines.next()?.trim().strip_prefix("version = \"")?.strip_suffix('"')?;
+            return Some(version.to_owned());
+        }
+    }
+    None
+}
+
+fn cargo_bin(name: &str) -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from(".cargo"));
+    home.join("bin").join(name)
+}
+
+/// npm packages from the committed package-lock.json, installed with `npm ci`.
+fn node_modules() -> Result<()> {
+    if !process::exists("node") || !process::exists("npm") {
+        bail!(
+            "Node.js 20 and npm are needed for the build tools; install them (Debian: apt-get install nodejs npm)"
+        );
+    }
+    let root = crate::root();
+    let lock = root.join("package-lock.json");
+    let installed = root.join("node_modules/.package-lock.json");
+    let fresh = match (std::fs::metadata(&lock), std::fs::metadata(&installed)) {
+        (Ok(lock), Ok(installed)) => installed.modified()? >= lock.modified()?,
+        _ => false,
+    };
+    if fresh {
+        return Ok(());
+    }
+    process::run(cmd("npm").args(["ci", "--no-audit", "--no-fund"]))
+}
+
+/// A binary from `node_modules/.bin`.
+pub fn npm_bin(name: &str) -> PathBuf {
+    crate::root().join("node_modules/.bin").join(name)
+}
+
+/// Debian's Chromium and ChromeDriver (never a downloaded browser build).
+fn chromium() -> Result<()> {
+    if Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists() {
+        return Ok(());
+    }
+    let install = "apt-get update && apt-get install -y chromium chromium-driver";
+    if !is_root() {
+        bail!("Chromium is missing; install it with: sudo sh -c '{install}'");
+    }
+    process::run(cmd("sh").args(["-c", install]).env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+pub fn is_root() -> bool {
+    process::output(std::process::Command::new("id").arg("-u")).is_ok_and(|uid| uid.trim() == "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_package_version_in_a_lock_file() {
+        let lock = "[[package]]\nname = \"wasm-bindgen-futures\"\nversion = \"0.4.80\"\n\n\
+                    [[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.130\"\n";
+        assert_eq!(version_in_lock(lock, "wasm-bindgen").as_deref(), Some("0.2.130"));
+        assert_eq!(version_in_lock(lock, "leptos"), None);
+    }
+
+    #[test]
+    fn the_workspace_pins_wasm_bindgen() {
+        assert!(locked_version("wasm-bindgen").is_ok());
+    }
+}

@@ -1,0 +1,142 @@
+//! `cargo xtask test`: every test, in the order that fails fastest: native, then wasm
+//! in headless Chromium, then end-to-end with the built extension in Chromium.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::build::{self, Profile};
+use crate::process::{self, cmd};
+use crate::setup::{self, WASM_TARGET};
+
+pub fn run() -> Result<()> {
+    let started = Instant::now();
+    setup::for_browser()?;
+    let mut tally = Tally::default();
+    let mut phases = Vec::new();
+
+    let phase = Instant::now();
+    build::extension(Profile::Release)?.print();
+    phases.push(("build the extension", phase.elapsed().as_secs_f64()));
+
+    let phase = Instant::now();
+    tally.run(cmd("cargo").args(["test", "--workspace"]))?;
+    phases.push(("native tests", phase.elapsed().as_secs_f64()));
+
+    let phase = Instant::now();
+    let mut wasm = cmd("cargo");
+    wasm.args(["test", "--package", "redline-extension", "--lib", "--target", WASM_TARGET]);
+    wasm.args(["--no-default-features", "--features", "content"]);
+    wasm.env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", setup::wasm_bindgen_test_runner());
+    wasm.env("CHROMEDRIVER", setup::CHROMEDRIVER);
+    // webdriver.json at the root passes Chromium the flags this machine needs.
+    tally.run(&mut wasm)?;
+    phases.push(("wasm tests in Chromium", phase.elapsed().as_secs_f64()));
+
+    let phase = Instant::now();
+    let redline = crate::start::build_server()?;
+    let mut e2e = cmd("node");
+    e2e.args(["--test", "--test-concurrency=1", "--test-reporter=spec", "tests/e2e/"]);
+    e2e.env("REDLINE_BIN", redline);
+    e2e.env("XTASK_BIN", std::env::current_exe()?);
+    e2e.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+    e2e.env("CHROMIUM", setup::CHROMIUM);
+    tally.run(&mut e2e)?;
+    phases.push(("end-to-end in Chromium", phase.elapsed().as_secs_f64()));
+
+    println!();
+    for (name, seconds) in &phases {
+        println!("{name:<26} {seconds:>7.1} s");
+    }
+    println!("{:<26} {:>7.1} s", "total", started.elapsed().as_secs_f64());
+    println!("xtask: {} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed > 0 {
+        bail!("{} tests failed", tally.failed);
+    }
+    Ok(())
+}
+
+/// Counts what the test runners report, across cargo's and node's formats.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+}
+
+impl Tally {
+    /// Runs a test command, echoing its output while counting its results. A failing
+    /// command fails the run, after its output has been shown.
+    fn run(&mut self, command: &mut Command) -> Result<()> {
+        eprintln!("$ {}", process::describe(command));
+        let mut child = command.stdout(Stdio::piped()).spawn().with_context(|| process::describe(command))?;
+        let stdout = child.stdout.take().expect("piped");
+        for line in BufReader::new(stdout).lines() {
+            let line = line?;
+            println!("{line}");
+            self.count(&line);
+        }
+        let status = child.wait()?;
+        if !status.success() {
+            bail!(
+                "`{}` failed ({status}); {} passed, {} failed so far",
+                process::describe(command),
+                self.passed,
+                self.failed.max(1)
+            );
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, line: &str) {
+        let line = line.trim();
+        if let Some(result) = line.strip_prefix("test result: ") {
+            for part in result.split([';', '.']) {
+                let mut words = part.split_whitespace();
+                if let (Some(n), Some(kind)) =
+                    (words.next().and_then(|n| n.parse::<u64>().ok()), words.next())
+                {
+                    match kind {
+                        "passed" => self.passed += n,
+                        "failed" => self.failed += n,
+                        _ => {}
+                    }
+                }
+            }
+            return;
+        }
+        let node_summary = line.strip_prefix("# ").or_else(|| line.strip_prefix("ℹ "));
+        if let Some((kind, n)) = node_summary.and_then(|s| s.split_once(' '))
+            && let Ok(n) = n.parse::<u64>()
+        {
+            match kind {
+                "pass" => self.passed += n,
+                "fail" => self.failed += n,
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_cargo_and_node_summaries() {
+        let mut tally = Tally::default();
+        for line in [
+            "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+            "test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out",
+            "ℹ pass 4",
+            "ℹ fail 1",
+            "# pass 2",
+            "ℹ tests 5",
+            "passed the check",
+        ] {
+            tally.count(line);
+        }
+        assert_eq!((tally.passed, tally.failed), (21, 3));
+    }
+}
