@@ -1,0 +1,345 @@
+//! The records of protocol.md ("Records"): Change, Capture, Element, Group, Message,
+//! Stage and their enums, with the exact camelCase wire names.
+//!
+//! Fields the protocol writes as `x|null` are `Option<T>` that serialize as `null`
+//! and default to `None` when absent, so a record from Fabric that omits one of our
+//! **(ours)** fields still reads.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Timestamp;
+
+/// "`status` is one of `open`, `claimed`, `needs_answer`, `in_progress`, `done`,
+/// `dismissed`."
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeStatus {
+    Open,
+    Claimed,
+    NeedsAnswer,
+    InProgress,
+    Done,
+    Dismissed,
+}
+
+impl ChangeStatus {
+    pub const ALL: [ChangeStatus; 6] = [
+        ChangeStatus::Open,
+        ChangeStatus::Claimed,
+        ChangeStatus::NeedsAnswer,
+        ChangeStatus::InProgress,
+        ChangeStatus::Done,
+        ChangeStatus::Dismissed,
+    ];
+
+    /// The wire name, e.g. `needs_answer`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChangeStatus::Open => "open",
+            ChangeStatus::Claimed => "claimed",
+            ChangeStatus::NeedsAnswer => "needs_answer",
+            ChangeStatus::InProgress => "in_progress",
+            ChangeStatus::Done => "done",
+            ChangeStatus::Dismissed => "dismissed",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+/// Where an item was filed from: "`source` (`extension`, `panel`, `console`, `cli`)".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Extension,
+    Panel,
+    Console,
+    Cli,
+}
+
+impl Source {
+    pub const ALL: [Source; 4] = [Source::Extension, Source::Panel, Source::Console, Source::Cli];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Source::Extension => "extension",
+            Source::Panel => "panel",
+            Source::Console => "console",
+            Source::Cli => "cli",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// "`type` (`production` | `environment` | `preview`)" of a Stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageType {
+    Production,
+    Environment,
+    Preview,
+}
+
+impl StageType {
+    pub const ALL: [StageType; 3] = [StageType::Production, StageType::Environment, StageType::Preview];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StageType::Production => "production",
+            StageType::Environment => "environment",
+            StageType::Preview => "preview",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// "`authorKind` (`agent` | `user`)" of a Message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthorKind {
+    Agent,
+    User,
+}
+
+impl AuthorKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AuthorKind::Agent => "agent",
+            AuthorKind::User => "user",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        [AuthorKind::Agent, AuthorKind::User].into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// "`kind: "option"|"evidence"`" of an Attachment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttachmentKind {
+    Option,
+    Evidence,
+}
+
+impl AttachmentKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AttachmentKind::Option => "option",
+            AttachmentKind::Evidence => "evidence",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        [AttachmentKind::Option, AttachmentKind::Evidence].into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// A point `{x, y}` in viewport CSS pixels (a stroke sample, or **(ours)** `scroll`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+/// A rectangle `{x, y, width, height}` in viewport CSS pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// The capture's `bounds` is a [`Rect`].
+pub type Bounds = Rect;
+
+/// "`viewport {width,height}`" of the filer's window, in CSS pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Viewport {
+    pub width: f64,
+    pub height: f64,
+}
+
+/// "`capture` = `{stroke: [{x,y}], bounds: {x,y,width,height}|null, elements: [Element]}`,
+/// in viewport CSS pixels at the moment of capture, plus **(ours)** `devicePixelRatio`
+/// and `scroll {x,y}`."
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capture {
+    #[serde(default)]
+    pub stroke: Vec<Point>,
+    #[serde(default)]
+    pub bounds: Option<Bounds>,
+    #[serde(default)]
+    pub elements: Vec<Element>,
+    /// **(ours)**
+    #[serde(default)]
+    pub device_pixel_ratio: Option<f64>,
+    /// **(ours)** the page's scroll offset at capture.
+    #[serde(default)]
+    pub scroll: Option<Point>,
+}
+
+/// "Element = `{testId|null, sourceAnchor|null, cssPath|null, text|null, rect|null}`
+/// plus **(ours)** `componentTestId|null` (nearest ancestor component-root test id),
+/// `role|null`, `name|null` (accessible name), `tag`."
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Element {
+    #[serde(default)]
+    pub test_id: Option<String>,
+    /// `data-fabric-src`, e.g. `src/routes/app.orders.tsx:42`, read "at the stage's `gitSha`".
+    #[serde(default)]
+    pub source_anchor: Option<String>,
+    #[serde(default)]
+    pub css_path: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub rect: Option<Rect>,
+    /// **(ours)**
+    #[serde(default)]
+    pub component_test_id: Option<String>,
+    /// **(ours)**
+    #[serde(default)]
+    pub role: Option<String>,
+    /// **(ours)** the accessible name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// **(ours)** lower-case tag name, e.g. `button`. Empty when the sender omitted it.
+    #[serde(default)]
+    pub tag: String,
+}
+
+/// "Change (an item)". `held` is computed on the server's clock (see [`crate::is_held`]);
+/// `screenshotUrl` is filled on read outputs only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub change_id: String,
+    /// Decimal string per project, shown `#7`.
+    pub short_id: String,
+    pub project_id: String,
+    pub stage_id: String,
+    #[serde(default)]
+    pub group_id: Option<String>,
+    pub title: String,
+    #[serde(default)]
+    pub body: Option<String>,
+    pub status: ChangeStatus,
+    /// The path the filer was on.
+    #[serde(default)]
+    pub route: Option<String>,
+    /// The build the item was filed against.
+    #[serde(default)]
+    pub git_sha: Option<String>,
+    #[serde(default)]
+    pub deployment_id: Option<String>,
+    #[serde(default)]
+    pub locale: Option<String>,
+    #[serde(default)]
+    pub viewport: Option<Viewport>,
+    #[serde(default)]
+    pub capture: Option<Capture>,
+    #[serde(default)]
+    pub screenshot_key: Option<String>,
+    #[serde(default)]
+    pub console_errors: Vec<String>,
+    pub source: Source,
+    /// **(ours)** the name of the person whose token filed it.
+    #[serde(default)]
+    pub filed_by: Option<String>,
+    #[serde(default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub head_commit: Option<String>,
+    #[serde(default)]
+    pub resolved_at: Option<Timestamp>,
+    /// **(ours)** true once the stage serves a build that contains `headCommit`.
+    #[serde(default)]
+    pub live: Option<bool>,
+    pub created_at: Timestamp,
+    pub held: bool,
+    #[serde(default)]
+    pub held_until: Option<Timestamp>,
+    /// A signed, expiring link to the screenshot; read outputs only.
+    #[serde(default)]
+    pub screenshot_url: Option<String>,
+}
+
+/// "Group (a claim)": `groupId, projectId, title, claimedBy|null, claimExpiresAt|null,
+/// createdAt`, plus **(ours)** `fence` ("a number that grows with every claim in the
+/// project").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Group {
+    pub group_id: String,
+    pub project_id: String,
+    pub title: String,
+    #[serde(default)]
+    pub claimed_by: Option<String>,
+    #[serde(default)]
+    pub claim_expires_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    /// **(ours)**; 0 when the sender (e.g. Fabric) has no fences.
+    #[serde(default)]
+    pub fence: u64,
+}
+
+/// An attachment of a Message: `{key, label, kind: "option"|"evidence", url|null}`.
+/// `url` is filled on read outputs only; an option without an image has `url: null`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub key: String,
+    pub label: String,
+    pub kind: AttachmentKind,
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// "Message (the thread)".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub message_id: String,
+    pub change_id: String,
+    pub author_kind: AuthorKind,
+    #[serde(default)]
+    pub author_name: Option<String>,
+    pub body: String,
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
+    /// The chosen option's `key`.
+    #[serde(default)]
+    pub chosen_option: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// "Stage": a place the app is deployed. "Production maps to branch `main`."
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stage {
+    pub stage_id: String,
+    pub project_id: String,
+    pub branch: String,
+    #[serde(rename = "type")]
+    pub stage_type: StageType,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub git_sha: Option<String>,
+    #[serde(default)]
+    pub deployment_id: Option<String>,
+    pub changes_enabled: bool,
+    pub created_at: Timestamp,
+}

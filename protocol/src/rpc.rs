@@ -1,0 +1,479 @@
+//! The operations of protocol.md ("Operations"): one input and one output struct per
+//! RPC, and a marker type implementing [`Rpc`] that ties the RPC name to both, so a
+//! client writes `client.call::<GetSession>(GetSessionInput {})`.
+//!
+//! Optional inputs (`x?` in the tables) are `Option<T>`, absent when `None` so a
+//! request to Fabric carries only what the caller set. Every input that takes a
+//! `changeId` also takes `projectId?`: "every call that takes a `changeId` also takes
+//! `#7` or `7` together with `projectId`".
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::records::*;
+use crate::{Scope, Timestamp};
+
+/// One operation: `POST {apiUrl}/rpc/{NAME}` with `Input`, answered with `Output`.
+pub trait Rpc {
+    /// The exact RPC name, e.g. `getSession`.
+    const NAME: &'static str;
+    /// The scope the token needs; `None` for calls any valid token (or none) may make.
+    const SCOPE: Option<Scope>;
+    type Input: Serialize + DeserializeOwned;
+    type Output: Serialize + DeserializeOwned;
+}
+
+/// The request body: `{"rpcName": name, "data": {...}}`. The server also accepts the
+/// bare input object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Envelope<T> {
+    pub rpc_name: String,
+    pub data: T,
+}
+
+impl<T> Envelope<T> {
+    /// The envelope for RPC `R`.
+    pub fn new<R: Rpc<Input = T>>(data: T) -> Self {
+        Envelope { rpc_name: R::NAME.to_owned(), data }
+    }
+}
+
+macro_rules! rpcs {
+    ($( $(#[$doc:meta])* $marker:ident = $name:literal, $scope:expr, $input:ty => $output:ty; )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug)]
+            pub enum $marker {}
+            impl Rpc for $marker {
+                const NAME: &'static str = $name;
+                const SCOPE: Option<Scope> = $scope;
+                type Input = $input;
+                type Output = $output;
+            }
+        )*
+        /// Every RPC name of the protocol.
+        pub const RPC_NAMES: &[&str] = &[$($name),*];
+    };
+}
+
+rpcs! {
+    /// Agent: list items.
+    ListChanges = "listChanges", Some(Scope::Read), ListChangesInput => ListChangesOutput;
+    /// Agent: one item with its thread.
+    GetChange = "getChange", Some(Scope::Read), GetChangeInput => GetChangeOutput;
+    /// Agent: claim items as a group, or renew a group's lease.
+    ClaimChanges = "claimChanges", Some(Scope::Write), ClaimChangesInput => ClaimChangesOutput;
+    /// Agent: ask the filer a question (→ `needs_answer`).
+    AskChangeQuestion = "askChangeQuestion", Some(Scope::Write), AskChangeQuestionInput => MessageOutput;
+    /// Agent: add a message to the thread.
+    ReplyToChange = "replyToChange", Some(Scope::Write), ReplyToChangeInput => MessageOutput;
+    /// Agent: attach an image (an option or evidence).
+    AttachChangeShot = "attachChangeShot", Some(Scope::Write), AttachChangeShotInput => AttachChangeShotOutput;
+    /// Agent: mark an item `done`.
+    CompleteChange = "completeChange", Some(Scope::Write), CompleteChangeInput => ChangeOutput;
+    /// Filer: file an item.
+    CreateChange = "createChange", Some(Scope::File), CreateChangeInput => ChangeOutput;
+    /// Filer **(ours)**: store a screenshot before filing.
+    UploadShot = "uploadShot", Some(Scope::File), UploadShotInput => UploadShotOutput;
+    /// Reviewer: answer the agent's question (→ `in_progress`).
+    AnswerChangeQuestion = "answerChangeQuestion", Some(Scope::File), AnswerChangeQuestionInput => MessageOutput;
+    /// Reviewer: dismiss or reopen.
+    SetChangeStatus = "setChangeStatus", Some(Scope::File), SetChangeStatusInput => ChangeOutput;
+    /// Filer **(ours)**: edit while held.
+    UpdateChange = "updateChange", Some(Scope::File), UpdateChangeInput => ChangeOutput;
+    /// Filer **(ours)**: withdraw while held.
+    WithdrawChange = "withdrawChange", Some(Scope::File), WithdrawChangeInput => ChangeOutput;
+    /// Filer **(ours)**: "send now".
+    ReleaseChanges = "releaseChanges", Some(Scope::File), ReleaseChangesInput => ChangesOutput;
+    /// The project's stages.
+    ListStages = "listStages", Some(Scope::Read), ListStagesInput => ListStagesOutput;
+    /// **(ours)** the stage whose `url` is the longest prefix of a page URL.
+    ResolveStage = "resolveStage", Some(Scope::Read), ResolveStageInput => ResolvedStage;
+    /// Who the token belongs to.
+    GetSession = "getSession", None, GetSessionInput => Session;
+    /// Sign-in: start the device flow.
+    RequestCliAuth = "requestCliAuth", None, RequestCliAuthInput => CliAuthRequest;
+    /// Sign-in: poll the device flow.
+    PollCliAuth = "pollCliAuth", None, PollCliAuthInput => CliAuthPoll;
+}
+
+// ---- agent side ----
+
+/// `listChanges`: "`projectId, stageId?, route?, status?[], groupId?, pickupOnly,
+/// includeDone, limit (≤200, default 50)`".
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListChangesInput {
+    pub project_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Vec<ChangeStatus>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    /// Only items an agent may claim now.
+    #[serde(default)]
+    pub pickup_only: bool,
+    /// "`done` and `dismissed` are hidden from lists unless `includeDone`."
+    #[serde(default)]
+    pub include_done: bool,
+    /// ≤ [`crate::LIST_LIMIT_MAX`], default [`crate::LIST_LIMIT_DEFAULT`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// `listChanges` → `{changes, groups}` (the groups of the listed items).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListChangesOutput {
+    pub changes: Vec<Change>,
+    pub groups: Vec<Group>,
+}
+
+/// `getChange`: `changeId, projectId?`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+}
+
+/// `getChange` → `{change, thread, stageUrl}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetChangeOutput {
+    pub change: Change,
+    pub thread: Vec<Message>,
+    #[serde(default)]
+    pub stage_url: Option<String>,
+}
+
+/// `claimChanges`: "`projectId, groupId?, changeIds?, title?, claimedBy, leaseMinutes?`".
+/// No `changeIds` (and no `groupId`) claims every claimable item, at most 50.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimChangesInput {
+    pub project_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    /// Change ids, or `#7` / `7` short ids of `projectId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub claimed_by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_minutes: Option<u32>,
+}
+
+/// `claimChanges` → `{group, changes}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimChangesOutput {
+    pub group: Group,
+    pub changes: Vec<Change>,
+}
+
+/// `askChangeQuestion`: "`changeId, question, authorName, option?[]`" plus **(ours)**
+/// `groupId?`, `fence?` (see Leases). Options (≤ 6) become attachments of kind `option`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskChangeQuestionInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub question: String,
+    pub author_name: String,
+    /// Option labels; each becomes an attachment of kind `option` with `url: null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
+}
+
+/// `replyToChange`: "`changeId, projectId?, body, authorName, imageBase64?,
+/// contentType?, imageLabel?`" plus **(ours)** `groupId?`, `fence?`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyToChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub body: String,
+    pub author_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_base64: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
+}
+
+/// `attachChangeShot`: "`changeId, label, kind, contentType (png/jpeg/webp),
+/// imageBase64, authorName`" plus **(ours)** `groupId?`, `fence?`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachChangeShotInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub label: String,
+    pub kind: AttachmentKind,
+    pub content_type: String,
+    pub image_base64: String,
+    pub author_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
+}
+
+/// `attachChangeShot` → `{message, key}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttachChangeShotOutput {
+    pub message: Message,
+    pub key: String,
+}
+
+/// `completeChange`: "`changeId, branch?, headCommit?, note?, authorName?`" plus
+/// **(ours)** `groupId?`, `fence?`. A `note` becomes an agent message.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
+}
+
+// ---- filer and reviewer side ----
+
+/// `createChange`: "`stageId, title, body?, route?, deploymentId?, gitSha?, locale?,
+/// viewport?, capture?, screenshotKey?, consoleErrors?`" + **(ours)** `changeId?`
+/// ("client-made UUID: the same call twice files once").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateChangeInput {
+    pub stage_id: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewport: Option<Viewport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<Capture>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_errors: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<String>,
+}
+
+/// `{change}`: the output of `createChange`, `completeChange`, `setChangeStatus`,
+/// `updateChange` and `withdrawChange`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChangeOutput {
+    pub change: Change,
+}
+
+/// `{changes}`: the output of `releaseChanges` (the items whose hold ended).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChangesOutput {
+    pub changes: Vec<Change>,
+}
+
+/// `{message}`: the output of `askChangeQuestion`, `replyToChange` and
+/// `answerChangeQuestion`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageOutput {
+    pub message: Message,
+}
+
+/// `uploadShot` **(ours)**: `projectId, contentType, imageBase64`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadShotInput {
+    pub project_id: String,
+    pub content_type: String,
+    pub image_base64: String,
+}
+
+/// `uploadShot` → `{screenshotKey}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadShotOutput {
+    pub screenshot_key: String,
+}
+
+/// `answerChangeQuestion`: `changeId, body, chosenOption?`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerChangeQuestionInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub body: String,
+    /// The chosen option attachment's `key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_option: Option<String>,
+}
+
+/// `setChangeStatus`: `changeId, status` (`open`, `in_progress` or `dismissed`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetChangeStatusInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub status: ChangeStatus,
+}
+
+/// `updateChange` **(ours)**: `changeId, title?, body?` (filer, while held).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+/// `withdrawChange` **(ours)**: `changeId` (filer, while held; "the item becomes
+/// `dismissed` and never reaches the agent").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WithdrawChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+}
+
+/// `releaseChanges` **(ours)**: `stageId` ("ends the caller's hold; nothing held is not
+/// an error").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseChangesInput {
+    pub stage_id: String,
+}
+
+/// `listStages`: `projectId`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListStagesInput {
+    pub project_id: String,
+}
+
+/// `listStages` → `{stages}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ListStagesOutput {
+    pub stages: Vec<Stage>,
+}
+
+/// `resolveStage` **(ours)**: `url` of a page.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResolveStageInput {
+    pub url: String,
+}
+
+/// `resolveStage` → `{projectId, stageId, branch, gitSha}` (or 404).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolvedStage {
+    pub project_id: String,
+    pub stage_id: String,
+    pub branch: String,
+    #[serde(default)]
+    pub git_sha: Option<String>,
+}
+
+/// `getSession`: `{}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetSessionInput {}
+
+/// A project the session may use, as listed in [`Session::projects`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionProject {
+    pub project_id: String,
+    pub name: String,
+}
+
+/// `getSession` → `{userId, name, projects, scopes}`. `scopes` are wire names such as
+/// `changes:project:read` (see [`Scope`]); kept as strings so an unknown Fabric scope
+/// still reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub user_id: String,
+    pub name: String,
+    pub projects: Vec<SessionProject>,
+    pub scopes: Vec<String>,
+}
+
+/// `requestCliAuth`: `{}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestCliAuthInput {}
+
+/// `requestCliAuth` → `{code, expiresAt, verifyUrl}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CliAuthRequest {
+    pub code: String,
+    pub expires_at: Timestamp,
+    pub verify_url: String,
+}
+
+/// `pollCliAuth`: `{code}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PollCliAuthInput {
+    pub code: String,
+}
+
+/// The state of a sign-in code: `pending|confirmed|expired|rejected`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CliAuthStatus {
+    Pending,
+    Confirmed,
+    Expired,
+    Rejected,
+}
+
+/// `pollCliAuth` → `{status, token?}`; `token` only once `confirmed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CliAuthPoll {
+    pub status: CliAuthStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}

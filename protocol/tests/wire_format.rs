@@ -1,0 +1,213 @@
+//! The exact JSON the protocol names: field names, nulls, enum values.
+
+use redline_protocol::*;
+use serde_json::{Value, json};
+
+fn change() -> Change {
+    Change {
+        change_id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301".into(),
+        short_id: "7".into(),
+        project_id: "p".into(),
+        stage_id: "s".into(),
+        group_id: None,
+        title: "Fix it".into(),
+        body: None,
+        status: ChangeStatus::NeedsAnswer,
+        route: None,
+        git_sha: None,
+        deployment_id: None,
+        locale: None,
+        viewport: Some(Viewport { width: 1280.0, height: 720.0 }),
+        capture: None,
+        screenshot_key: None,
+        console_errors: vec![],
+        source: Source::Extension,
+        filed_by: None,
+        branch: None,
+        head_commit: None,
+        resolved_at: None,
+        live: None,
+        created_at: Timestamp::from_unix_millis(0),
+        held: false,
+        held_until: None,
+        screenshot_url: None,
+    }
+}
+
+#[test]
+fn change_uses_camel_case_and_nulls() {
+    let v = serde_json::to_value(change()).unwrap();
+    let obj = v.as_object().unwrap();
+    let mut keys: Vec<_> = obj.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut expected = vec![
+        "changeId",
+        "shortId",
+        "projectId",
+        "stageId",
+        "groupId",
+        "title",
+        "body",
+        "status",
+        "route",
+        "gitSha",
+        "deploymentId",
+        "locale",
+        "viewport",
+        "capture",
+        "screenshotKey",
+        "consoleErrors",
+        "source",
+        "filedBy",
+        "branch",
+        "headCommit",
+        "resolvedAt",
+        "live",
+        "createdAt",
+        "held",
+        "heldUntil",
+        "screenshotUrl",
+    ];
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    assert_eq!(v["status"], "needs_answer");
+    assert_eq!(v["groupId"], Value::Null);
+    assert_eq!(v["createdAt"], "1970-01-01T00:00:00.000Z");
+    assert_eq!(v["source"], "extension");
+    let back: Change = serde_json::from_value(v).unwrap();
+    assert_eq!(back, change());
+}
+
+#[test]
+fn missing_optional_fields_read_as_none() {
+    let v = json!({
+        "changeId": "c", "shortId": "1", "projectId": "p", "stageId": "s", "title": "t",
+        "status": "open", "source": "cli", "createdAt": "2026-11-29T17:35:27Z", "held": true
+    });
+    let c: Change = serde_json::from_value(v).unwrap();
+    assert_eq!(c.body, None);
+    assert!(c.console_errors.is_empty());
+}
+
+#[test]
+fn capture_and_element_names() {
+    let capture = Capture {
+        stroke: vec![Point { x: 1.0, y: 2.0 }],
+        bounds: Some(Rect { x: 0.0, y: 0.0, width: 10.0, height: 5.0 }),
+        elements: vec![Element { test_id: Some("save".into()), tag: "button".into(), ..Default::default() }],
+        device_pixel_ratio: Some(2.0),
+        scroll: Some(Point { x: 0.0, y: 300.0 }),
+    };
+    let v = serde_json::to_value(&capture).unwrap();
+    assert_eq!(v["devicePixelRatio"], 2.0);
+    assert_eq!(v["bounds"]["width"], 10.0);
+    let el = &v["elements"][0];
+    for key in ["testId", "sourceAnchor", "cssPath", "text", "rect", "componentTestId", "role", "name", "tag"]
+    {
+        assert!(el.get(key).is_some(), "{key}");
+    }
+}
+
+#[test]
+fn stage_group_message_names() {
+    let stage = Stage {
+        stage_id: "s".into(),
+        project_id: "p".into(),
+        branch: "main".into(),
+        stage_type: StageType::Production,
+        url: None,
+        git_sha: None,
+        deployment_id: None,
+        changes_enabled: true,
+        created_at: Timestamp::from_unix_millis(0),
+    };
+    let v = serde_json::to_value(&stage).unwrap();
+    assert_eq!(v["type"], "production");
+    assert_eq!(v["changesEnabled"], true);
+    let group = Group {
+        group_id: "g".into(),
+        project_id: "p".into(),
+        title: "t".into(),
+        claimed_by: Some("a".into()),
+        claim_expires_at: None,
+        created_at: Timestamp::from_unix_millis(0),
+        fence: 3,
+    };
+    let v = serde_json::to_value(&group).unwrap();
+    assert_eq!(v["claimExpiresAt"], Value::Null);
+    assert_eq!(v["fence"], 3);
+    let message = Message {
+        message_id: "m".into(),
+        change_id: "c".into(),
+        author_kind: AuthorKind::Agent,
+        author_name: None,
+        body: "Which one?".into(),
+        attachments: vec![Attachment {
+            key: "1".into(),
+            label: "A".into(),
+            kind: AttachmentKind::Option,
+            url: None,
+        }],
+        chosen_option: None,
+        created_at: Timestamp::from_unix_millis(0),
+    };
+    let v = serde_json::to_value(&message).unwrap();
+    assert_eq!(v["authorKind"], "agent");
+    assert_eq!(v["attachments"][0]["kind"], "option");
+    assert_eq!(v["attachments"][0]["url"], Value::Null);
+    assert_eq!(v["chosenOption"], Value::Null);
+}
+
+#[test]
+fn envelope_and_rpc_names() {
+    let env = Envelope::new::<GetSession>(GetSessionInput {});
+    assert_eq!(serde_json::to_value(&env).unwrap(), json!({"rpcName": "getSession", "data": {}}));
+    assert_eq!(ClaimChanges::NAME, "claimChanges");
+    assert_eq!(ClaimChanges::SCOPE, Some(Scope::Write));
+    assert_eq!(RPC_NAMES.len(), 19);
+    let input = ListChangesInput { project_id: "p".into(), ..Default::default() };
+    assert_eq!(
+        serde_json::to_value(&input).unwrap(),
+        json!({"projectId": "p", "pickupOnly": false, "includeDone": false})
+    );
+    let claim: ClaimChangesInput = serde_json::from_value(
+        json!({"projectId": "p", "changeIds": ["#7"], "claimedBy": "a", "leaseMinutes": 5}),
+    )
+    .unwrap();
+    assert_eq!(claim.change_ids.unwrap(), ["#7"]);
+}
+
+#[test]
+fn errors_events_scopes() {
+    let body = ErrorBody {
+        message: "nothing to claim".into(),
+        code: codes::NOT_CLAIMABLE.into(),
+        items: Some(vec![NotClaimableItem {
+            change_id: "c".into(),
+            short_id: Some("7".into()),
+            reason: NotClaimableReason::NotFound,
+            claimable_at: None,
+            claimed_by: None,
+        }]),
+    };
+    let v = serde_json::to_value(&body).unwrap();
+    assert_eq!(v["items"][0]["reason"], "not_found");
+    assert_eq!(v["items"][0]["claimableAt"], Value::Null);
+    let plain = ErrorBody { message: "m".into(), code: codes::BAD_INPUT.into(), items: None };
+    assert_eq!(serde_json::to_value(&plain).unwrap(), json!({"message": "m", "code": "bad_input"}));
+    let ev = ChangeEvent {
+        event_type: ChangeEventType::Filed,
+        change_id: "c".into(),
+        short_id: "1".into(),
+        seq: 4,
+    };
+    assert_eq!(
+        serde_json::to_value(&ev).unwrap(),
+        json!({"type": "filed", "changeId": "c", "shortId": "1", "seq": 4})
+    );
+    assert_eq!(serde_json::to_value(Scope::File).unwrap(), "changes:project:file");
+    assert_eq!(Scope::from_wire("changes:project:read"), Some(Scope::Read));
+    assert_eq!(events_path("p1"), "/events/changes:p1");
+    let status: CliAuthPoll = serde_json::from_value(json!({"status": "pending"})).unwrap();
+    assert_eq!(status.status, CliAuthStatus::Pending);
+}

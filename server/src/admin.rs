@@ -1,0 +1,280 @@
+//! Admin commands on the store (`redline project add`, `stage add`, `token create`).
+//! They return records that the CLI prints as JSON or as a readable line.
+
+use anyhow::{Context, bail};
+use redline_protocol::{DEFAULT_GRACE_SECONDS, Scope, Stage, StageType, Timestamp};
+use serde::Serialize;
+use sqlx::Row;
+
+use crate::auth::{generate_token, hash_token};
+use crate::db::{Store, new_id};
+use crate::rows::stage_from_row;
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub project_id: String,
+    pub name: String,
+    pub grace_seconds: i64,
+    pub created_at: Timestamp,
+}
+
+/// `token create` output; `token` is the secret, shown once.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedToken {
+    pub token: String,
+    pub token_id: String,
+    pub project_id: String,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+}
+
+pub async fn add_project(
+    store: &Store,
+    name: &str,
+    grace_seconds: Option<i64>,
+    now: Timestamp,
+) -> anyhow::Result<Project> {
+    let name = name.trim();
+    if name.is_empty() {
+        bail!("a project needs a name");
+    }
+    let grace_seconds = grace_seconds.unwrap_or(DEFAULT_GRACE_SECONDS);
+    if grace_seconds < 0 {
+        bail!("--grace-seconds must not be negative");
+    }
+    if find_project(store, name).await?.is_some() {
+        bail!("a project named {name:?} already exists");
+    }
+    let project = Project { project_id: new_id(), name: name.to_owned(), grace_seconds, created_at: now };
+    sqlx::query("INSERT INTO projects (project_id, name, grace_seconds, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(&project.project_id)
+        .bind(&project.name)
+        .bind(project.grace_seconds)
+        .bind(now.unix_millis())
+        .execute(store.pool())
+        .await?;
+    Ok(project)
+}
+
+/// A project by id or by name.
+pub async fn find_project(store: &Store, id_or_name: &str) -> anyhow::Result<Option<Project>> {
+    let row = sqlx::query(
+        "SELECT project_id, name, grace_seconds, created_at FROM projects WHERE project_id = $1 OR name = $1",
+    )
+    .bind(id_or_name)
+    .fetch_optional(store.pool())
+    .await?;
+    row.map(|r| {
+        Ok(Project {
+            project_id: r.try_get("project_id")?,
+            name: r.try_get("name")?,
+            grace_seconds: r.try_get("grace_seconds")?,
+            created_at: Timestamp::from_unix_millis(r.try_get("created_at")?),
+        })
+    })
+    .transpose()
+}
+
+async fn project(store: &Store, id_or_name: &str) -> anyhow::Result<Project> {
+    find_project(store, id_or_name).await?.with_context(|| format!("no project {id_or_name:?}"))
+}
+
+pub struct StageSpec<'a> {
+    pub project: &'a str,
+    pub branch: &'a str,
+    pub url: &'a str,
+    pub stage_type: Option<StageType>,
+    pub git_sha: Option<&'a str>,
+}
+
+/// Adds a stage, or updates the stage of that branch (its url, type and, if given,
+/// its gitSha — a deploy). "Production maps to branch `main`": the type defaults to
+/// production for `main` and preview otherwise. A new gitSha marks done items whose
+/// `headCommit` it is as `live`.
+pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> anyhow::Result<Stage> {
+    let project = project(store, spec.project).await?;
+    let branch = spec.branch.trim();
+    if branch.is_empty() {
+        bail!("a stage needs a branch");
+    }
+    let is_main = branch == "main";
+    let stage_type =
+        spec.stage_type.unwrap_or(if is_main { StageType::Production } else { StageType::Preview });
+    if (stage_type == StageType::Production) != is_main {
+        bail!("production maps to branch main (and only main is production)");
+    }
+    let url = spec.url.trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        bail!("--url must be an http(s) URL");
+    }
+    let mut tx = store.write(&project.project_id).await?.context("the project vanished")?;
+    let existing: Option<String> =
+        sqlx::query("SELECT stage_id FROM stages WHERE project_id = $1 AND branch = $2")
+            .bind(&project.project_id)
+            .bind(branch)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get("stage_id"))
+            .transpose()?;
+    let stage_id = match existing {
+        Some(stage_id) => {
+            sqlx::query(
+                "UPDATE stages SET stage_type = $2, url = $3, git_sha = COALESCE($4, git_sha) WHERE stage_id = $1",
+            )
+            .bind(&stage_id)
+            .bind(stage_type.as_str())
+            .bind(url)
+            .bind(spec.git_sha)
+            .execute(&mut *tx)
+            .await?;
+            stage_id
+        }
+        None => {
+            let stage_id = new_id();
+            sqlx::query(
+                "INSERT INTO stages (stage_id, project_id, branch, stage_type, url, git_sha, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&stage_id)
+            .bind(&project.project_id)
+            .bind(branch)
+            .bind(stage_type.as_str())
+            .bind(url)
+            .bind(spec.git_sha)
+            .bind(now.unix_millis())
+            .execute(&mut *tx)
+            .await?;
+            stage_id
+        }
+    };
+    if let Some(sha) = spec.git_sha {
+        sqlx::query("UPDATE changes SET live = 1 WHERE stage_id = $1 AND head_commit = $2")
+            .bind(&stage_id)
+            .bind(sha)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let row = sqlx::query(crate::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
+    let stage = stage_from_row(&row)?;
+    tx.commit().await?;
+    Ok(stage)
+}
+
+/// Creates a token for the person `name` (created on first use) on `project`.
+pub async fn create_token(
+    store: &Store,
+    project: &str,
+    scopes: &[Scope],
+    name: &str,
+    now: Timestamp,
+) -> anyhow::Result<CreatedToken> {
+    let project = self::project(store, project).await?;
+    let name = name.trim();
+    if name.is_empty() {
+        bail!("a token needs the name of its person (--name)");
+    }
+    if scopes.is_empty() {
+        bail!("a token needs at least one scope");
+    }
+    let mut tx = store.pool().begin().await?;
+    let user_id: Option<String> = sqlx::query("SELECT user_id FROM users WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.try_get("user_id"))
+        .transpose()?;
+    let user_id = match user_id {
+        Some(id) => id,
+        None => {
+            let id = new_id();
+            sqlx::query("INSERT INTO users (user_id, name, created_at) VALUES ($1, $2, $3)")
+                .bind(&id)
+                .bind(name)
+                .bind(now.unix_millis())
+                .execute(&mut *tx)
+                .await?;
+            id
+        }
+    };
+    let token = generate_token();
+    let token_id = new_id();
+    let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    sqlx::query(
+        "INSERT INTO tokens (token_id, token_hash, project_id, user_id, scopes, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&token_id)
+    .bind(hash_token(&token))
+    .bind(&project.project_id)
+    .bind(&user_id)
+    .bind(scope_names.join(" "))
+    .bind(now.unix_millis())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(CreatedToken {
+        token,
+        token_id,
+        project_id: project.project_id,
+        name: name.to_owned(),
+        scopes: scopes.to_vec(),
+    })
+}
+
+/// Approves a pending sign-in code for the person `name` on `project` with `scopes`;
+/// the client that polls with the code next receives a new token.
+pub async fn approve_sign_in(
+    store: &Store,
+    code: &str,
+    project: &str,
+    scopes: &[Scope],
+    name: &str,
+    now: Timestamp,
+) -> anyhow::Result<()> {
+    let project = self::project(store, project).await?;
+    let name = name.trim();
+    if name.is_empty() || scopes.is_empty() {
+        bail!("approving needs the person's name (--name) and at least one scope");
+    }
+    let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    let code = pending_code(store, code, now).await?;
+    sqlx::query(
+        "UPDATE cli_auth SET status = 'approved', project_id = $2, scopes = $3, user_name = $4 \
+         WHERE code = $1 AND status = 'pending'",
+    )
+    .bind(&code)
+    .bind(&project.project_id)
+    .bind(scope_names.join(" "))
+    .bind(name)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// Refuses a pending sign-in code.
+pub async fn reject_sign_in(store: &Store, code: &str, now: Timestamp) -> anyhow::Result<()> {
+    let code = pending_code(store, code, now).await?;
+    sqlx::query("UPDATE cli_auth SET status = 'rejected' WHERE code = $1")
+        .bind(&code)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// The normalised `code`, if it is pending and not expired.
+async fn pending_code(store: &Store, code: &str, now: Timestamp) -> anyhow::Result<String> {
+    let code = crate::ops::signin::normalize_code(code)
+        .with_context(|| format!("{code:?} is not a sign-in code"))?;
+    let pending =
+        sqlx::query("SELECT 1 FROM cli_auth WHERE code = $1 AND status = 'pending' AND expires_at > $2")
+            .bind(&code)
+            .bind(now.unix_millis())
+            .fetch_optional(store.pool())
+            .await?;
+    match pending {
+        Some(_) => Ok(code),
+        None => bail!("sign-in code {code} is unknown, already decided, or expired"),
+    }
+}

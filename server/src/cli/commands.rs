@@ -1,0 +1,616 @@
+//! The agent commands, each a thin layer over one or two RPCs.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use redline_protocol::*;
+use serde::Serialize;
+
+use super::client::{Api, Error, call_anonymous, exit};
+use super::config::{ConfigStore, SavedClaim, parse_api_url};
+use super::format::{self, LocalTime};
+use super::rules::{default_stage, parse_item, pick_stage};
+use super::{
+    AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
+    ShotKind, ShowArgs, WriteArgs, git, next,
+};
+
+/// How often `login` asks whether its code was approved, and for how long.
+const LOGIN_POLL: Duration = Duration::from_secs(2);
+const LOGIN_WAIT: Duration = Duration::from_secs(5 * 60);
+
+pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
+    match command {
+        AgentCommand::Login(a) => login(a, json).await,
+        AgentCommand::Next(a) => {
+            let ctx = Ctx::connect(&a.api, json).await?;
+            next::run(&ctx, a).await
+        }
+        AgentCommand::Claim(a) => claim(a, json).await,
+        AgentCommand::Show(a) => show(a, json).await,
+        AgentCommand::Ask(a) => ask(a, json).await,
+        AgentCommand::Reply(a) => reply(a, json).await,
+        AgentCommand::Shot(a) => shot(a, json).await,
+        AgentCommand::Done(a) => done(a, json).await,
+        AgentCommand::List(a) => list(a, json).await,
+        AgentCommand::File(a) => file(a, json).await,
+    }
+}
+
+/// A signed-in session on one API URL and project.
+pub struct Ctx {
+    pub api: Api,
+    pub api_url: String,
+    pub config: ConfigStore,
+    pub json: bool,
+    pub session: Session,
+    pub project_id: String,
+}
+
+impl Ctx {
+    /// Finds the API URL and token (see [`resolve`]), and checks the session.
+    pub async fn connect(args: &ApiArgs, json: bool) -> Result<Ctx, Error> {
+        let config = ConfigStore::open().map_err(Error::Local)?;
+        let (api_url, token) = resolve(&config, args)?;
+        let api = Api::new(api_url.clone(), token)?;
+        let session = api.call::<GetSession>(GetSessionInput {}).await?;
+        let project_id = choose_project(&session, args.project.as_deref()).map_err(Error::Local)?;
+        Ok(Ctx { api, api_url, config, json, session, project_id })
+    }
+
+    pub fn local(&self) -> LocalTime<'static> {
+        LocalTime { offset: &format::system_offset }
+    }
+
+    pub fn saved_claim(&self) -> Option<SavedClaim> {
+        self.config.claim(&self.api_url, &self.project_id).unwrap_or_else(|e| {
+            eprintln!("redline: ignoring the remembered claim: {e}");
+            None
+        })
+    }
+
+    pub fn remember_claim(&self, out: &ClaimChangesOutput) {
+        if let Err(e) = self.config.save_claim(&self.api_url, &self.project_id, SavedClaim::from_output(out))
+        {
+            eprintln!(
+                "redline: could not remember the claim ({e}); pass --group-id and --fence to later writes"
+            );
+        }
+    }
+
+    pub async fn list(&self, input: ListChangesInput) -> Result<ListChangesOutput, Error> {
+        self.api.call::<ListChanges>(ListChangesInput { project_id: self.project_id.clone(), ..input }).await
+    }
+
+    /// The stage id `--stage` names.
+    pub async fn stage_id(&self, wanted: Option<&str>) -> Result<Option<String>, Error> {
+        let Some(wanted) = wanted else { return Ok(None) };
+        let stages = self.stages().await?;
+        Ok(Some(pick_stage(&stages, wanted).map_err(Error::Local)?.stage_id.clone()))
+    }
+
+    pub async fn stages(&self) -> Result<Vec<Stage>, Error> {
+        let input = ListStagesInput { project_id: self.project_id.clone() };
+        Ok(self.api.call::<ListStages>(input).await?.stages)
+    }
+
+    /// The lease and author of an agent write on `item`: the flags, else the last
+    /// claim (when it has the item), else the session's name.
+    fn write_lease(&self, item: &str, w: &WriteArgs) -> (Option<String>, Option<u64>, String) {
+        let saved = self.saved_claim();
+        let author = w
+            .author
+            .clone()
+            .or_else(|| saved.as_ref().map(|c| c.claimed_by.clone()).filter(|n| !n.is_empty()))
+            .unwrap_or_else(|| self.session.name.clone());
+        match (&w.group_id, saved.filter(|c| c.contains(item))) {
+            (Some(g), _) => (Some(g.clone()), w.fence, author),
+            (None, Some(c)) => (Some(c.group_id), Some(c.fence), author),
+            (None, None) => (None, None, author),
+        }
+    }
+
+    pub fn print<T: Serialize>(&self, value: &T, text: impl FnOnce() -> String) {
+        if self.json {
+            println!("{}", serde_json::to_string(value).expect("records serialise"));
+        } else {
+            println!("{}", text());
+        }
+    }
+}
+
+/// The API URL (`--api-url`, `REDLINE_API_URL`, then the last login) and the token
+/// (`REDLINE_TOKEN`, then the one stored for that URL).
+fn resolve(config: &ConfigStore, args: &ApiArgs) -> Result<(String, String), Error> {
+    let creds = config.credentials().map_err(Error::Local)?;
+    let raw = args.api_url.clone().or_else(|| creds.last_api_url.clone()).ok_or_else(|| {
+        Error::SignedOut(
+            "no API URL: pass --api-url, set REDLINE_API_URL, or sign in with `redline login --api-url URL`"
+                .to_owned(),
+        )
+    })?;
+    let api_url = parse_api_url(&raw).map_err(Error::Local)?;
+    if let Some(token) = std::env::var("REDLINE_TOKEN").ok().filter(|t| !t.trim().is_empty()) {
+        return Ok((api_url, token.trim().to_owned()));
+    }
+    match creds.servers.get(&api_url) {
+        Some(login) => Ok((api_url, login.token.clone())),
+        None => Err(Error::SignedOut(format!(
+            "not signed in to {api_url}: run `redline login --api-url {api_url}` or set REDLINE_TOKEN"
+        ))),
+    }
+}
+
+fn choose_project(session: &Session, wanted: Option<&str>) -> Result<String, String> {
+    match (wanted, session.projects.as_slice()) {
+        (Some(w), projects) => projects
+            .iter()
+            .find(|p| p.project_id == w || p.name == w)
+            .map(|p| p.project_id.clone())
+            .ok_or_else(|| format!("this token has no project {w:?}")),
+        (None, [one]) => Ok(one.project_id.clone()),
+        (None, []) => Err("this token has no project".to_owned()),
+        (None, many) => {
+            let names: Vec<&str> = many.iter().map(|p| p.name.as_str()).collect();
+            Err(format!("this token has several projects ({}): choose one with --project", names.join(", ")))
+        }
+    }
+}
+
+fn item(s: &str) -> Result<String, Error> {
+    parse_item(s).map_err(Error::Local)
+}
+
+async fn login(a: LoginArgs, json: bool) -> Result<i32, Error> {
+    let config = ConfigStore::open().map_err(Error::Local)?;
+    let creds = config.credentials().map_err(Error::Local)?;
+    let raw = a
+        .api
+        .api_url
+        .clone()
+        .or(creds.last_api_url)
+        .ok_or_else(|| Error::local("which server? pass --api-url URL (or set REDLINE_API_URL)"))?;
+    let api_url = parse_api_url(&raw).map_err(Error::Local)?;
+    let token = match a.token.as_deref() {
+        Some("-") => {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map_err(|e| Error::local(format!("reading stdin: {e}")))?;
+            line.trim().to_owned()
+        }
+        Some(t) => t.trim().to_owned(),
+        None => device_flow(&api_url, json).await?,
+    };
+    if token.is_empty() {
+        return Err(Error::local("the token is empty"));
+    }
+    let api = Api::new(api_url.clone(), token.clone())?;
+    let session = api.call::<GetSession>(GetSessionInput {}).await?;
+    config.save_login(&api_url, &token, Some(session.name.clone())).map_err(Error::Local)?;
+    let path = config.credentials_path();
+    let ctx_print = |text: String| {
+        if json {
+            println!("{}", serde_json::to_string(&session).expect("sessions serialise"));
+        } else {
+            println!("{text}");
+        }
+    };
+    let projects: Vec<&str> = session.projects.iter().map(|p| p.name.as_str()).collect();
+    ctx_print(format!(
+        "Signed in to {api_url} as {} (project {}; {}).\nThe token is stored in {}.",
+        session.name,
+        projects.join(", "),
+        session.scopes.join(", "),
+        path.display()
+    ));
+    Ok(exit::OK)
+}
+
+/// The device-code sign-in: print the code and where to approve it, then poll every
+/// 2 s for up to 5 minutes.
+async fn device_flow(api_url: &str, json: bool) -> Result<String, Error> {
+    let request = match call_anonymous::<RequestCliAuth>(api_url, RequestCliAuthInput {}).await {
+        Err(Error::Api { status: 404, body }) => {
+            return Err(Error::local(format!(
+                "{api_url} does not offer sign-in with a code ({}). Ask for a token (on the server: \
+                 redline token create --project P --scope changes:project:read,changes:project:write \
+                 --name NAME) and run: redline login --api-url {api_url} --token -",
+                body.message
+            )));
+        }
+        other => other?,
+    };
+    let prompt = format!(
+        "To sign in, approve the code {} at {}\nWaiting for the approval…",
+        request.code, request.verify_url
+    );
+    if json {
+        eprintln!("{prompt}")
+    } else {
+        println!("{prompt}")
+    }
+    let started = Instant::now();
+    loop {
+        tokio::time::sleep(LOGIN_POLL).await;
+        let poll =
+            match call_anonymous::<PollCliAuth>(api_url, PollCliAuthInput { code: request.code.clone() })
+                .await
+            {
+                Ok(p) => p,
+                Err(e) if e.is_transient() => continue,
+                Err(e) => return Err(e),
+            };
+        match (poll.status, poll.token) {
+            (CliAuthStatus::Confirmed, Some(token)) => return Ok(token),
+            (CliAuthStatus::Confirmed, None) => {
+                return Err(Error::local("the code was approved but the server sent no token"));
+            }
+            (CliAuthStatus::Rejected, _) => {
+                return Err(Error::SignedOut("the sign-in code was rejected".to_owned()));
+            }
+            (CliAuthStatus::Expired, _) => {
+                return Err(Error::local("the sign-in code expired: run `redline login` again"));
+            }
+            (CliAuthStatus::Pending, _) => {}
+        }
+        if started.elapsed() > LOGIN_WAIT {
+            return Err(Error::local("no approval within 5 minutes: run `redline login` again"));
+        }
+    }
+}
+
+async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let change_ids = match a.change_ids.as_slice() {
+        [] => None,
+        ids => Some(ids.iter().map(|s| item(s)).collect::<Result<Vec<_>, _>>()?),
+    };
+    let input = ClaimChangesInput {
+        project_id: ctx.project_id.clone(),
+        group_id: a.group_id.clone(),
+        change_ids,
+        title: a.title.clone(),
+        claimed_by: a.claimed_by.clone(),
+        lease_minutes: a.lease_minutes,
+    };
+    match ctx.api.call::<ClaimChanges>(input).await {
+        Ok(out) => {
+            ctx.remember_claim(&out);
+            print_claimed(&ctx, &out, a.group_id.is_some());
+            Ok(exit::OK)
+        }
+        Err(Error::Api { status: 409, body }) if body.code == codes::NOT_CLAIMABLE => {
+            let items = body.items.clone().unwrap_or_default();
+            eprintln!("{}", format::explain_not_claimable(&items, &a.claimed_by, &ctx.local()));
+            if json {
+                println!("{}", serde_json::to_string(&body).expect("error bodies serialise"));
+            }
+            Ok(exit::FAILED)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Prints a claim (or renewal) and what to do next.
+pub fn print_claimed(ctx: &Ctx, out: &ClaimChangesOutput, renewed: bool) {
+    ctx.print(out, || {
+        let g = &out.group;
+        let until = g.claim_expires_at.map(|t| format!(", lease until {}", ctx.local().hhmm(t)));
+        let head = format!(
+            "{} {} item{} as \"{}\" for {} (group {}, fence {}{}):",
+            if renewed { "Renewed" } else { "Claimed" },
+            out.changes.len(),
+            if out.changes.len() == 1 { "" } else { "s" },
+            g.title,
+            g.claimed_by.as_deref().unwrap_or("?"),
+            g.group_id,
+            g.fence,
+            until.unwrap_or_default()
+        );
+        let now = now();
+        let lines: Vec<String> = out
+            .changes
+            .iter()
+            .map(|c| format!("  {}", format::list_line(c, std::slice::from_ref(g), now, &ctx.local())))
+            .collect();
+        let first = out.changes.first().map(|c| c.short_id.as_str()).unwrap_or("N");
+        format!("{head}\n{}\nNext: redline show {first}", lines.join("\n"))
+    });
+}
+
+/// The local clock, for display and for `next`'s sleeping only (rules use the server's).
+pub fn now() -> Timestamp {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    Timestamp::from_unix_millis(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+/// `show`'s `--json`: the protocol's `getChange` output and where the screenshot was saved.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShowJson<'a> {
+    #[serde(flatten)]
+    out: &'a GetChangeOutput,
+    screenshot_path: Option<String>,
+}
+
+async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let change_id = item(&a.item)?;
+    let out = ctx
+        .api
+        .call::<GetChange>(GetChangeInput { change_id, project_id: Some(ctx.project_id.clone()) })
+        .await?;
+    let group = match &out.change.group_id {
+        Some(g) => {
+            let input = ListChangesInput {
+                group_id: Some(g.clone()),
+                include_done: true,
+                limit: Some(1),
+                ..Default::default()
+            };
+            ctx.list(input).await?.groups.into_iter().find(|gr| &gr.group_id == g)
+        }
+        None => None,
+    };
+    let screenshot = match &out.change.screenshot_url {
+        Some(url) => match save_screenshot(&ctx, &out.change, url).await {
+            Ok(path) => Some(path),
+            Err(e) => {
+                eprintln!("redline: could not save the screenshot: {e}");
+                None
+            }
+        },
+        None => None,
+    };
+    let shown = ShowJson { out: &out, screenshot_path: screenshot.clone() };
+    ctx.print(&shown, || format::show(&out, group.as_ref(), screenshot.as_deref(), now(), &ctx.local()));
+    Ok(exit::OK)
+}
+
+/// Saves an item's screenshot as a new file `redline-<project>-<short id>-<random>.<ext>`
+/// in the temp dir (created, never overwritten: nothing can be planted there first).
+async fn save_screenshot(ctx: &Ctx, change: &Change, url: &str) -> Result<String, Error> {
+    use std::io::Write as _;
+    let bytes = ctx.api.download(url).await?;
+    let ext = match ImageType::sniff(&bytes) {
+        Some(ImageType::Png) => "png",
+        Some(ImageType::Jpeg) => "jpg",
+        Some(ImageType::Webp) => "webp",
+        None => "img",
+    };
+    let project = change.project_id.get(..8).unwrap_or(&change.project_id);
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    let name = format!("redline-{project}-{}-{}.{ext}", change.short_id, &random[..8]);
+    let path = std::env::temp_dir().join(name);
+    let write = |path: &Path| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+        file.write_all(&bytes)
+    };
+    write(&path).map_err(|e| Error::local(format!("writing {}: {e}", path.display())))?;
+    Ok(path.display().to_string())
+}
+
+async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
+    if a.options.len() > OPTIONS_MAX {
+        return Err(Error::local(format!("at most {OPTIONS_MAX} options (got {})", a.options.len())));
+    }
+    if a.options.iter().any(|o| o.trim().is_empty()) {
+        return Err(Error::local("an --option must not be empty"));
+    }
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let change_id = item(&a.item)?;
+    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let by = format::shell_word(&author_name);
+    let input = AskChangeQuestionInput {
+        change_id,
+        project_id: Some(ctx.project_id.clone()),
+        question: a.question,
+        author_name,
+        option: (!a.options.is_empty()).then_some(a.options),
+        group_id,
+        fence,
+    };
+    let out = ctx.api.call::<AskChangeQuestion>(input).await?;
+    ctx.print(&out, || {
+        let options: Vec<String> =
+            out.message.attachments.iter().map(|o| format!("  option {}: {}", o.key, o.label)).collect();
+        format!(
+            "Asked on #{}; it now waits for an answer.{}{}\nWait for it: redline next --claimed-by {by}",
+            a.item.trim_start_matches('#'),
+            if options.is_empty() { "" } else { "\n" },
+            options.join("\n"),
+        )
+    });
+    Ok(exit::OK)
+}
+
+/// An image file as the protocol takes it: its type from its bytes, and base64.
+fn read_image(path: &Path) -> Result<(ImageType, String), Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::local(format!("reading {}: {e}", path.display())))?;
+    if bytes.len() > IMAGE_MAX_BYTES {
+        return Err(Error::local(format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20)));
+    }
+    let kind = ImageType::sniff(&bytes)
+        .ok_or_else(|| Error::local(format!("{} is not a png, jpeg or webp image", path.display())))?;
+    Ok((kind, STANDARD.encode(&bytes)))
+}
+
+async fn reply(a: ReplyArgs, json: bool) -> Result<i32, Error> {
+    let image = a.image.as_deref().map(read_image).transpose()?;
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let change_id = item(&a.item)?;
+    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let label = a
+        .image_label
+        .clone()
+        .or_else(|| a.image.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()));
+    let input = ReplyToChangeInput {
+        change_id,
+        project_id: Some(ctx.project_id.clone()),
+        body: a.message,
+        author_name,
+        content_type: image.as_ref().map(|(t, _)| t.content_type().to_owned()),
+        image_base64: image.map(|(_, b64)| b64),
+        image_label: label,
+        group_id,
+        fence,
+    };
+    let out = ctx.api.call::<ReplyToChange>(input).await?;
+    ctx.print(&out, || format!("Replied on #{}.", a.item.trim_start_matches('#')));
+    Ok(exit::OK)
+}
+
+async fn shot(a: ShotArgs, json: bool) -> Result<i32, Error> {
+    let (kind, image_base64) = read_image(&a.image)?;
+    let kind_word = a.kind_word();
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let change_id = item(&a.item)?;
+    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let item_name = a.item.trim_start_matches('#').to_owned();
+    let input = AttachChangeShotInput {
+        change_id,
+        project_id: Some(ctx.project_id.clone()),
+        label: a.label,
+        kind: match a.kind {
+            ShotKind::Evidence => AttachmentKind::Evidence,
+            ShotKind::Option => AttachmentKind::Option,
+        },
+        content_type: kind.content_type().to_owned(),
+        image_base64,
+        author_name,
+        group_id,
+        fence,
+    };
+    let out = ctx.api.call::<AttachChangeShot>(input).await?;
+    ctx.print(&out, || {
+        format!("Attached {kind_word} \"{}\" to #{item_name} (key {}).", out.message.body, out.key)
+    });
+    Ok(exit::OK)
+}
+
+impl ShotArgs {
+    fn kind_word(&self) -> &'static str {
+        match self.kind {
+            ShotKind::Evidence => "evidence",
+            ShotKind::Option => "option",
+        }
+    }
+}
+
+async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let change_id = item(&a.item)?;
+    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
+    let head = git::head(&cwd);
+    let (head_commit, branch) = match (&a.commit, &head) {
+        (Some(c), _) => (Some(git::resolve(&cwd, c).unwrap_or_else(|| c.clone())), a.branch.clone()),
+        (None, Some(h)) => (Some(h.commit.clone()), a.branch.clone().or_else(|| h.branch.clone())),
+        (None, None) => {
+            eprintln!("redline: not in a git checkout: no commit is recorded (pass --commit SHA)");
+            (None, a.branch.clone())
+        }
+    };
+    let input = CompleteChangeInput {
+        change_id,
+        project_id: Some(ctx.project_id.clone()),
+        branch,
+        head_commit,
+        note: a.note,
+        author_name: Some(author_name),
+        group_id,
+        fence,
+    };
+    let out = ctx.api.call::<CompleteChange>(input).await?;
+    ctx.print(&out, || {
+        let c = &out.change;
+        let commit = c.head_commit.as_deref().map(|s| format!(" in {}", format::sha7(s))).unwrap_or_default();
+        let branch = c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
+        let live = match c.live {
+            Some(true) => " It is live on its stage.",
+            Some(false) => " It goes live when the stage deploys a build that contains it.",
+            None => "",
+        };
+        format!("#{} is done{commit}{branch}.{live}", c.short_id)
+    });
+    Ok(exit::OK)
+}
+
+async fn list(a: ListArgs, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
+    let input =
+        ListChangesInput { stage_id, include_done: a.all, limit: Some(a.limit), ..Default::default() };
+    let out = ctx.list(input).await?;
+    ctx.print(&out, || {
+        if out.changes.is_empty() {
+            return if a.all { "The queue is empty.".to_owned() } else { "Nothing open.".to_owned() };
+        }
+        let now = now();
+        out.changes
+            .iter()
+            .map(|c| format::list_line(c, &out.groups, now, &ctx.local()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    Ok(exit::OK)
+}
+
+async fn file(a: FileArgs, json: bool) -> Result<i32, Error> {
+    validate_title("title", &a.title).map_err(|e| Error::local(e.to_string()))?;
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let stages = ctx.stages().await?;
+    let stage = match &a.stage {
+        Some(s) => pick_stage(&stages, s),
+        None => default_stage(&stages),
+    }
+    .map_err(Error::Local)?;
+    let input = CreateChangeInput {
+        stage_id: stage.stage_id.clone(),
+        title: a.title,
+        body: a.body,
+        route: a.route,
+        ..Default::default()
+    };
+    let out = ctx.api.call::<CreateChange>(input).await?;
+    ctx.print(&out, || {
+        let c = &out.change;
+        let held = match (c.held, c.held_until) {
+            (true, Some(t)) => format!("; held until {} while you add more", ctx.local().hhmm(t)),
+            _ => String::new(),
+        };
+        format!("Filed #{} \"{}\" on {}{held}.", c.short_id, c.title, stage.branch)
+    });
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(projects: &[(&str, &str)]) -> Session {
+        Session {
+            user_id: "u".into(),
+            name: "agent".into(),
+            projects: projects
+                .iter()
+                .map(|(id, name)| SessionProject { project_id: (*id).into(), name: (*name).into() })
+                .collect(),
+            scopes: vec![],
+        }
+    }
+
+    #[test]
+    fn chooses_the_project() {
+        let one = session(&[("p1", "demo")]);
+        assert_eq!(choose_project(&one, None).unwrap(), "p1");
+        assert_eq!(choose_project(&one, Some("demo")).unwrap(), "p1");
+        assert!(choose_project(&one, Some("other")).unwrap_err().contains("no project \"other\""));
+        let two = session(&[("p1", "demo"), ("p2", "shop")]);
+        assert!(choose_project(&two, None).unwrap_err().contains("(demo, shop): choose one with --project"));
+        assert_eq!(choose_project(&two, Some("p2")).unwrap(), "p2");
+        assert!(choose_project(&session(&[]), None).is_err());
+    }
+}

@@ -1,0 +1,497 @@
+//! What the agent CLI prints for people and agents: items, threads, the reasons a claim
+//! failed, and times as local `HH:MM`. Everything here is pure; the local time zone's
+//! offset is passed in (see [`LocalTime`]).
+
+use std::fmt::Write as _;
+
+use redline_protocol::{
+    AttachmentKind, AuthorKind, Change, ChangeStatus, GetChangeOutput, Group, Message, NotClaimableItem,
+    NotClaimableReason, Timestamp,
+};
+
+/// Converts instants to the local time of day. `offset` gives the local time zone's
+/// offset from UTC, in seconds, at an instant.
+pub struct LocalTime<'a> {
+    pub offset: &'a dyn Fn(Timestamp) -> i64,
+}
+
+impl LocalTime<'_> {
+    /// `HH:MM` in local time.
+    pub fn hhmm(&self, t: Timestamp) -> String {
+        hhmm(t, (self.offset)(t))
+    }
+}
+
+/// `HH:MM` of `t` at `offset_secs` from UTC.
+pub fn hhmm(t: Timestamp, offset_secs: i64) -> String {
+    let secs = (t.unix_millis().div_euclid(1000) + offset_secs).rem_euclid(86_400);
+    format!("{:02}:{:02}", secs / 3600, secs % 3600 / 60)
+}
+
+/// The local time zone's offset from UTC at `t`, from the C library (which reads `TZ`
+/// and `/etc/localtime`); 0 if it cannot tell.
+pub fn system_offset(t: Timestamp) -> i64 {
+    #[cfg(unix)]
+    {
+        let secs = t.unix_millis().div_euclid(1000) as libc::time_t;
+        // SAFETY: `localtime_r` is the thread-safe variant; it writes only into `tm`,
+        // which is a plain C struct for which all-zeroes is a valid value.
+        unsafe {
+            let mut tm: libc::tm = std::mem::zeroed();
+            if libc::localtime_r(&secs, &mut tm).is_null() {
+                return 0;
+            }
+            tm.tm_gmtoff as i64
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = t;
+        0
+    }
+}
+
+/// `#7`.
+pub fn short(c: &Change) -> String {
+    format!("#{}", c.short_id)
+}
+
+/// The first 7 characters of a commit.
+pub fn sha7(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
+/// Why an item is not claimable now, for `list` and `show`: "claimable at HH:MM" for a
+/// held item, who holds the lease, or nothing when it is claimable.
+pub fn availability(c: &Change, group: Option<&Group>, now: Timestamp, local: &LocalTime<'_>) -> String {
+    if c.held {
+        return match c.held_until {
+            Some(t) => format!("held by its filer, claimable at {}", local.hhmm(t)),
+            None => "held by its filer".to_owned(),
+        };
+    }
+    let lease = group.filter(|g| g.claim_expires_at.is_some_and(|end| end > now));
+    match (c.status, lease) {
+        (ChangeStatus::Open | ChangeStatus::Claimed, None) => "claimable now".to_owned(),
+        (ChangeStatus::Done, _) => match &c.head_commit {
+            Some(sha) => format!("done in {}{}", sha7(sha), if c.live == Some(true) { ", live" } else { "" }),
+            None => "done".to_owned(),
+        },
+        (ChangeStatus::Dismissed, _) => "dismissed".to_owned(),
+        (_, Some(g)) => format!(
+            "claimed by {} until {}",
+            g.claimed_by.as_deref().unwrap_or("someone"),
+            g.claim_expires_at.map(|t| local.hhmm(t)).unwrap_or_default()
+        ),
+        (_, None) => match group.and_then(|g| g.claimed_by.as_deref()) {
+            Some(by) => format!("in {by}'s group (lease lapsed)"),
+            None => "in a group".to_owned(),
+        },
+    }
+}
+
+/// One line of `list`: `#3  open  Fix the total  /orders  (claimable now)`.
+pub fn list_line(c: &Change, groups: &[Group], now: Timestamp, local: &LocalTime<'_>) -> String {
+    let group = c.group_id.as_deref().and_then(|g| groups.iter().find(|gr| gr.group_id == g));
+    let route = c.route.as_deref().map(|r| format!("  {r}")).unwrap_or_default();
+    format!(
+        "{:<5} {:<12} {}{}  ({})",
+        short(c),
+        c.status.as_str(),
+        c.title,
+        route,
+        availability(c, group, now, local)
+    )
+}
+
+/// The explanation of a 409 `not_claimable`: one line per named item saying why, and
+/// when it becomes claimable, then what to do instead.
+pub fn explain_not_claimable(items: &[NotClaimableItem], claimed_by: &str, local: &LocalTime<'_>) -> String {
+    let mut out = String::from("Nothing was claimed:\n");
+    // In the order the items are numbered; unknown names last.
+    let mut items: Vec<&NotClaimableItem> = items.iter().collect();
+    items.sort_by_key(|i| i.short_id.as_deref().and_then(|s| s.parse::<u64>().ok()).unwrap_or(u64::MAX));
+    for item in items {
+        let name = match &item.short_id {
+            Some(s) => format!("#{s}"),
+            None => item.change_id.clone(),
+        };
+        let at = item.claimable_at.map(|t| format!("; claimable at {}", local.hhmm(t))).unwrap_or_default();
+        let why = match item.reason {
+            NotClaimableReason::Held => format!("is held: its filer is still adding to the batch{at}"),
+            NotClaimableReason::Leased => {
+                let whom = match item.claimed_by.as_deref() {
+                    Some(by) if by == claimed_by => "yours, as ".to_owned() + by,
+                    Some(by) => format!("claimed by {by}"),
+                    None => "claimed by someone else".to_owned(),
+                };
+                if item.claimable_at.is_some() {
+                    format!("is inside another group's lease ({whom}){at}")
+                } else {
+                    format!("is in a conversation of another group ({whom}): its claimant may renew it")
+                }
+            }
+            NotClaimableReason::Done => "is done".to_owned(),
+            NotClaimableReason::Dismissed => "was dismissed".to_owned(),
+            NotClaimableReason::NotFound => "was not found in this project".to_owned(),
+        };
+        let _ = writeln!(out, "  {name} {why}");
+    }
+    let _ = write!(
+        out,
+        "Wait for claimable work instead: redline next --claim --claimed-by {}",
+        shell_word(claimed_by)
+    );
+    out
+}
+
+/// A word as a shell would need it quoted.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.,/:@+=".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// `show N`: everything an agent needs to act on an item.
+pub fn show(
+    out: &GetChangeOutput,
+    group: Option<&Group>,
+    screenshot: Option<&str>,
+    now: Timestamp,
+    local: &LocalTime<'_>,
+) -> String {
+    let c = &out.change;
+    let mut s = String::new();
+    let _ = writeln!(s, "{} {}", short(c), c.title);
+    let _ = writeln!(s, "Status:   {} ({})", c.status.as_str(), availability(c, group, now, local));
+    if let Some(g) = group {
+        let _ = writeln!(
+            s,
+            "Group:    {} \"{}\" (fence {}{})",
+            g.group_id,
+            g.title,
+            g.fence,
+            g.claimed_by.as_deref().map(|b| format!(", claimed by {b}")).unwrap_or_default()
+        );
+    }
+    let stage = out.stage_url.as_deref().unwrap_or("(no URL)");
+    let _ = writeln!(s, "Stage:    {stage}");
+    if let Some(route) = &c.route {
+        let page = out.stage_url.as_deref().map(|u| format!("{}{route}", u.trim_end_matches('/')));
+        let _ = writeln!(s, "Route:    {route}{}", page.map(|p| format!("  ({p})")).unwrap_or_default());
+    }
+    let build = c.git_sha.as_deref().map(sha7).unwrap_or("unknown");
+    let _ = writeln!(
+        s,
+        "Filed:    by {} at {} on build {build}",
+        c.filed_by.as_deref().unwrap_or("someone"),
+        local.hhmm(c.created_at)
+    );
+    if let Some(v) = c.viewport {
+        let _ = writeln!(s, "Viewport: {}x{}", v.width, v.height);
+    }
+    if let Some(locale) = &c.locale {
+        let _ = writeln!(s, "Locale:   {locale}");
+    }
+    if let Some(body) = c.body.as_deref().filter(|b| !b.trim().is_empty()) {
+        let _ = writeln!(s, "\n{}", indent(body, ""));
+    }
+    let elements = c.capture.as_ref().map(|cap| cap.elements.as_slice()).unwrap_or_default();
+    if !elements.is_empty() {
+        let _ = writeln!(s, "\nCircled elements ({}):", elements.len());
+        for (i, e) in elements.iter().enumerate() {
+            let mut head = format!("  {}.", i + 1);
+            if !e.tag.is_empty() {
+                let _ = write!(head, " <{}>", e.tag);
+            }
+            if let Some(role) = &e.role {
+                let _ = write!(head, " role={role}");
+            }
+            if let Some(name) = &e.name {
+                let _ = write!(head, " \"{name}\"");
+            }
+            let _ = writeln!(s, "{head}");
+            if let Some(t) = &e.test_id {
+                let _ = writeln!(s, "     test id:   {t}");
+            }
+            if let Some(t) = &e.component_test_id {
+                let _ = writeln!(s, "     component: {t}");
+            }
+            if let Some(a) = &e.source_anchor {
+                let _ = writeln!(s, "     source:    {a} as of {build}");
+            }
+            if let Some(p) = &e.css_path {
+                let _ = writeln!(s, "     css:       {p}");
+            }
+            if let Some(t) = e.text.as_deref().filter(|t| !t.trim().is_empty()) {
+                let _ = writeln!(s, "     text:      \"{}\"", one_line(t, 200));
+            }
+        }
+    }
+    if !c.console_errors.is_empty() {
+        let _ = writeln!(s, "\nConsole errors ({}):", c.console_errors.len());
+        for e in &c.console_errors {
+            let _ = writeln!(s, "  - {}", one_line(e, 300));
+        }
+    }
+    if !out.thread.is_empty() {
+        let _ = writeln!(s, "\nThread ({}):", out.thread.len());
+        for m in &out.thread {
+            let _ = write!(s, "{}", thread_message(m, &out.thread, local));
+        }
+    }
+    match (screenshot, &c.screenshot_url) {
+        (Some(path), _) => {
+            let _ = writeln!(s, "\nScreenshot: {path}");
+        }
+        (None, Some(_)) => {
+            let _ = writeln!(s, "\nScreenshot: could not be saved");
+        }
+        (None, None) => {}
+    }
+    if c.head_commit.is_some() || c.branch.is_some() {
+        let _ = writeln!(
+            s,
+            "\nFixed in: {}{}",
+            c.head_commit.as_deref().map(sha7).unwrap_or("?"),
+            c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default()
+        );
+    }
+    s
+}
+
+/// One thread message: who, when, what, its options (marking the chosen one) and images.
+pub fn thread_message(m: &Message, thread: &[Message], local: &LocalTime<'_>) -> String {
+    let who = match (m.author_kind, m.author_name.as_deref()) {
+        (AuthorKind::Agent, Some(n)) => format!("agent {n}"),
+        (AuthorKind::Agent, None) => "agent".to_owned(),
+        (AuthorKind::User, Some(n)) => n.to_owned(),
+        (AuthorKind::User, None) => "user".to_owned(),
+    };
+    let mut s = format!("  [{}] {who}: {}\n", local.hhmm(m.created_at), indent(&m.body, "    ").trim_start());
+    for a in &m.attachments {
+        let chosen = thread.iter().any(|other| other.chosen_option.as_deref() == Some(a.key.as_str()));
+        let kind = match a.kind {
+            AttachmentKind::Option => "option",
+            AttachmentKind::Evidence => "image",
+        };
+        let _ = writeln!(
+            s,
+            "      {kind} {}: {}{}{}",
+            a.key,
+            a.label,
+            a.url.as_deref().map(|u| format!("  <{u}>")).unwrap_or_default(),
+            if chosen { "  <- chosen" } else { "" }
+        );
+    }
+    if let Some(key) = &m.chosen_option {
+        let label = option_label(thread, key).unwrap_or(key.as_str());
+        let _ = writeln!(s, "      chose: {label}");
+    }
+    s
+}
+
+/// The label of option `key` in a thread.
+pub fn option_label<'a>(thread: &'a [Message], key: &str) -> Option<&'a str> {
+    thread
+        .iter()
+        .flat_map(|m| &m.attachments)
+        .find(|a| a.key == key && a.kind == AttachmentKind::Option)
+        .map(|a| a.label.as_str())
+}
+
+/// `next --claimed-by`'s line for an answered item.
+pub fn answer_line(c: &Change, thread: &[Message]) -> String {
+    let Some(last) = thread.last() else { return format!("{}  {}", short(c), c.title) };
+    let who = last.author_name.as_deref().unwrap_or("the filer");
+    let chose = last
+        .chosen_option
+        .as_deref()
+        .map(|k| format!(" (chose: {})", option_label(thread, k).unwrap_or(k)))
+        .unwrap_or_default();
+    format!("{}  {}\n      {who} answered: {}{chose}", short(c), c.title, one_line(&last.body, 500))
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn one_line(text: &str, max_chars: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() > max_chars {
+        joined.chars().take(max_chars).collect::<String>() + "…"
+    } else {
+        joined
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use redline_protocol::{Attachment, Capture, Element, Viewport};
+
+    use super::*;
+    use crate::cli::rules::tests::{NOW, change, group};
+
+    const UTC: LocalTime<'static> = LocalTime { offset: &|_| 0 };
+
+    #[test]
+    fn formats_local_hh_mm() {
+        // NOW is 2026-11-29T17:35:27Z.
+        assert_eq!(hhmm(NOW, 0), "17:35");
+        assert_eq!(hhmm(NOW, 3600), "18:35");
+        assert_eq!(hhmm(NOW, 7 * 3600), "00:35");
+        assert_eq!(hhmm(NOW, -18 * 3600), "23:35");
+        assert_eq!(hhmm(NOW, 5 * 3600 + 1800), "23:05");
+        let plus2 = LocalTime { offset: &|_| 7200 };
+        assert_eq!(plus2.hhmm(NOW.plus_minutes(30)), "20:05");
+    }
+
+    #[test]
+    fn explains_why_nothing_was_claimed() {
+        let item = |short: &str, reason, at: Option<Timestamp>, by: Option<&str>| NotClaimableItem {
+            change_id: format!("id-{short}"),
+            short_id: Some(short.into()),
+            reason,
+            claimable_at: at,
+            claimed_by: by.map(Into::into),
+        };
+        let items = [
+            item("3", NotClaimableReason::Held, Some(NOW.plus_minutes(1)), None),
+            item("4", NotClaimableReason::Leased, Some(NOW.plus_minutes(30)), Some("agent-b")),
+            item("5", NotClaimableReason::Leased, None, Some("agent-b")),
+            item("6", NotClaimableReason::Done, None, None),
+            item("7", NotClaimableReason::Dismissed, None, None),
+            NotClaimableItem { short_id: None, ..item("x", NotClaimableReason::NotFound, None, None) },
+        ];
+        let plus1 = LocalTime { offset: &|_| 3600 };
+        let text = explain_not_claimable(&items, "agent a", &plus1);
+        assert_eq!(
+            text,
+            "Nothing was claimed:\n\
+             \x20 #3 is held: its filer is still adding to the batch; claimable at 18:36\n\
+             \x20 #4 is inside another group's lease (claimed by agent-b); claimable at 19:05\n\
+             \x20 #5 is in a conversation of another group (claimed by agent-b): its claimant may renew it\n\
+             \x20 #6 is done\n\
+             \x20 #7 was dismissed\n\
+             \x20 id-x was not found in this project\n\
+             Wait for claimable work instead: redline next --claim --claimed-by 'agent a'"
+        );
+    }
+
+    #[test]
+    fn availability_reads_well() {
+        let mut c = change(1);
+        assert_eq!(availability(&c, None, NOW, &UTC), "claimable now");
+        c.held = true;
+        c.held_until = Some(NOW.plus_seconds(60));
+        assert_eq!(availability(&c, None, NOW, &UTC), "held by its filer, claimable at 17:36");
+        c.held = false;
+        c.status = ChangeStatus::Claimed;
+        let g = group("g", "agent-b", NOW.plus_minutes(30));
+        assert_eq!(availability(&c, Some(&g), NOW, &UTC), "claimed by agent-b until 18:05");
+        let lapsed = group("g", "agent-b", NOW);
+        assert_eq!(availability(&c, Some(&lapsed), NOW, &UTC), "claimable now");
+        c.status = ChangeStatus::Done;
+        c.head_commit = Some("0123456789abcdef".into());
+        c.live = Some(true);
+        assert_eq!(availability(&c, Some(&g), NOW, &UTC), "done in 0123456, live");
+        assert_eq!(list_line(&c, &[], NOW, &UTC), "#1    done         Item 1  (done in 0123456, live)");
+    }
+
+    fn message(kind: AuthorKind, name: &str, body: &str) -> Message {
+        Message {
+            message_id: "m".into(),
+            change_id: "c".into(),
+            author_kind: kind,
+            author_name: Some(name.into()),
+            body: body.into(),
+            attachments: vec![],
+            chosen_option: None,
+            created_at: NOW,
+        }
+    }
+
+    #[test]
+    fn shows_an_item_with_everything_an_agent_needs() {
+        let mut c = change(7);
+        c.title = "Total is wrong".into();
+        c.body = Some("It should include tax.".into());
+        c.route = Some("/orders".into());
+        c.git_sha = Some("a91c4e2ffff".into());
+        c.viewport = Some(Viewport { width: 1280.0, height: 720.0 });
+        c.console_errors = vec!["TypeError: x is undefined".into()];
+        c.capture = Some(Capture {
+            stroke: vec![],
+            bounds: None,
+            elements: vec![Element {
+                test_id: Some("orders.total".into()),
+                component_test_id: Some("order-summary".into()),
+                source_anchor: Some("src/routes/app.orders.tsx:42".into()),
+                css_path: Some("main > div.total".into()),
+                text: Some("Total:\n  42 €".into()),
+                tag: "div".into(),
+                ..Default::default()
+            }],
+            device_pixel_ratio: None,
+            scroll: None,
+        });
+        c.screenshot_url = Some("http://x/blobs/k".into());
+        let mut ask = message(AuthorKind::Agent, "agent-a", "Which tax?");
+        ask.attachments = vec![
+            Attachment { key: "opt-1".into(), label: "VAT".into(), kind: AttachmentKind::Option, url: None },
+            Attachment { key: "opt-2".into(), label: "None".into(), kind: AttachmentKind::Option, url: None },
+        ];
+        let mut answer = message(AuthorKind::User, "Ann", "VAT please");
+        answer.chosen_option = Some("opt-1".into());
+        let out = GetChangeOutput {
+            change: c.clone(),
+            thread: vec![ask, answer],
+            stage_url: Some("https://demo.example.com/".into()),
+        };
+        let text = show(&out, None, Some("/tmp/redline-7.png"), NOW, &UTC);
+        let expected = "\
+#7 Total is wrong
+Status:   open (claimable now)
+Stage:    https://demo.example.com/
+Route:    /orders  (https://demo.example.com/orders)
+Filed:    by Ann at 17:35 on build a91c4e2
+Viewport: 1280x720
+
+It should include tax.
+
+Circled elements (1):
+  1. <div>
+     test id:   orders.total
+     component: order-summary
+     source:    src/routes/app.orders.tsx:42 as of a91c4e2
+     css:       main > div.total
+     text:      \"Total: 42 €\"
+
+Console errors (1):
+  - TypeError: x is undefined
+
+Thread (2):
+  [17:35] agent agent-a: Which tax?
+      option opt-1: VAT  <- chosen
+      option opt-2: None
+  [17:35] Ann: VAT please
+      chose: VAT
+
+Screenshot: /tmp/redline-7.png
+";
+        assert_eq!(text, expected);
+        assert_eq!(
+            answer_line(&c, &out.thread),
+            "#7  Total is wrong\n      Ann answered: VAT please (chose: VAT)"
+        );
+    }
+
+    #[test]
+    fn quotes_shell_words() {
+        assert_eq!(shell_word("agent-a"), "agent-a");
+        assert_eq!(shell_word("it's me"), r"'it'\''s me'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

@@ -1,0 +1,305 @@
+//! The agent CLI: `redline login|next|claim|show|ask|reply|shot|done|list|file`, and the
+//! admin command `redline stage deploy`.
+//!
+//! A coding agent works the queue with these commands; they mirror
+//! `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`] and
+//! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
+
+pub mod client;
+mod commands;
+pub mod config;
+pub mod deploy;
+pub mod format;
+pub mod git;
+mod next;
+pub mod rules;
+pub mod sse;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use self::client::Error;
+pub use self::client::exit;
+pub use self::deploy::DeployArgs;
+
+/// Where the server is and which project to work on.
+#[derive(Args, Debug, Clone)]
+pub struct ApiArgs {
+    /// The changes server's API URL (https, or http to loopback only). Defaults to the
+    /// last one signed in to.
+    #[arg(long, env = "REDLINE_API_URL", value_name = "URL")]
+    pub api_url: Option<String>,
+    /// The project (name or id), when the token has several.
+    #[arg(long, env = "REDLINE_PROJECT", value_name = "PROJECT")]
+    pub project: Option<String>,
+}
+
+/// The lease an agent write is made under, and its author.
+#[derive(Args, Debug, Clone)]
+pub struct WriteArgs {
+    /// Your agent name (the thread shows it). Defaults to the name you last claimed as.
+    #[arg(long, value_name = "NAME")]
+    pub author: Option<String>,
+    /// The group you claimed the item in. Defaults to your last claim's, if the item is
+    /// in it.
+    #[arg(long, value_name = "GROUP_ID")]
+    pub group_id: Option<String>,
+    /// Your claim's fence. Defaults to your last claim's, if the item is in it.
+    #[arg(long, requires = "group_id")]
+    pub fence: Option<u64>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AgentCommand {
+    /// Sign in to a changes server and remember the token for its API URL.
+    ///
+    /// Without --token: prints a code to approve, then waits (up to 5 minutes) for the
+    /// approval. The token is stored in the config dir (~/.config/redline/, mode 0600);
+    /// REDLINE_TOKEN, when set, is used instead of any stored token.
+    Login(LoginArgs),
+    /// Wait until there is work, print it and exit.
+    ///
+    /// Work is an item an agent may claim (not held by its filer, no live lease) or,
+    /// with --claimed-by, an answer to one of your questions. Woken by the server's event
+    /// stream the moment an item is filed, released or answered; polls every --interval
+    /// seconds only when the stream is unavailable.
+    ///
+    /// Exit status: 0 work printed, 2 nothing before --timeout (or with --once),
+    /// 3 signed out or refused (401/403), 1 anything else.
+    #[command(visible_alias = "wait")]
+    Next(NextArgs),
+    /// Claim items as one group, with a lease.
+    ///
+    /// The lease lasts 30 minutes unless --lease-minutes. When nothing named can be
+    /// claimed, says why for each item and when it becomes claimable. With --group-id
+    /// (and no --change-ids), renews that group's lease.
+    Claim(ClaimArgs),
+    /// Show an item, its thread and its screenshot.
+    ///
+    /// Prints the title, body, status, when it is claimable, the stage URL and route, the
+    /// viewport, each circled element (test ids, source anchor, CSS path, text), console
+    /// errors and the thread with its options. The screenshot is saved to a temporary
+    /// file whose path is printed.
+    Show(ShowArgs),
+    /// Ask the filer a question, optionally with options to choose from.
+    Ask(AskArgs),
+    /// Add a message to an item's thread, optionally with an image.
+    Reply(ReplyArgs),
+    /// Attach an image to an item's thread: evidence, or an option to choose.
+    Shot(ShotArgs),
+    /// Mark an item done, with the commit that fixed it.
+    ///
+    /// The branch and commit are those of the git checkout you run this in (a detached
+    /// HEAD records no branch). Refused (lease lost) when another agent has claimed the
+    /// item since your claim.
+    Done(DoneArgs),
+    /// List the queue (without done and dismissed items unless --all).
+    List(ListArgs),
+    /// File an item from the terminal (words only).
+    File(FileArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LoginArgs {
+    /// Store this token instead of signing in with a code ("-" reads it from stdin).
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct NextArgs {
+    /// Your agent name: also wait for answers to your questions in your groups.
+    #[arg(long, value_name = "NAME")]
+    pub claimed_by: Option<String>,
+    /// Claim what was found as one group (at most 50 items; needs --claimed-by).
+    #[arg(long, requires = "claimed_by")]
+    pub claim: bool,
+    /// The lease of the claim, in minutes.
+    #[arg(long, value_name = "MINUTES", requires = "claim")]
+    pub lease_minutes: Option<u32>,
+    /// Only items of this stage: its branch, URL or id.
+    #[arg(long, value_name = "STAGE")]
+    pub stage: Option<String>,
+    /// Give up after this many seconds (exit 2).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Look once and exit: 0 with work, 2 without.
+    #[arg(long, conflicts_with = "timeout")]
+    pub once: bool,
+    /// Seconds between polls when the event stream is unavailable (at least 5).
+    #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = min_interval())]
+    pub interval: u64,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+fn min_interval() -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(5..)
+}
+
+#[derive(Args, Debug)]
+pub struct ClaimArgs {
+    /// The items: numbers (3 or #3) or ids, comma-separated. Without it (and without
+    /// --group-id), every claimable item, at most 50.
+    #[arg(long, value_delimiter = ',', value_name = "ITEMS")]
+    pub change_ids: Vec<String>,
+    /// The group's title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Your agent name.
+    #[arg(long, value_name = "NAME")]
+    pub claimed_by: String,
+    /// The lease, in minutes (default 30).
+    #[arg(long, value_name = "MINUTES")]
+    pub lease_minutes: Option<u32>,
+    /// Renew this group's lease instead of claiming items.
+    #[arg(long, value_name = "GROUP_ID", conflicts_with = "change_ids")]
+    pub group_id: Option<String>,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The item: 2, #2 or its id.
+    pub item: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    /// The item: 2, #2 or its id.
+    pub item: String,
+    /// The question.
+    pub question: String,
+    /// An answer to offer (repeat for each; at most 6).
+    #[arg(long = "option", value_name = "LABEL")]
+    pub options: Vec<String>,
+    #[command(flatten)]
+    pub write: WriteArgs,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplyArgs {
+    /// The item: 2, #2 or its id.
+    pub item: String,
+    /// The message.
+    #[arg(long, short)]
+    pub message: String,
+    /// An image to attach (png, jpeg or webp).
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<PathBuf>,
+    /// The image's label (default: the file name).
+    #[arg(long, value_name = "LABEL", requires = "image")]
+    pub image_label: Option<String>,
+    #[command(flatten)]
+    pub write: WriteArgs,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ShotKind {
+    /// Something to look at (a before/after).
+    Evidence,
+    /// A choice the filer can pick as an answer.
+    Option,
+}
+
+#[derive(Args, Debug)]
+pub struct ShotArgs {
+    /// The item: 2, #2 or its id.
+    pub item: String,
+    /// The image (png, jpeg or webp; the type is read from the file's bytes).
+    #[arg(long, value_name = "FILE")]
+    pub image: PathBuf,
+    /// What the image shows.
+    #[arg(long)]
+    pub label: String,
+    #[arg(long, value_enum, default_value_t = ShotKind::Evidence)]
+    pub kind: ShotKind,
+    #[command(flatten)]
+    pub write: WriteArgs,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct DoneArgs {
+    /// The item: 2, #2 or its id.
+    pub item: String,
+    /// A note for the filer (added to the thread).
+    #[arg(long)]
+    pub note: Option<String>,
+    /// The commit that fixed it (default: HEAD of the checkout you run this in).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// The branch (default: the checkout's; none on a detached HEAD).
+    #[arg(long)]
+    pub branch: Option<String>,
+    #[command(flatten)]
+    pub write: WriteArgs,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Include done and dismissed items.
+    #[arg(long)]
+    pub all: bool,
+    /// Only items of this stage: its branch, URL or id.
+    #[arg(long, value_name = "STAGE")]
+    pub stage: Option<String>,
+    /// At most this many items (up to 200).
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct FileArgs {
+    /// The title: what is wrong.
+    pub title: String,
+    /// More detail.
+    #[arg(long)]
+    pub body: Option<String>,
+    /// The stage: its branch, URL or id (default: the only stage, else production).
+    #[arg(long, value_name = "STAGE")]
+    pub stage: Option<String>,
+    /// The page's path on the stage, e.g. /orders.
+    #[arg(long)]
+    pub route: Option<String>,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+/// Runs an agent command; returns the process's exit code (see [`exit`]).
+pub async fn run(command: AgentCommand, json: bool) -> i32 {
+    let code = match commands::run(command, json).await {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e, json);
+            e.exit_code()
+        }
+    };
+    let _ = std::io::stdout().flush();
+    code
+}
+
+/// Prints an error: a line on stderr, and with `--json` the protocol's error body on
+/// stdout.
+fn report(e: &Error, json: bool) {
+    eprintln!("redline: {e}");
+    if let (true, Error::Api { body, .. }) = (json, e) {
+        println!("{}", serde_json::to_string(body).expect("error bodies serialise"));
+    }
+}

@@ -1,0 +1,283 @@
+//! `redline next`: block until there is work, print it, exit.
+//!
+//! It looks at the queue, and when there is nothing it waits for whichever comes
+//! first: a change event that may mean work (the stream is followed in a task), the
+//! soonest moment a held item or a lease ends (+1 s), the `--interval` poll (only while
+//! the stream is not up), or `--timeout`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redline_protocol::*;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+use super::NextArgs;
+use super::client::{Error, exit};
+use super::commands::{Ctx, now, print_claimed};
+use super::format;
+use super::rules::{answer_candidates, backoff, group_title, is_answered, next_wake, sleep_until_wake};
+use super::sse::{self, StreamState};
+
+/// What one look at the queue found.
+enum Look {
+    /// Answers waiting for `--claimed-by`: the items, their threads, their groups.
+    Answers(Vec<(Change, Vec<Message>)>, Vec<Group>),
+    /// Items an agent may claim now.
+    Claimable(ListChangesOutput),
+    /// Nothing; `wake` is when something may become claimable by itself.
+    Nothing { wake: Option<Timestamp>, held: usize, held_until: Option<Timestamp> },
+}
+
+pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
+    let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
+    let deadline = a.timeout.map(|s| Instant::now() + Duration::from_secs(s));
+    let wake = Arc::new(Notify::new());
+    let (state_tx, mut state_rx) = watch::channel(StreamState::Down);
+    let follower = (!a.once)
+        .then(|| tokio::spawn(sse::follow(ctx.api.clone(), ctx.project_id.clone(), wake.clone(), state_tx)));
+    let _stop = follower.map(AbortOnDrop);
+    let mut stream_alive = true;
+    let interval = Duration::from_secs(a.interval);
+    // Wake-ups for a hold end that came before the server's clock passed it.
+    let (mut early_wakes, mut failures, mut races) = (0u32, 0u32, 0u32);
+    let mut slept_for: Option<Timestamp> = None;
+    loop {
+        tracing::debug!("looking for work");
+        let found = match look(ctx, &a, stage_id.as_deref()).await {
+            Ok(found) => {
+                failures = 0;
+                found
+            }
+            Err(e) if e.is_transient() && !a.once => {
+                let delay = backoff(failures);
+                failures += 1;
+                eprintln!("redline: {e}; retrying in {} s", delay.as_secs());
+                if sleep_or_deadline(delay, deadline).await {
+                    return Ok(nothing(&a));
+                }
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let wake_at = match found {
+            Look::Answers(answers, groups) => {
+                print_answers(ctx, &answers, groups);
+                return Ok(exit::OK);
+            }
+            Look::Claimable(list) if a.claim => match claim(ctx, &a, &list).await {
+                Ok(out) => {
+                    print_claimed(ctx, &out, false);
+                    return Ok(exit::OK);
+                }
+                // Another agent took them between the look and the claim: look again
+                // (after a short pause, growing if it keeps happening).
+                Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => {
+                    tracing::debug!("claimed by someone else first");
+                    let delay = backoff(races);
+                    races += 1;
+                    if sleep_or_deadline(delay, deadline).await {
+                        return Ok(nothing(&a));
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
+            Look::Claimable(list) => {
+                print_claimable(ctx, &list, a.claimed_by.as_deref());
+                return Ok(exit::OK);
+            }
+            Look::Nothing { wake, held, held_until } => {
+                if a.once {
+                    if held > 0 {
+                        let at = held_until.map(|t| format!(", claimable from {}", ctx.local().hhmm(t)));
+                        eprintln!(
+                            "redline: nothing to do now; {held} held by their filer{}",
+                            at.unwrap_or_default()
+                        );
+                    }
+                    return Ok(nothing(&a));
+                }
+                wake
+            }
+        };
+        early_wakes = match (slept_for, wake_at) {
+            (Some(before), Some(w)) if w <= before => early_wakes + 1,
+            _ => 0,
+        };
+        slept_for = None;
+        // Wait for an event, the timer, or a change of the stream's state (which
+        // changes whether to poll).
+        loop {
+            let up = *state_rx.borrow() == StreamState::Up;
+            let mut until = deadline;
+            let mut timer_is_hold = false;
+            if let Some(w) = wake_at {
+                let at = Instant::now() + sleep_until_wake(w, now(), early_wakes);
+                if until.is_none_or(|u| at < u) {
+                    until = Some(at);
+                    timer_is_hold = true;
+                }
+            }
+            if !up {
+                let poll = Instant::now() + interval;
+                if until.is_none_or(|u| poll < u) {
+                    until = Some(poll);
+                    timer_is_hold = false;
+                }
+            }
+            let timer = async {
+                match until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = wake.notified() => break,
+                () = timer => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(nothing(&a));
+                    }
+                    if timer_is_hold {
+                        slept_for = wake_at;
+                    }
+                    break;
+                }
+                changed = state_rx.changed(), if stream_alive => {
+                    if changed.is_err() {
+                        stream_alive = false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Exit 2, saying so.
+fn nothing(a: &NextArgs) -> i32 {
+    match (a.once, a.timeout) {
+        (true, _) => eprintln!("redline: no work"),
+        (false, Some(s)) => eprintln!("redline: no work within {s} s"),
+        (false, None) => {}
+    }
+    exit::NOTHING
+}
+
+/// Sleeps `delay`, or until the deadline; true when the deadline came first.
+async fn sleep_or_deadline(delay: Duration, deadline: Option<Instant>) -> bool {
+    match deadline {
+        Some(d) if Instant::now() + delay >= d => {
+            tokio::time::sleep_until(d).await;
+            true
+        }
+        _ => {
+            tokio::time::sleep(delay).await;
+            false
+        }
+    }
+}
+
+async fn look(ctx: &Ctx, a: &NextArgs, stage_id: Option<&str>) -> Result<Look, Error> {
+    let base = ListChangesInput { stage_id: stage_id.map(str::to_owned), ..Default::default() };
+    if let Some(by) = &a.claimed_by {
+        let input = ListChangesInput {
+            status: Some(vec![ChangeStatus::InProgress]),
+            limit: Some(LIST_LIMIT_MAX),
+            ..base.clone()
+        };
+        let mine = ctx.list(input).await?;
+        let mut answers = Vec::new();
+        for c in answer_candidates(&mine.changes, &mine.groups, by) {
+            let input =
+                GetChangeInput { change_id: c.change_id.clone(), project_id: Some(ctx.project_id.clone()) };
+            let got = ctx.api.call::<GetChange>(input).await?;
+            if is_answered(&got.thread) {
+                answers.push((got.change, got.thread));
+            }
+        }
+        if !answers.is_empty() {
+            return Ok(Look::Answers(answers, mine.groups));
+        }
+    }
+    let claimable = ctx.list(ListChangesInput { pickup_only: true, ..base.clone() }).await?;
+    if !claimable.changes.is_empty() {
+        return Ok(Look::Claimable(claimable));
+    }
+    let input = ListChangesInput {
+        status: Some(vec![ChangeStatus::Open, ChangeStatus::Claimed]),
+        limit: Some(LIST_LIMIT_MAX),
+        ..base
+    };
+    let waiting = ctx.list(input).await?;
+    let held: Vec<&Change> = waiting.changes.iter().filter(|c| c.held).collect();
+    Ok(Look::Nothing {
+        wake: next_wake(&waiting.changes, &waiting.groups, now()),
+        held: held.len(),
+        held_until: held.iter().filter_map(|c| c.held_until).min(),
+    })
+}
+
+async fn claim(ctx: &Ctx, a: &NextArgs, list: &ListChangesOutput) -> Result<ClaimChangesOutput, Error> {
+    let take: Vec<Change> = list.changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
+    let input = ClaimChangesInput {
+        project_id: ctx.project_id.clone(),
+        group_id: None,
+        change_ids: Some(take.iter().map(|c| c.change_id.clone()).collect()),
+        title: Some(group_title(&take)),
+        claimed_by: a.claimed_by.clone().unwrap_or_default(),
+        lease_minutes: a.lease_minutes,
+    };
+    let out = ctx.api.call::<ClaimChanges>(input).await?;
+    ctx.remember_claim(&out);
+    Ok(out)
+}
+
+fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: Vec<Group>) {
+    let changes: Vec<Change> = answers.iter().map(|(c, _)| c.clone()).collect();
+    let groups: Vec<Group> = groups
+        .into_iter()
+        .filter(|g| changes.iter().any(|c| c.group_id.as_ref() == Some(&g.group_id)))
+        .collect();
+    let out = ListChangesOutput { changes, groups };
+    ctx.print(&out, || {
+        let lines: Vec<String> = answers.iter().map(|(c, thread)| format::answer_line(c, thread)).collect();
+        let first = &answers[0].0.short_id;
+        format!(
+            "{} answered:\n{}\nRead the thread: redline show {first}",
+            if answers.len() == 1 { "1 item".to_owned() } else { format!("{} items", answers.len()) },
+            lines.join("\n")
+        )
+    });
+}
+
+fn print_claimable(ctx: &Ctx, list: &ListChangesOutput, claimed_by: Option<&str>) {
+    ctx.print(list, || {
+        let now = now();
+        let lines: Vec<String> = list
+            .changes
+            .iter()
+            .map(|c| format!("  {}", format::list_line(c, &list.groups, now, &ctx.local())))
+            .collect();
+        let ids: Vec<&str> = list.changes.iter().take(CLAIM_ALL_MAX).map(|c| c.short_id.as_str()).collect();
+        let name = claimed_by.map(format::shell_word).unwrap_or_else(|| "NAME".to_owned());
+        format!(
+            "{} to claim:\n{}\nClaim: redline claim --change-ids {} --claimed-by {name}",
+            if list.changes.len() == 1 {
+                "1 item".to_owned()
+            } else {
+                format!("{} items", list.changes.len())
+            },
+            lines.join("\n"),
+            ids.join(",")
+        )
+    });
+}
+
+/// Stops the stream task when `next` returns.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

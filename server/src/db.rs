@@ -1,0 +1,158 @@
+//! The store: one sqlx `Any` pool, so the same statements serve SQLite (the default,
+//! `DIR/redline.db`) and Postgres. Migrations are embedded, numbered and forward-only;
+//! an applied migration whose text changed stops the server with its file name.
+
+use std::path::Path;
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
+use sqlx::{Any, AnyPool, Executor, SqlSafeStr, Transaction};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+/// `(version, file name, sql)` of each migration, in order, per engine.
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "0001_init.sql", include_str!("../migrations/sqlite/0001_init.sql")),
+    (2, "0002_cli_auth.sql", include_str!("../migrations/sqlite/0002_cli_auth.sql")),
+];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
+    (2, "0002_cli_auth.sql", include_str!("../migrations/postgres/0002_cli_auth.sql")),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    /// SQLite has one writer at a time; queue writers of this process wait their turn
+    /// here, in order, instead of in SQLite's busy handler, which sleeps and retries
+    /// and so gives long tails under contention.
+    sqlite_writer: Option<Arc<Mutex<()>>>,
+    /// The Postgres URL, for the connection that listens for other processes' events.
+    /// Never logged: it may hold a password.
+    postgres_url: Option<Arc<str>>,
+}
+
+pub type Tx = Transaction<'static, Any>;
+
+impl Store {
+    /// Opens (creating if needed) `DIR/redline.db` and applies migrations.
+    pub async fn open_dir(dir: &Path) -> anyhow::Result<Store> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join("redline.db");
+        let path = path.to_str().context("the data directory must be valid UTF-8")?;
+        // The SQLite URL is percent-decoded, so these must be encoded to survive.
+        let encoded = path.replace('%', "%25").replace('?', "%3F").replace('#', "%23");
+        Store::open_url(&format!("sqlite://{encoded}?mode=rwc")).await
+    }
+
+    /// Opens a `sqlite://` or `postgres://` database and applies migrations.
+    pub async fn open_url(url: &str) -> anyhow::Result<Store> {
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            bail!("unsupported database URL scheme (expected sqlite: or postgres:)");
+        };
+        install_default_drivers();
+        let pool = AnyPoolOptions::new()
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers (lists, event streams) run beside the one writer.
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(url)
+            .await
+            .context("opening the database")?;
+        let sqlite_writer = (backend == Backend::Sqlite).then(Arc::default);
+        let postgres_url = (backend == Backend::Postgres).then(|| Arc::from(url));
+        let store = Store { pool, backend, sqlite_writer, postgres_url };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn postgres_url(&self) -> Option<&str> {
+        self.postgres_url.as_deref()
+    }
+
+    async fn migrate(&self) -> anyhow::Result<()> {
+        let files = match self.backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS,
+            Backend::Postgres => POSTGRES_MIGRATIONS,
+        };
+        let migrations = files
+            .iter()
+            .map(|&(version, name, sql)| {
+                Migration::new(version, name.into(), MigrationType::Simple, sql.into_sql_str(), false)
+            })
+            .collect();
+        let file_name =
+            |v: i64| files.iter().find(|m| m.0 == v).map_or(format!("version {v}"), |m| m.1.to_owned());
+        match Migrator::with_migrations(migrations).run(&self.pool).await {
+            Ok(()) => Ok(()),
+            Err(MigrateError::VersionMismatch(v)) => bail!(
+                "migration {} was applied to this database but its text has changed since; \
+                 refusing to start (restore the file and add a new migration instead)",
+                file_name(v)
+            ),
+            Err(MigrateError::VersionMissing(v)) => bail!(
+                "this database has migration {v}, which this server does not know; refusing to start \
+                 (is it from a newer server?)"
+            ),
+            Err(e) => Err(e).context("applying migrations"),
+        }
+    }
+
+    /// Waits for this process's turn to write, on engines that allow one writer at a
+    /// time (SQLite); hold the guard until the write transaction ends.
+    pub async fn writer_turn(&self) -> Option<OwnedMutexGuard<()>> {
+        match &self.sqlite_writer {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        }
+    }
+
+    /// Begins a write transaction on `project_id`'s queue. The first statement
+    /// touches the project row, so writers of one project are serialised on both
+    /// engines (Postgres: a row lock that later statements, at read committed, look
+    /// past; SQLite: the database write lock, taken before anything is read, so no
+    /// transaction has to be retried for upgrading its lock). A non-key column is
+    /// touched so Postgres foreign-key checks of other writers are not blocked.
+    /// Returns `None` if the project does not exist.
+    pub async fn write(&self, project_id: &str) -> Result<Option<Tx>, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let touched =
+            sqlx::query("UPDATE projects SET last_event_seq = last_event_seq WHERE project_id = $1")
+                .bind(project_id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        Ok((touched == 1).then_some(tx))
+    }
+}
+
+/// A new random id (UUID v4).
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

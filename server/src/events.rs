@@ -1,0 +1,190 @@
+//! Change events: `GET /events/changes:{projectId}` as server-sent events.
+//!
+//! Events are rows of the `events` table, numbered per project in the same transaction
+//! as the write they describe, so the stream can always be rebuilt from the store: a
+//! connection reads rows after the last id it sent, and waits on an in-process
+//! notification (a `watch` of the project's latest sequence) for more. A reconnect
+//! with `Last-Event-ID` replays what was missed, or gets `event: reset` when that is
+//! older than what is kept (or from another database).
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use redline_protocol::{ChangeEvent, ChangeEventType, EVENT_RESET, Scope};
+use sqlx::Row;
+use sqlx::postgres::PgListener;
+use tokio::sync::watch;
+
+use crate::AppState;
+use crate::auth::authenticate;
+use crate::error::ApiError;
+
+/// How many events per project are kept for replay.
+pub const EVENTS_KEPT: i64 = 1000;
+
+/// The Postgres channel on which a committed write names its project and last event,
+/// `"{projectId} {seq}"`, so the streams of every server process on the database wake.
+pub const PG_CHANNEL: &str = "redline_events";
+
+/// Wakes the event streams of a project after a write commits.
+#[derive(Debug, Default)]
+pub struct EventHub {
+    projects: Mutex<HashMap<String, watch::Sender<i64>>>,
+}
+
+impl EventHub {
+    fn sender(&self, project_id: &str) -> watch::Sender<i64> {
+        let mut projects = self.projects.lock().expect("event hub lock");
+        projects.entry(project_id.to_owned()).or_insert_with(|| watch::channel(0).0).clone()
+    }
+
+    /// Records that `project_id`'s events now reach `seq`.
+    pub fn notify(&self, project_id: &str, seq: i64) {
+        self.sender(project_id).send_if_modified(|last| {
+            let newer = seq > *last;
+            if newer {
+                *last = seq;
+            }
+            newer
+        });
+    }
+
+    fn subscribe(&self, project_id: &str) -> watch::Receiver<i64> {
+        self.sender(project_id).subscribe()
+    }
+}
+
+/// Wakes this process's streams for writes committed by other processes on the same
+/// Postgres database. A notification lost while reconnecting only delays those streams
+/// until the project's next write: the events table stays the source of truth.
+pub fn spawn_pg_listener(url: String, hub: Arc<EventHub>) {
+    tokio::spawn(async move {
+        loop {
+            let Err(e) = listen(&url, &hub).await;
+            tracing::warn!(error = %e, "listening for Postgres change events; retrying");
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    });
+}
+
+async fn listen(url: &str, hub: &EventHub) -> Result<Infallible, sqlx::Error> {
+    let mut listener = PgListener::connect(url).await?;
+    listener.listen(PG_CHANNEL).await?;
+    loop {
+        let note = listener.recv().await?;
+        if let Some((project_id, seq)) = note.payload().split_once(' ')
+            && let Ok(seq) = seq.parse()
+        {
+            hub.notify(project_id, seq);
+        }
+    }
+}
+
+/// `GET /events/{stream}` where the stream is `changes:{projectId}`.
+pub async fn handle(
+    State(state): State<AppState>,
+    Path(stream): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let project_id =
+        stream.strip_prefix("changes:").ok_or_else(|| ApiError::not_found("unknown event stream"))?;
+    let who = authenticate(&state.store, &headers).await?;
+    state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
+    who.require(Scope::Read)?;
+    who.require_project(project_id)?;
+    let (current, oldest): (i64, Option<i64>) = {
+        let row = sqlx::query(
+            "SELECT p.last_event_seq, (SELECT MIN(seq) FROM events e WHERE e.project_id = p.project_id) AS oldest \
+             FROM projects p WHERE p.project_id = $1",
+        )
+        .bind(project_id)
+        .fetch_one(state.store.pool())
+        .await?;
+        (row.try_get("last_event_seq")?, row.try_get("oldest")?)
+    };
+    let last_event_id = headers.get("last-event-id").map(|v| v.to_str().unwrap_or("").trim().parse::<i64>());
+    let mut first = VecDeque::from([Event::default().comment("connected")]);
+    let after = match last_event_id {
+        None => current,
+        // Everything after `last` is still kept (or nothing happened since).
+        Some(Ok(last)) if last >= 0 && last <= current && last + 1 >= oldest.unwrap_or(current + 1) => last,
+        Some(_) => {
+            first.push_back(
+                Event::default()
+                    .event(EVENT_RESET)
+                    .id(current.to_string())
+                    .data(serde_json::json!({ "seq": current }).to_string()),
+            );
+            current
+        }
+    };
+    let rx = state.events.subscribe(project_id);
+    let cursor =
+        Cursor { state: state.clone(), project_id: project_id.to_owned(), after, pending: first, rx };
+    let keep_alive = KeepAlive::new().interval(state.keep_alive).text("ping");
+    Ok(Sse::new(futures_util::stream::unfold(cursor, Cursor::next)).keep_alive(keep_alive))
+}
+
+struct Cursor {
+    state: AppState,
+    project_id: String,
+    after: i64,
+    pending: VecDeque<Event>,
+    rx: watch::Receiver<i64>,
+}
+
+impl Cursor {
+    async fn next(mut self) -> Option<(Result<Event, Infallible>, Cursor)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((Ok(event), self));
+            }
+            // Mark the current notification seen before reading, so a write that
+            // commits after the read wakes us again.
+            self.rx.borrow_and_update();
+            match self.read().await {
+                Ok(events) if !events.is_empty() => self.pending.extend(events),
+                Ok(_) => {
+                    self.rx.changed().await.ok()?;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "reading change events");
+                    return None;
+                }
+            }
+        }
+    }
+
+    async fn read(&mut self) -> Result<Vec<Event>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT seq, event_type, change_id, short_id FROM events WHERE project_id = $1 AND seq > $2 \
+             ORDER BY seq LIMIT 200",
+        )
+        .bind(&self.project_id)
+        .bind(self.after)
+        .fetch_all(self.state.store.pool())
+        .await?;
+        let mut events = Vec::with_capacity(rows.len());
+        for row in rows {
+            let seq: i64 = row.try_get("seq")?;
+            let event_type: String = row.try_get("event_type")?;
+            let data = ChangeEvent {
+                event_type: ChangeEventType::from_wire(&event_type)
+                    .ok_or_else(|| sqlx::Error::Decode(format!("event type {event_type:?}").into()))?,
+                change_id: row.try_get("change_id")?,
+                short_id: row.try_get("short_id")?,
+                seq: seq as u64,
+            };
+            let json = serde_json::to_string(&data).expect("events serialise");
+            events.push(Event::default().id(seq.to_string()).data(json));
+            self.after = seq;
+        }
+        Ok(events)
+    }
+}

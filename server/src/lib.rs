@@ -1,0 +1,130 @@
+//! The Redline changes server: the HTTP API of `shared/protocol.md` over a SQL store,
+//! and the admin commands that share the store.
+
+pub mod admin;
+pub mod auth;
+pub mod blobs;
+pub mod cli;
+pub mod clock;
+pub mod db;
+pub mod error;
+pub mod events;
+pub mod limit;
+mod ops;
+mod queue;
+pub mod rows;
+mod rpc;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderName, Method, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::trace::TraceLayer;
+
+pub use crate::clock::Clock;
+pub use crate::db::Store;
+use crate::error::ApiError;
+
+use crate::blobs::Blobs;
+use crate::events::EventHub;
+use crate::limit::{Limiter, RateLimit};
+
+/// What every handler shares.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub store: Store,
+    pub clock: Clock,
+    pub blobs: Arc<Blobs>,
+    pub events: Arc<EventHub>,
+    /// The base of links in outputs (signed image URLs); `None` means the host the
+    /// client called.
+    pub public_url: Option<String>,
+    /// How often an idle event stream gets a `: ping` comment.
+    pub keep_alive: Duration,
+    /// Calls per token (RPCs and event-stream connections).
+    pub rate_limit: RateLimit,
+    pub limiter: Arc<Limiter>,
+}
+
+impl AppState {
+    /// The state for `store`, keeping uploaded images in `blob_dir`.
+    pub async fn new(store: Store, clock: Clock, blob_dir: PathBuf) -> anyhow::Result<AppState> {
+        let blobs = Arc::new(Blobs::open(&store, blob_dir).await?);
+        let events = Arc::<EventHub>::default();
+        if let Some(url) = store.postgres_url() {
+            events::spawn_pg_listener(url.to_owned(), events.clone());
+        }
+        Ok(AppState {
+            store,
+            clock,
+            blobs,
+            events,
+            public_url: None,
+            keep_alive: Duration::from_secs(15),
+            rate_limit: RateLimit::default(),
+            limiter: Arc::default(),
+        })
+    }
+}
+
+/// The whole HTTP API.
+pub fn app(state: AppState) -> Router {
+    // The extension's pages call from their own origin with a bearer token (never
+    // cookies), so any origin may call; the token is the gate.
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([header::RETRY_AFTER])
+        .max_age(Duration::from_secs(3600));
+    let api = Router::new()
+        .route("/rpc/{name}", post(rpc::handle))
+        .route("/events/{stream}", get(events::handle))
+        .route("/blobs/{key}", get(blobs::get))
+        .layer(cors);
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/auth/verify", get(ops::signin::verify_page))
+        .merge(api)
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// `GET /healthz`: 200 when the store answers.
+async fn healthz(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
+    sqlx::query("SELECT 1").execute(state.store.pool()).await?;
+    Ok(axum::Json(serde_json::json!({ "ok": true })))
+}
+
+/// Serves until Ctrl-C / SIGTERM.
+pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,300 @@
+//! `redline`: the changes server (`redline serve`) and its admin commands.
+
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use redline_protocol::{Scope, StageType};
+use redline_server::admin::{self, StageSpec};
+use redline_server::{AppState, Clock, Store};
+use serde::Serialize;
+
+#[derive(Parser)]
+#[command(
+    name = "redline",
+    version,
+    about = "Redline: the changes server, its admin commands, and the agent CLI",
+    after_help = "An agent works the queue with: redline login --api-url URL, then\n  \
+                  redline next --claim --claimed-by NAME   (waits for work and claims it)\n  \
+                  redline show N | ask N \"question\" --option A | reply N -m TEXT | shot N --image F --label L\n  \
+                  redline done N                           (records the checkout's commit)\n\
+                  Agent commands exit 0 with work printed, 2 when there was nothing (timeout, --once),\n\
+                  3 when the session is refused (sign in again), 1 otherwise."
+)]
+struct Cli {
+    /// Print the result as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct StoreArgs {
+    /// The data directory: SQLite database `redline.db` and uploaded images.
+    #[arg(long, global = true, default_value = ".redline", env = "REDLINE_DATA")]
+    data: PathBuf,
+    /// A database URL instead of `DIR/redline.db` (`sqlite://…`).
+    #[arg(long, global = true, env = "REDLINE_DATABASE_URL")]
+    database_url: Option<String>,
+}
+
+impl StoreArgs {
+    async fn open(&self) -> anyhow::Result<Store> {
+        match &self.database_url {
+            Some(url) => Store::open_url(url).await,
+            None => Store::open_dir(&self.data).await,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the changes API.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        addr: SocketAddr,
+        /// The URL clients reach this server at, for links in answers (signed image
+        /// URLs). Defaults to the host each client called.
+        #[arg(long)]
+        public_url: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Manage projects.
+    Project {
+        #[command(subcommand)]
+        command: ProjectCommand,
+    },
+    /// Manage stages (where a project is deployed).
+    Stage {
+        #[command(subcommand)]
+        command: StageCommand,
+    },
+    /// Manage bearer tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Decide sign-in codes (requestCliAuth / pollCliAuth).
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
+    #[command(flatten)]
+    Agent(redline_server::cli::AgentCommand),
+}
+
+#[derive(Subcommand)]
+enum AuthCommand {
+    /// Let the device showing CODE in: its next poll gets a token with these scopes.
+    Approve {
+        code: String,
+        /// Project name or id.
+        #[arg(long)]
+        project: String,
+        /// Comma-separated scopes, as for `token create`.
+        #[arg(long, value_delimiter = ',', required = true, value_parser = parse_scope)]
+        scope: Vec<Scope>,
+        /// The person signing in.
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Refuse CODE.
+    Reject {
+        code: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum ProjectCommand {
+    /// Add a project.
+    Add {
+        name: String,
+        /// How long a filed item stays held (the grace window), in seconds.
+        #[arg(long)]
+        grace_seconds: Option<i64>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StageTypeArg {
+    Production,
+    Environment,
+    Preview,
+}
+
+#[derive(Subcommand)]
+enum StageCommand {
+    /// Add a stage, or update the stage of that branch.
+    Add {
+        /// Project name or id.
+        #[arg(long)]
+        project: String,
+        #[arg(long)]
+        branch: String,
+        #[arg(long)]
+        url: String,
+        /// Defaults to production for `main`, preview otherwise.
+        #[arg(long = "type", value_enum)]
+        stage_type: Option<StageTypeArg>,
+        /// The commit the stage now serves.
+        #[arg(long)]
+        sha: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Record the build a stage now serves, and mark the done items it contains as live
+    /// (checked with git in the checkout this runs in).
+    Deploy {
+        #[command(flatten)]
+        args: redline_server::cli::DeployArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token; the secret is printed once.
+    Create {
+        /// Project name or id.
+        #[arg(long)]
+        project: String,
+        /// Comma-separated: changes:project:read, changes:project:write, changes:project:file.
+        #[arg(long, value_delimiter = ',', required = true, value_parser = parse_scope)]
+        scope: Vec<Scope>,
+        /// The person the token belongs to.
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+fn parse_scope(s: &str) -> Result<Scope, String> {
+    Scope::from_wire(s.trim()).ok_or_else(|| {
+        let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        format!("unknown scope {s:?} (expected one of {})", all.join(", "))
+    })
+}
+
+fn main() -> ExitCode {
+    // A usage error exits 1, not clap's 2: for the agent commands 2 means "no work".
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        let _ = e.print();
+        std::process::exit(if e.use_stderr() { 1 } else { 0 })
+    });
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn,tower_http=info".into()),
+        )
+        .init();
+    let runtime = tokio::runtime::Runtime::new().expect("starting the async runtime");
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("redline: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let clock = Clock::System;
+    match cli.command {
+        Command::Serve { addr, public_url, store: args } => {
+            let store = args.open().await?;
+            let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
+            state.public_url = public_url;
+            let listener =
+                tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+            let local = listener.local_addr()?;
+            // The build tooling waits for this line on stdout.
+            println!("listening on http://{local}");
+            std::io::stdout().flush()?;
+            tracing::info!(%local, "serving");
+            redline_server::serve(listener, state).await?;
+        }
+        Command::Project { command: ProjectCommand::Add { name, grace_seconds, store } } => {
+            let p = admin::add_project(&store.open().await?, &name, grace_seconds, clock.now()).await?;
+            print(cli.json, &p, || {
+                format!("project {} added (id {}, grace {} s)", p.name, p.project_id, p.grace_seconds)
+            });
+        }
+        Command::Stage { command: StageCommand::Add { project, branch, url, stage_type, sha, store } } => {
+            let stage_type = stage_type.map(|t| match t {
+                StageTypeArg::Production => StageType::Production,
+                StageTypeArg::Environment => StageType::Environment,
+                StageTypeArg::Preview => StageType::Preview,
+            });
+            let spec = StageSpec {
+                project: &project,
+                branch: &branch,
+                url: &url,
+                stage_type,
+                git_sha: sha.as_deref(),
+            };
+            let s = admin::add_stage(&store.open().await?, spec, clock.now()).await?;
+            print(cli.json, &s, || {
+                format!(
+                    "stage {} ({}) {} → {} (id {})",
+                    s.branch,
+                    s.stage_type.as_str(),
+                    s.git_sha.as_deref().unwrap_or("no sha"),
+                    s.url.as_deref().unwrap_or(""),
+                    s.stage_id
+                )
+            });
+        }
+        Command::Stage { command: StageCommand::Deploy { args, store } } => {
+            redline_server::cli::deploy::run(&store.open().await?, args, cli.json).await?;
+        }
+        Command::Agent(command) => std::process::exit(redline_server::cli::run(command, cli.json).await),
+        Command::Token { command: TokenCommand::Create { project, scope, name, store } } => {
+            let t = admin::create_token(&store.open().await?, &project, &scope, &name, clock.now()).await?;
+            print(cli.json, &t, || {
+                let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+                format!(
+                    "{}\n(token for {} with {}; shown once, store it now)",
+                    t.token,
+                    t.name,
+                    scopes.join(",")
+                )
+            });
+        }
+        Command::Auth { command: AuthCommand::Approve { code, project, scope, name, store } } => {
+            admin::approve_sign_in(&store.open().await?, &code, &project, &scope, &name, clock.now()).await?;
+            print(cli.json, &serde_json::json!({ "code": code, "approved": true }), || {
+                format!("approved {code}: the device gets its token on its next poll")
+            });
+        }
+        Command::Auth { command: AuthCommand::Reject { code, store } } => {
+            admin::reject_sign_in(&store.open().await?, &code, clock.now()).await?;
+            print(cli.json, &serde_json::json!({ "code": code, "approved": false }), || {
+                format!("rejected {code}")
+            });
+        }
+    }
+    Ok(())
+}
+
+fn print<T: Serialize>(json: bool, value: &T, line: impl FnOnce() -> String) {
+    if json {
+        println!("{}", serde_json::to_string(value).expect("admin records serialise"));
+    } else {
+        println!("{}", line());
+    }
+}

@@ -1,0 +1,291 @@
+//! The filer's and reviewer's operations: filing (with the grace window), editing,
+//! withdrawing and releasing while held, uploading a screenshot, answering the agent,
+//! and setting a status.
+
+use redline_protocol::*;
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::auth::hex;
+use crate::blobs::Blobs;
+use crate::db::new_id;
+use crate::error::ApiError;
+use crate::queue::{Ctx, Item, ProjectWrite, set_status};
+use crate::rows::{STAGE_SELECT_BY_ID, stage_from_row, to_json};
+use crate::rpc::Op;
+
+impl Op for UploadShot {
+    async fn run(ctx: &Ctx<'_>, input: UploadShotInput) -> Result<UploadShotOutput, ApiError> {
+        ctx.who.require_project(&input.project_id)?;
+        let mut tx = ctx.state.store.pool().begin().await?;
+        let key = ctx
+            .state
+            .blobs
+            .save(
+                &mut tx,
+                &input.project_id,
+                "imageBase64",
+                &input.content_type,
+                &input.image_base64,
+                ctx.now,
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(UploadShotOutput { screenshot_key: key })
+    }
+}
+
+/// The stage `stage_id` of the caller's project, or 404.
+async fn stage(w: &mut ProjectWrite<'_>, stage_id: &str) -> Result<Stage, ApiError> {
+    let row = sqlx::query(STAGE_SELECT_BY_ID).bind(stage_id).fetch_optional(w.conn()).await?;
+    match row.map(|r| stage_from_row(&r)).transpose()? {
+        Some(stage) if stage.project_id == w.project_id() => Ok(stage),
+        _ => Err(ApiError::not_found("stageId: no such stage in this project")),
+    }
+}
+
+impl Op for CreateChange {
+    /// Files an item, held for the project's grace window; the filer's other held
+    /// items on the stage are held as long again. The same `changeId` with the same
+    /// input answers the item filed the first time; with another input, 409 `id_reused`.
+    async fn run(ctx: &Ctx<'_>, mut input: CreateChangeInput) -> Result<ChangeOutput, ApiError> {
+        validate_create_change(&input)?;
+        input.change_id = input.change_id.map(|id| id.to_ascii_lowercase());
+        let payload_hash = hex(&Sha256::digest(to_json(&input).as_bytes()));
+        let mut w = ProjectWrite::begin(ctx).await?;
+        if let Some(id) = &input.change_id {
+            let row = sqlx::query("SELECT project_id, payload_hash FROM changes WHERE change_id = $1")
+                .bind(id)
+                .fetch_optional(w.conn())
+                .await?;
+            if let Some(row) = row {
+                let (project_id, hash): (String, String) =
+                    (row.try_get("project_id")?, row.try_get("payload_hash")?);
+                if project_id != w.project_id() || hash != payload_hash {
+                    return Err(ApiError::conflict(
+                        codes::ID_REUSED,
+                        "this changeId was filed with a different payload",
+                    ));
+                }
+                let item = w.item(id).await?;
+                return Ok(ChangeOutput { change: ctx.present(item.change) });
+            }
+        }
+        let stage = stage(&mut w, &input.stage_id).await?;
+        if let Some(key) = &input.screenshot_key
+            && !Blobs::exists(w.conn(), &stage.project_id, key).await?
+        {
+            return Err(ApiError::bad_input(
+                "screenshotKey",
+                "no uploaded image has this key (use uploadShot)",
+            ));
+        }
+        let row = sqlx::query(
+            "UPDATE projects SET next_short_id = next_short_id + 1 WHERE project_id = $1 \
+             RETURNING next_short_id - 1 AS short_id, grace_seconds",
+        )
+        .bind(&stage.project_id)
+        .fetch_one(w.conn())
+        .await?;
+        let short_id: i64 = row.try_get("short_id")?;
+        let held_until = ctx.now.plus_seconds(row.try_get("grace_seconds")?);
+        // "Filing sets heldUntil … on every item the same filer still holds on the same
+        // stage, so a batch being typed is released together."
+        sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")
+            .bind(held_until.unix_millis())
+            .bind(&stage.stage_id)
+            .bind(&ctx.who.user_id)
+            .bind(ctx.now.unix_millis())
+            .execute(w.conn())
+            .await?;
+        // Without the page's own build, the item is filed against the stage's.
+        let (git_sha, deployment_id) = match input.git_sha {
+            Some(sha) => (Some(sha), input.deployment_id),
+            None => (stage.git_sha.clone(), input.deployment_id.or(stage.deployment_id.clone())),
+        };
+        let change_id = input.change_id.unwrap_or_else(new_id);
+        sqlx::query(
+            "INSERT INTO changes (change_id, project_id, short_id, stage_id, title, body, status, route, git_sha, \
+             deployment_id, locale, viewport, capture, screenshot_key, console_errors, source, filed_by, \
+             filer_user_id, created_at, held_until, payload_hash) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+        )
+        .bind(&change_id)
+        .bind(&stage.project_id)
+        .bind(short_id)
+        .bind(&stage.stage_id)
+        .bind(input.title.trim())
+        .bind(input.body)
+        .bind(input.route)
+        .bind(git_sha)
+        .bind(deployment_id)
+        .bind(input.locale)
+        .bind(input.viewport.map(|v| to_json(&v)))
+        .bind(input.capture.map(|c| to_json(&c)))
+        .bind(input.screenshot_key)
+        .bind(to_json(&input.console_errors.unwrap_or_default()))
+        .bind(Source::Extension.as_str())
+        .bind(&ctx.who.user_name)
+        .bind(&ctx.who.user_id)
+        .bind(ctx.now.unix_millis())
+        .bind(held_until.unix_millis())
+        .bind(&payload_hash)
+        .execute(w.conn())
+        .await?;
+        let item = w.item(&change_id).await?;
+        w.event(ChangeEventType::Filed, &item.change).await?;
+        w.commit().await?;
+        Ok(ChangeOutput { change: ctx.present(item.change) })
+    }
+}
+
+/// "While an item is held only its filer may `updateChange` or `withdrawChange` it."
+fn check_filer_hold(ctx: &Ctx<'_>, item: &Item) -> Result<(), ApiError> {
+    if item.filer_user_id.as_deref() != Some(ctx.who.user_id.as_str()) {
+        return Err(ApiError::conflict(
+            codes::NOT_FILER,
+            "only the person who filed this item may change it",
+        ));
+    }
+    if !item.change.held {
+        return Err(ApiError::conflict(
+            codes::NOT_HELD,
+            "this item's hold has ended; it is with the agent now",
+        ));
+    }
+    Ok(())
+}
+
+impl Op for UpdateChange {
+    async fn run(ctx: &Ctx<'_>, input: UpdateChangeInput) -> Result<ChangeOutput, ApiError> {
+        ctx.project(input.project_id.as_deref())?;
+        if let Some(title) = &input.title {
+            validate_title("title", title)?;
+        }
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let item = w.item(&input.change_id).await?;
+        check_filer_hold(ctx, &item)?;
+        sqlx::query(
+            "UPDATE changes SET title = COALESCE($2, title), body = COALESCE($3, body) WHERE change_id = $1",
+        )
+        .bind(&item.change.change_id)
+        .bind(input.title.as_deref().map(str::trim))
+        .bind(input.body)
+        .execute(w.conn())
+        .await?;
+        let item = w.item(&item.change.change_id).await?;
+        w.event(ChangeEventType::Updated, &item.change).await?;
+        w.commit().await?;
+        Ok(ChangeOutput { change: ctx.present(item.change) })
+    }
+}
+
+impl Op for WithdrawChange {
+    /// "the item becomes `dismissed` and never reaches the agent".
+    async fn run(ctx: &Ctx<'_>, input: WithdrawChangeInput) -> Result<ChangeOutput, ApiError> {
+        ctx.project(input.project_id.as_deref())?;
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let item = w.item(&input.change_id).await?;
+        check_filer_hold(ctx, &item)?;
+        sqlx::query("UPDATE changes SET status = 'dismissed', held_until = NULL WHERE change_id = $1")
+            .bind(&item.change.change_id)
+            .execute(w.conn())
+            .await?;
+        let item = w.item(&item.change.change_id).await?;
+        w.event(ChangeEventType::Status, &item.change).await?;
+        w.commit().await?;
+        Ok(ChangeOutput { change: ctx.present(item.change) })
+    }
+}
+
+impl Op for ReleaseChanges {
+    /// "ends the caller's hold" on the stage ("send now"); nothing held is not an error.
+    async fn run(ctx: &Ctx<'_>, input: ReleaseChangesInput) -> Result<ChangesOutput, ApiError> {
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let stage = stage(&mut w, &input.stage_id).await?;
+        let rows = sqlx::query(
+            "UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
+             RETURNING change_id",
+        )
+        .bind(ctx.now.unix_millis())
+        .bind(&stage.stage_id)
+        .bind(&ctx.who.user_id)
+        .fetch_all(w.conn())
+        .await?;
+        let mut changes = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id: String = row.try_get("change_id")?;
+            let item = w.item(&id).await?;
+            w.event(ChangeEventType::Released, &item.change).await?;
+            changes.push(ctx.present(item.change));
+        }
+        changes.sort_by_key(|c| c.short_id.parse::<u64>().unwrap_or(0));
+        w.commit().await?;
+        Ok(ChangesOutput { changes })
+    }
+}
+
+/// The option keys offered in an item's thread.
+async fn option_keys(w: &mut ProjectWrite<'_>, change_id: &str) -> Result<Vec<String>, ApiError> {
+    let rows = sqlx::query("SELECT attachments FROM messages WHERE change_id = $1")
+        .bind(change_id)
+        .fetch_all(w.conn())
+        .await?;
+    let mut keys = Vec::new();
+    for row in rows {
+        let attachments: Vec<Attachment> = serde_json::from_str(&row.try_get::<String, _>("attachments")?)
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        keys.extend(attachments.into_iter().filter(|a| a.kind == AttachmentKind::Option).map(|a| a.key));
+    }
+    Ok(keys)
+}
+
+impl Op for AnswerChangeQuestion {
+    /// "A user answer (`answerChangeQuestion`) → `in_progress` and wakes the claimant."
+    async fn run(ctx: &Ctx<'_>, input: AnswerChangeQuestionInput) -> Result<MessageOutput, ApiError> {
+        ctx.project(input.project_id.as_deref())?;
+        if input.body.trim().is_empty() && input.chosen_option.is_none() {
+            return Err(ApiError::bad_input("body", "must not be empty (or choose an option)"));
+        }
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let item = w.item(&input.change_id).await?;
+        if item.change.status != ChangeStatus::NeedsAnswer {
+            return Err(ApiError::conflict(codes::WRONG_STATUS, "this item has no open question"));
+        }
+        if let Some(chosen) = &input.chosen_option
+            && !option_keys(&mut w, &item.change.change_id).await?.contains(chosen)
+        {
+            return Err(ApiError::bad_input("chosenOption", "is not an option of this item's thread"));
+        }
+        set_status(&mut w, &item, ChangeStatus::InProgress).await?;
+        let author = (AuthorKind::User, Some(ctx.who.user_name.clone()));
+        let message = w
+            .message(ChangeEventType::Answered, &item.change, author, input.body, vec![], input.chosen_option)
+            .await?;
+        w.commit().await?;
+        Ok(MessageOutput { message: ctx.present_message(message) })
+    }
+}
+
+impl Op for SetChangeStatus {
+    /// "Only a user dismisses or reopens": `open`, `in_progress` or `dismissed`.
+    /// Reopening clears `resolvedAt` and `live`; dismissing ends a hold.
+    async fn run(ctx: &Ctx<'_>, input: SetChangeStatusInput) -> Result<ChangeOutput, ApiError> {
+        ctx.project(input.project_id.as_deref())?;
+        if !is_user_settable_status(input.status) {
+            return Err(ApiError::bad_input("status", "must be open, in_progress or dismissed"));
+        }
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let item = w.item(&input.change_id).await?;
+        let sql = if input.status == ChangeStatus::Dismissed {
+            "UPDATE changes SET status = $2, held_until = NULL WHERE change_id = $1"
+        } else {
+            "UPDATE changes SET status = $2, resolved_at = NULL, live = NULL WHERE change_id = $1"
+        };
+        sqlx::query(sql).bind(&item.change.change_id).bind(input.status.as_str()).execute(w.conn()).await?;
+        let item = w.item(&item.change.change_id).await?;
+        w.event(ChangeEventType::Status, &item.change).await?;
+        w.commit().await?;
+        Ok(ChangeOutput { change: ctx.present(item.change) })
+    }
+}

@@ -1,0 +1,8 @@
+//! The operations, one module per side. Each implements [`crate::rpc::Op`] for the
+//! protocol's RPC marker type.
+
+mod agent;
+mod filer;
+mod session;
+pub mod signin;
+mod stages;

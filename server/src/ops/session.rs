@@ -1,0 +1,22 @@
+//! `getSession`: who the token belongs to.
+
+use redline_protocol::{GetSession, GetSessionInput, Session, SessionProject};
+
+use crate::error::ApiError;
+use crate::queue::Ctx;
+use crate::rpc::Op;
+
+impl Op for GetSession {
+    async fn run(ctx: &Ctx<'_>, _: GetSessionInput) -> Result<Session, ApiError> {
+        let who = &ctx.who;
+        Ok(Session {
+            user_id: who.user_id.clone(),
+            name: who.user_name.clone(),
+            projects: vec![SessionProject {
+                project_id: who.project_id.clone(),
+                name: who.project_name.clone(),
+            }],
+            scopes: who.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+        })
+    }
+}

@@ -1,0 +1,171 @@
+//! Sign-in: `requestCliAuth {}` → `{code, expiresAt, verifyUrl}`; the person has the
+//! code approved (`redline auth approve CODE …` on the server); `pollCliAuth {code}` →
+//! `{status, token?}`. The token is made by the first poll after approval and handed
+//! out once; the store never holds a token secret.
+
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::IntoResponse;
+use redline_protocol::{
+    CliAuthPoll, CliAuthRequest, CliAuthStatus, PollCliAuth, PollCliAuthInput, RequestCliAuth,
+    RequestCliAuthInput, Scope, Timestamp,
+};
+use serde::Deserialize;
+use sqlx::Row;
+
+use crate::AppState;
+use crate::admin::create_token;
+use crate::error::ApiError;
+use crate::rpc::AnonymousOp;
+
+/// How long a code can be approved.
+pub const CODE_LIFETIME_SECS: i64 = 600;
+
+/// Consonants only: no words, no 0/O or 1/I confusion.
+const ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
+
+/// A fresh code, `XXXX-XXXX` (8 letters of 20: about 34 bits; the unauthenticated
+/// sign-in calls share one rate limit, so a live code cannot be guessed in time).
+fn new_code() -> String {
+    let mut code = String::with_capacity(9);
+    while code.len() < 9 {
+        let mut byte = [0u8; 1];
+        getrandom::fill(&mut byte).expect("the operating system's random source failed");
+        // 240 is the largest multiple of 20 below 256: no letter is likelier than another.
+        if byte[0] < 240 {
+            if code.len() == 4 {
+                code.push('-');
+            }
+            code.push(char::from(ALPHABET[usize::from(byte[0] % 20)]));
+        }
+    }
+    code
+}
+
+/// A code as a person may type it: any case, with or without the dash or spaces.
+pub fn normalize_code(code: &str) -> Option<String> {
+    let letters: String =
+        code.chars().filter(|c| !matches!(c, '-' | ' ')).map(|c| c.to_ascii_uppercase()).collect();
+    (letters.len() == 8 && letters.bytes().all(|b| ALPHABET.contains(&b)))
+        .then(|| format!("{}-{}", &letters[..4], &letters[4..]))
+}
+
+impl AnonymousOp for RequestCliAuth {
+    async fn run(
+        state: &AppState,
+        base_url: &str,
+        now: Timestamp,
+        _: RequestCliAuthInput,
+    ) -> Result<CliAuthRequest, ApiError> {
+        let code = new_code();
+        let expires_at = now.plus_seconds(CODE_LIFETIME_SECS);
+        sqlx::query(
+            "INSERT INTO cli_auth (code, status, expires_at, created_at) VALUES ($1, 'pending', $2, $3)",
+        )
+        .bind(&code)
+        .bind(expires_at.unix_millis())
+        .bind(now.unix_millis())
+        .execute(state.store.pool())
+        .await?;
+        let verify_url = format!("{base_url}/auth/verify?code={code}");
+        Ok(CliAuthRequest { code, expires_at, verify_url })
+    }
+}
+
+impl AnonymousOp for PollCliAuth {
+    async fn run(
+        state: &AppState,
+        _: &str,
+        now: Timestamp,
+        input: PollCliAuthInput,
+    ) -> Result<CliAuthPoll, ApiError> {
+        let expired = Ok(CliAuthPoll { status: CliAuthStatus::Expired, token: None });
+        let Some(code) = normalize_code(&input.code) else { return expired };
+        let row = sqlx::query(
+            "SELECT status, project_id, scopes, user_name, expires_at FROM cli_auth WHERE code = $1",
+        )
+        .bind(&code)
+        .fetch_optional(state.store.pool())
+        .await?;
+        let Some(row) = row else { return expired };
+        let status: String = row.try_get("status")?;
+        let live = now.unix_millis() < row.try_get::<i64, _>("expires_at")?;
+        match status.as_str() {
+            "pending" if live => Ok(CliAuthPoll { status: CliAuthStatus::Pending, token: None }),
+            "rejected" => Ok(CliAuthPoll { status: CliAuthStatus::Rejected, token: None }),
+            "approved" => {
+                // Claim the delivery first, so two polls cannot both make a token.
+                let claimed = sqlx::query(
+                    "UPDATE cli_auth SET status = 'delivered' WHERE code = $1 AND status = 'approved'",
+                )
+                .bind(&code)
+                .execute(state.store.pool())
+                .await?
+                .rows_affected();
+                if claimed != 1 {
+                    return expired;
+                }
+                let project_id: String = row.try_get("project_id")?;
+                let scopes: String = row.try_get("scopes")?;
+                let scopes: Vec<Scope> = scopes.split_whitespace().filter_map(Scope::from_wire).collect();
+                let name: String = row.try_get("user_name")?;
+                let token = create_token(&state.store, &project_id, &scopes, &name, now)
+                    .await
+                    .map_err(ApiError::internal)?;
+                Ok(CliAuthPoll { status: CliAuthStatus::Confirmed, token: Some(token.token) })
+            }
+            // Expired while pending, or already delivered.
+            _ => expired,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct VerifyQuery {
+    code: Option<String>,
+}
+
+/// `GET /auth/verify?code=…`, the `verifyUrl`: tells the person how the code is
+/// approved. Plain text, and the code is echoed only once it is known to be ours.
+pub async fn verify_page(State(state): State<AppState>, Query(q): Query<VerifyQuery>) -> impl IntoResponse {
+    let known = match q.code.as_deref().and_then(normalize_code) {
+        Some(code) => {
+            sqlx::query("SELECT 1 FROM cli_auth WHERE code = $1 AND status = 'pending' AND expires_at > $2")
+                .bind(&code)
+                .bind(state.clock.now().unix_millis())
+                .fetch_optional(state.store.pool())
+                .await
+                .ok()
+                .flatten()
+                .map(|_| code)
+        }
+        None => None,
+    };
+    let text = match known {
+        Some(code) => format!(
+            "Redline sign-in\n\nCode: {code}\n\nTo let the device showing this code in, run this where the \
+             server's data lives:\n\n  redline auth approve {code} --project PROJECT --name \"YOUR NAME\" \\\n    \
+             --scope changes:project:read,changes:project:file\n\n(add changes:project:write for an agent).\n\
+             To refuse it:\n\n  redline auth reject {code}\n"
+        ),
+        None => {
+            "Redline sign-in\n\nThis code is unknown, used or expired. Start signing in again.\n".to_owned()
+        }
+    };
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_readable_and_normalise() {
+        let code = new_code();
+        assert_eq!(code.len(), 9, "{code}");
+        assert_eq!(normalize_code(&code.to_lowercase().replace('-', " ")), Some(code.clone()));
+        assert_ne!(code, new_code());
+        assert_eq!(normalize_code("BCDF-GHJ"), None);
+        assert_eq!(normalize_code("ABCD-EFGH"), None, "vowels are not in codes");
+    }
+}

@@ -1,0 +1,302 @@
+//! The queue's shared machinery: the per-request context, the project write
+//! transaction (which numbers events), finding an item by `changeId` / `#7` / `7`,
+//! the lease guard of agent writes, and presenting records with signed URLs.
+
+use redline_protocol::{
+    Attachment, AuthorKind, Change, ChangeEventType, ChangeRef, Message, Timestamp, codes, is_lease_live,
+    parse_change_ref,
+};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use crate::AppState;
+use crate::auth::Principal;
+use crate::blobs::is_blob_key;
+use crate::db::{Backend, Tx, new_id};
+use crate::error::ApiError;
+use crate::events::{EVENTS_KEPT, PG_CHANNEL};
+use crate::rows::{CHANGE_COLUMNS, change_from_row, to_json};
+
+/// One request: the server state, the caller, the base URL for links, and the one
+/// reading of the server clock every rule of this request uses.
+pub struct Ctx<'a> {
+    pub state: &'a AppState,
+    pub who: Principal,
+    pub base_url: String,
+    pub now: Timestamp,
+}
+
+impl Ctx<'_> {
+    /// The project a call is about: `projectId` if given (403 unless the token's),
+    /// else the token's own.
+    pub fn project<'p>(&'p self, project_id: Option<&'p str>) -> Result<&'p str, ApiError> {
+        match project_id {
+            Some(p) => {
+                self.who.require_project(p)?;
+                Ok(p)
+            }
+            None => Ok(&self.who.project_id),
+        }
+    }
+
+    /// A change as read outputs show it: `screenshotUrl` signed.
+    pub fn present(&self, mut change: Change) -> Change {
+        change.screenshot_url =
+            change.screenshot_key.as_deref().map(|key| self.state.blobs.url(&self.base_url, key, self.now));
+        change
+    }
+
+    /// A message as read outputs show it: image attachments get signed `url`s.
+    pub fn present_message(&self, mut message: Message) -> Message {
+        for a in &mut message.attachments {
+            a.url = is_blob_key(&a.key).then(|| self.state.blobs.url(&self.base_url, &a.key, self.now));
+        }
+        message
+    }
+}
+
+/// A change with what the rules need beyond the record: its filer and its lease.
+pub struct Item {
+    pub change: Change,
+    pub filer_user_id: Option<String>,
+    pub lease: Option<Lease>,
+}
+
+/// The group an item is in, as far as leases are concerned.
+pub struct Lease {
+    pub group_id: String,
+    pub claimed_by: Option<String>,
+    pub claim_expires_at: Option<Timestamp>,
+    pub fence: u64,
+}
+
+impl Lease {
+    pub fn view(&self) -> redline_protocol::LeaseView<'_> {
+        redline_protocol::LeaseView {
+            claim_expires_at: self.claim_expires_at,
+            claimed_by: self.claimed_by.as_deref(),
+        }
+    }
+}
+
+/// Selects items: the change columns plus the filer and the group's lease.
+pub fn item_select() -> String {
+    format!(
+        "SELECT {CHANGE_COLUMNS}, c.filer_user_id, g.claimed_by AS lease_claimed_by, \
+         g.claim_expires_at AS lease_expires_at, g.fence AS lease_fence \
+         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id"
+    )
+}
+
+pub fn item_from_row(row: &AnyRow, now: Timestamp) -> Result<Item, sqlx::Error> {
+    let change = change_from_row(row, now)?;
+    let fence: Option<i64> = row.try_get("lease_fence")?;
+    let lease = match (&change.group_id, fence) {
+        (Some(group_id), Some(fence)) => Some(Lease {
+            group_id: group_id.clone(),
+            claimed_by: row.try_get("lease_claimed_by")?,
+            claim_expires_at: row
+                .try_get::<Option<i64>, _>("lease_expires_at")?
+                .map(Timestamp::from_unix_millis),
+            fence: fence as u64,
+        }),
+        _ => None,
+    };
+    Ok(Item { change, filer_user_id: row.try_get("filer_user_id")?, lease })
+}
+
+/// Finds an item of `project_id` by `changeId`, `#7` or `7`: 400 for anything else,
+/// 404 when it is not in the project.
+pub async fn find_item(
+    conn: &mut AnyConnection,
+    project_id: &str,
+    change_ref: &str,
+    now: Timestamp,
+) -> Result<Item, ApiError> {
+    let by = |column: &str| format!("{} WHERE c.project_id = $1 AND c.{column} = $2", item_select());
+    let query = match parse_change_ref(change_ref) {
+        Some(ChangeRef::Short(n)) => sqlx::query(sqlx::AssertSqlSafe(by("short_id")))
+            .bind(project_id)
+            .bind(i64::try_from(n).unwrap_or(i64::MAX)),
+        Some(ChangeRef::Id(id)) => {
+            sqlx::query(sqlx::AssertSqlSafe(by("change_id"))).bind(project_id).bind(id)
+        }
+        None => return Err(ApiError::bad_input("changeId", "must be a UUID, #7 or 7")),
+    };
+    let row = query
+        .fetch_optional(conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no item {change_ref} in this project")))?;
+    Ok(item_from_row(&row, now)?)
+}
+
+/// A write to one project's queue: a transaction that holds the project (see
+/// [`crate::db::Store::write`]) and numbers the events it records. The event streams
+/// are woken after the commit.
+pub struct ProjectWrite<'a> {
+    ctx: &'a Ctx<'a>,
+    tx: Tx,
+    last_seq: Option<i64>,
+    /// Held until the transaction ends (see [`crate::db::Store::writer_turn`]).
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl<'a> ProjectWrite<'a> {
+    /// Begins a write on the caller's project.
+    pub async fn begin(ctx: &'a Ctx<'a>) -> Result<Self, ApiError> {
+        let store = &ctx.state.store;
+        let turn = store.writer_turn().await;
+        let tx =
+            store.write(&ctx.who.project_id).await?.ok_or_else(|| ApiError::not_found("no such project"))?;
+        Ok(ProjectWrite { ctx, tx, last_seq: None, _turn: turn })
+    }
+
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
+
+    pub fn project_id(&self) -> &str {
+        &self.ctx.who.project_id
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.ctx.now
+    }
+
+    /// Records a change event; returns its sequence number.
+    pub async fn event(&mut self, event_type: ChangeEventType, change: &Change) -> Result<i64, ApiError> {
+        let project_id = self.ctx.who.project_id.clone();
+        let seq: i64 = sqlx::query(
+            "UPDATE projects SET last_event_seq = last_event_seq + 1 WHERE project_id = $1 RETURNING last_event_seq",
+        )
+        .bind(&project_id)
+        .fetch_one(&mut *self.tx)
+        .await?
+        .try_get("last_event_seq")?;
+        sqlx::query(
+            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&project_id)
+        .bind(seq)
+        .bind(event_type.as_str())
+        .bind(&change.change_id)
+        .bind(&change.short_id)
+        .bind(self.ctx.now.unix_millis())
+        .execute(&mut *self.tx)
+        .await?;
+        sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
+            .bind(&project_id)
+            .bind(seq - EVENTS_KEPT)
+            .execute(&mut *self.tx)
+            .await?;
+        self.last_seq = Some(seq);
+        Ok(seq)
+    }
+
+    /// Adds a message to an item's thread, recorded as event `event_type`.
+    pub async fn message(
+        &mut self,
+        event_type: ChangeEventType,
+        change: &Change,
+        author: (AuthorKind, Option<String>),
+        body: String,
+        attachments: Vec<Attachment>,
+        chosen_option: Option<String>,
+    ) -> Result<Message, ApiError> {
+        let seq = self.event(event_type, change).await?;
+        let message = Message {
+            message_id: new_id(),
+            change_id: change.change_id.clone(),
+            author_kind: author.0,
+            author_name: author.1,
+            body,
+            attachments,
+            chosen_option,
+            created_at: self.ctx.now,
+        };
+        sqlx::query(
+            "INSERT INTO messages (message_id, change_id, seq, author_kind, author_name, body, attachments, \
+             chosen_option, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(&message.message_id)
+        .bind(&message.change_id)
+        .bind(seq)
+        .bind(message.author_kind.as_str())
+        .bind(message.author_name.as_deref())
+        .bind(&message.body)
+        .bind(to_json(&message.attachments))
+        .bind(message.chosen_option.as_deref())
+        .bind(message.created_at.unix_millis())
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(message)
+    }
+
+    /// Re-reads an item inside this write.
+    pub async fn item(&mut self, change_ref: &str) -> Result<Item, ApiError> {
+        let (project_id, now) = (self.ctx.who.project_id.clone(), self.ctx.now);
+        find_item(&mut self.tx, &project_id, change_ref, now).await
+    }
+
+    pub async fn commit(mut self) -> Result<(), ApiError> {
+        if let (Some(seq), Backend::Postgres) = (self.last_seq, self.ctx.state.store.backend()) {
+            // Delivered at commit, to every server process on this database.
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(PG_CHANNEL)
+                .bind(format!("{} {seq}", self.ctx.who.project_id))
+                .execute(&mut *self.tx)
+                .await?;
+        }
+        self.tx.commit().await?;
+        if let Some(seq) = self.last_seq {
+            self.ctx.state.events.notify(&self.ctx.who.project_id, seq);
+        }
+        Ok(())
+    }
+}
+
+/// The lease rule of agent writes: "when [`groupId` and `fence`] no longer match the
+/// item's current group and that group's fence … the write is refused with 409 and
+/// `code: "lease_lost"`. Writes into another claimant's live lease are refused the
+/// same way." Without a `groupId`, the writer is the claimant when `authorName` is
+/// the group's `claimedBy`.
+pub fn check_lease(
+    item: &Item,
+    group_id: Option<&str>,
+    fence: Option<u64>,
+    author_name: Option<&str>,
+    now: Timestamp,
+) -> Result<(), ApiError> {
+    let lost = |why: &str| Err(ApiError::conflict(codes::LEASE_LOST, why.to_owned()));
+    match (group_id, &item.lease) {
+        (Some(g), Some(lease)) if g == lease.group_id => match fence {
+            Some(f) if f != lease.fence => lost("the fence is stale: this item was claimed again since"),
+            _ => Ok(()),
+        },
+        (Some(_), _) => lost("this item is no longer in that group"),
+        (None, _) if fence.is_some() => Err(ApiError::bad_input("groupId", "is required with fence")),
+        (None, Some(lease)) if is_lease_live(lease.claim_expires_at, now) => {
+            if author_name.is_some() && author_name == lease.claimed_by.as_deref() {
+                Ok(())
+            } else {
+                lost("another claimant holds a live lease on this item")
+            }
+        }
+        (None, _) => Ok(()),
+    }
+}
+
+/// Sets an item's status.
+pub async fn set_status(
+    w: &mut ProjectWrite<'_>,
+    item: &Item,
+    status: redline_protocol::ChangeStatus,
+) -> Result<(), ApiError> {
+    sqlx::query("UPDATE changes SET status = $2 WHERE change_id = $1")
+        .bind(&item.change.change_id)
+        .bind(status.as_str())
+        .execute(w.conn())
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! Mapping stored rows to the protocol's records. Instants are stored as epoch
+//! milliseconds, flags as 0/1 and structured values as JSON text (see 0001_init.sql).
+
+use redline_protocol::{
+    Attachment, AuthorKind, Change, ChangeStatus, Group, Message, Source, Stage, StageType, Timestamp,
+    is_held,
+};
+use serde::de::DeserializeOwned;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+macro_rules! stage_columns {
+    () => {
+        "stage_id, project_id, branch, stage_type, url, git_sha, deployment_id, changes_enabled, created_at"
+    };
+}
+pub const STAGE_COLUMNS: &str = stage_columns!();
+pub const STAGE_SELECT_BY_ID: &str = concat!("SELECT ", stage_columns!(), " FROM stages WHERE stage_id = $1");
+
+/// The columns of a change, for statements that name the table `changes c`.
+pub const CHANGE_COLUMNS: &str = "c.change_id, c.project_id, c.short_id, c.stage_id, c.group_id, c.title, c.body, \
+     c.status, c.route, c.git_sha, c.deployment_id, c.locale, c.viewport, c.capture, \
+     c.screenshot_key, c.console_errors, c.source, c.filed_by, c.branch, c.head_commit, \
+     c.resolved_at, c.live, c.created_at, c.held_until";
+
+pub const GROUP_COLUMNS: &str =
+    "group_id, project_id, title, claimed_by, claim_expires_at, fence, created_at";
+
+pub const MESSAGE_COLUMNS: &str =
+    "message_id, change_id, author_kind, author_name, body, attachments, chosen_option, created_at";
+
+fn decode_err(what: &str, value: &str) -> sqlx::Error {
+    sqlx::Error::Decode(format!("stored {what} {value:?} is not valid").into())
+}
+
+fn ts(row: &AnyRow, col: &str) -> Result<Timestamp, sqlx::Error> {
+    Ok(Timestamp::from_unix_millis(row.try_get(col)?))
+}
+
+fn opt_ts(row: &AnyRow, col: &str) -> Result<Option<Timestamp>, sqlx::Error> {
+    Ok(row.try_get::<Option<i64>, _>(col)?.map(Timestamp::from_unix_millis))
+}
+
+fn json<T: DeserializeOwned>(row: &AnyRow, col: &str) -> Result<T, sqlx::Error> {
+    let text: String = row.try_get(col)?;
+    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+fn opt_json<T: DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>, sqlx::Error> {
+    let text: Option<String> = row.try_get(col)?;
+    text.map(|t| serde_json::from_str(&t).map_err(|e| sqlx::Error::Decode(Box::new(e)))).transpose()
+}
+
+/// JSON text of a value that is always serialisable (plain data).
+pub fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("protocol records serialise")
+}
+
+pub fn status_of(row: &AnyRow) -> Result<ChangeStatus, sqlx::Error> {
+    let s: String = row.try_get("status")?;
+    ChangeStatus::from_wire(&s).ok_or_else(|| decode_err("status", &s))
+}
+
+pub fn stage_from_row(row: &AnyRow) -> Result<Stage, sqlx::Error> {
+    let stage_type: String = row.try_get("stage_type")?;
+    Ok(Stage {
+        stage_id: row.try_get("stage_id")?,
+        project_id: row.try_get("project_id")?,
+        branch: row.try_get("branch")?,
+        stage_type: StageType::from_wire(&stage_type).ok_or_else(|| decode_err("stage type", &stage_type))?,
+        url: row.try_get("url")?,
+        git_sha: row.try_get("git_sha")?,
+        deployment_id: row.try_get("deployment_id")?,
+        changes_enabled: row.try_get::<i64, _>("changes_enabled")? != 0,
+        created_at: ts(row, "created_at")?,
+    })
+}
+
+/// A change as stored; `held` is computed against `now`, `screenshotUrl` is left for
+/// the read path to sign.
+pub fn change_from_row(row: &AnyRow, now: Timestamp) -> Result<Change, sqlx::Error> {
+    let source: String = row.try_get("source")?;
+    let held_until = opt_ts(row, "held_until")?;
+    Ok(Change {
+        change_id: row.try_get("change_id")?,
+        short_id: row.try_get::<i64, _>("short_id")?.to_string(),
+        project_id: row.try_get("project_id")?,
+        stage_id: row.try_get("stage_id")?,
+        group_id: row.try_get("group_id")?,
+        title: row.try_get("title")?,
+        body: row.try_get("body")?,
+        status: status_of(row)?,
+        route: row.try_get("route")?,
+        git_sha: row.try_get("git_sha")?,
+        deployment_id: row.try_get("deployment_id")?,
+        locale: row.try_get("locale")?,
+        viewport: opt_json(row, "viewport")?,
+        capture: opt_json(row, "capture")?,
+        screenshot_key: row.try_get("screenshot_key")?,
+        console_errors: json(row, "console_errors")?,
+        source: Source::from_wire(&source).ok_or_else(|| decode_err("source", &source))?,
+        filed_by: row.try_get("filed_by")?,
+        branch: row.try_get("branch")?,
+        head_commit: row.try_get("head_commit")?,
+        resolved_at: opt_ts(row, "resolved_at")?,
+        live: row.try_get::<Option<i64>, _>("live")?.map(|v| v != 0),
+        created_at: ts(row, "created_at")?,
+        held: is_held(held_until, now),
+        held_until,
+        screenshot_url: None,
+    })
+}
+
+pub fn group_from_row(row: &AnyRow) -> Result<Group, sqlx::Error> {
+    let fence: i64 = row.try_get("fence")?;
+    Ok(Group {
+        group_id: row.try_get("group_id")?,
+        project_id: row.try_get("project_id")?,
+        title: row.try_get("title")?,
+        claimed_by: row.try_get("claimed_by")?,
+        claim_expires_at: opt_ts(row, "claim_expires_at")?,
+        created_at: ts(row, "created_at")?,
+        fence: u64::try_from(fence).map_err(|_| decode_err("fence", &fence.to_string()))?,
+    })
+}
+
+/// A message as stored; attachment `url`s are left for the read path to sign.
+pub fn message_from_row(row: &AnyRow) -> Result<Message, sqlx::Error> {
+    let kind: String = row.try_get("author_kind")?;
+    let attachments: Vec<Attachment> = json(row, "attachments")?;
+    Ok(Message {
+        message_id: row.try_get("message_id")?,
+        change_id: row.try_get("change_id")?,
+        author_kind: AuthorKind::from_wire(&kind).ok_or_else(|| decode_err("author kind", &kind))?,
+        author_name: row.try_get("author_name")?,
+        body: row.try_get("body")?,
+        attachments,
+        chosen_option: row.try_get("chosen_option")?,
+        created_at: ts(row, "created_at")?,
+    })
+}

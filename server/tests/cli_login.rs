@@ -1,0 +1,160 @@
+//! The agent CLI's configuration (`redline login`, stored tokens, API URLs), the help
+//! text, and `redline stage deploy`, run as the real binary against a real server.
+
+mod cli_support;
+mod common;
+
+use std::time::Duration;
+
+use cli_support::*;
+use common::TestServer;
+use redline_protocol::Scope;
+use redline_server::admin;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_with_a_token_stores_it_privately() {
+    let s = TestServer::start().await;
+    let me = Agent::bare();
+    let out = me.run(&["login", "--api-url", &format!("{}/", s.base), "--token", &s.agent]).await.ok();
+    assert!(out.stdout.starts_with(&format!("Signed in to {} as agent (project demo;", s.base)), "{out:?}");
+    assert!(
+        !out.stdout.contains(&s.agent) && !out.stderr.contains(&s.agent),
+        "the token must never be printed"
+    );
+    let path = me.config_dir().join("credentials.json");
+    let creds: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(creds["lastApiUrl"], s.base.as_str());
+    assert_eq!(creds["servers"][&s.base]["token"], s.agent.as_str());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // Later commands use the last login: no URL, no token in the environment.
+    s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "Hello"})).await;
+    let out = me.run(&["list"]).await.ok();
+    assert!(out.stdout.starts_with("#1    open         Hello"), "{out:?}");
+    // REDLINE_TOKEN wins over the stored token.
+    let mut other = Agent::bare();
+    other.home = me.home;
+    other.cwd = other.home.path().to_owned();
+    other.env.push(("REDLINE_TOKEN".into(), "rl_wrong".into()));
+    assert_eq!(other.run(&["list"]).await.code, 3);
+
+    // A refused token is not stored, and exits 3.
+    let fresh = Agent::bare();
+    let out = fresh.run(&["login", "--api-url", &s.base, "--token", "rl_wrong"]).await;
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(!fresh.config_dir().join("credentials.json").exists());
+    // Plain http off loopback is refused before anything is sent.
+    let out = fresh.run(&["login", "--api-url", "http://192.0.2.1:7878", "--token", "rl_x"]).await;
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("refusing plain http to 192.0.2.1"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_with_a_code() {
+    let s = TestServer::start().await;
+    let me = Agent::bare();
+    let mut cmd = me.command(&["login", "--api-url", &s.base]);
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let first =
+        tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.unwrap().unwrap().unwrap();
+    let code = first
+        .strip_prefix("To sign in, approve the code ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("unexpected prompt {first:?}"))
+        .to_owned();
+    assert!(first.contains(&format!("{}/auth/verify", s.base)), "{first}");
+    admin::approve_sign_in(&s.store, &code, "demo", &[Scope::Read, Scope::Write], "agent-c", s.clock.now())
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.unwrap().unwrap();
+    let mut rest = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        rest.push_str(&line);
+        rest.push('\n');
+    }
+    assert!(status.success(), "{rest}");
+    assert!(rest.contains(&format!("Signed in to {} as agent-c", s.base)), "{rest}");
+    me.run(&["list"]).await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_reads_well() {
+    let me = Agent::bare();
+    let out = me.run(&["--help"]).await.ok();
+    for cmd in ["login", "next", "claim", "show", "ask", "reply", "shot", "done", "list", "file", "serve"] {
+        assert!(out.stdout.contains(&format!("\n  {cmd} ")), "{cmd} missing from:\n{}", out.stdout);
+    }
+    let out = me.run(&["next", "--help"]).await.ok();
+    assert!(out.stdout.contains("Exit status: 0 work printed, 2 nothing"), "{}", out.stdout);
+    for cmd in ["claim", "show", "ask", "reply", "shot", "done", "list", "file", "login"] {
+        let out = me.run(&[cmd, "--help"]).await.ok();
+        assert!(out.stdout.contains("--api-url <URL>"), "{cmd}: {}", out.stdout);
+    }
+    let out = me.run(&["stage", "deploy", "--help"]).await.ok();
+    assert!(out.stdout.contains("--sha <SHA>"), "{}", out.stdout);
+}
+
+/// `stage deploy` marks done items live when the deployed commit contains theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_deploy_marks_contained_items_live() {
+    let s = TestServer::start().await;
+    for title in ["Old fix", "New fix", "Unknown fix"] {
+        s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": title})).await;
+    }
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let (repo, c1) = git_repo();
+    let c2 = commit(repo.path(), "second");
+    let c3 = commit(repo.path(), "third");
+    let agent = Agent::new(&s, &s.agent);
+    agent.run(&["claim", "--claimed-by", "agent-a"]).await.ok();
+    agent.run_in(repo.path(), &["done", "1", "--commit", &c1]).await.ok();
+    agent.run_in(repo.path(), &["done", "2"]).await.ok();
+    let unknown = "0123456789abcdef0123456789abcdef01234567";
+    agent.run_in(repo.path(), &["done", "3", "--commit", unknown]).await.ok();
+    let data = s.dir.path().to_str().unwrap();
+    let out = agent
+        .run_in(repo.path(), &["stage", "deploy", "--stage", "main", "--sha", &c2, "--data", data])
+        .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "stage main now serves {}\nlive: #1\nnot in this build: #2\nunknown to this checkout (left as they were): #3\n",
+            &c2[..7]
+        )
+    );
+    let list = agent.run(&["list", "--all", "--json"]).await.ok().json();
+    let live: Vec<_> = list["changes"].as_array().unwrap().iter().map(|c| c["live"].clone()).collect();
+    assert_eq!(live, [json!(true), json!(false), json!(false)]);
+    // Deploying the newest commit (by any name git knows) makes #2 live too.
+    let out = agent
+        .run_in(
+            repo.path(),
+            &[
+                "stage",
+                "deploy",
+                "--stage",
+                "https://demo.example.com",
+                "--sha",
+                "HEAD",
+                "--data",
+                data,
+                "--json",
+            ],
+        )
+        .await
+        .ok()
+        .json();
+    assert_eq!(out["stage"]["gitSha"], c3.as_str());
+    assert_eq!(out["live"], json!(["1", "2"]));
+    let out = agent
+        .run_in(repo.path(), &["stage", "deploy", "--stage", "nope", "--sha", &c3, "--data", data])
+        .await;
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("no stage \"nope\""), "{out:?}");
+}

@@ -1,0 +1,148 @@
+//! A server on a real listener with a manual clock, a project, a stage and tokens.
+#![allow(dead_code)] // each test binary uses a different part of this helper
+
+use redline_protocol::{Scope, Timestamp};
+use redline_server::admin::{self, StageSpec};
+use redline_server::{AppState, Clock, Store};
+use serde_json::Value;
+
+pub const START: Timestamp = Timestamp::from_unix_millis(1_795_973_727_000);
+
+pub struct TestServer {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub clock: Clock,
+    pub store: Store,
+    pub project_id: String,
+    pub stage_id: String,
+    /// read + write: an agent.
+    pub agent: String,
+    /// read + file: the filer Ann.
+    pub ann: String,
+    /// read + file: another filer, Bob.
+    pub bob: String,
+    /// read only.
+    pub reader: String,
+    /// file only (no read).
+    pub file_only: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts with `configure` applied to the server state first.
+    pub async fn start_with(configure: impl FnOnce(&mut AppState)) -> TestServer {
+        // Show server errors (e.g. the cause of a 500) in the failing test's output.
+        let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("warn").try_init();
+        let dir = tempfile::tempdir().unwrap();
+        let store = open_store(dir.path()).await;
+        let clock = Clock::manual(START);
+        let project = admin::add_project(&store, "demo", None, START).await.unwrap();
+        let stage = admin::add_stage(
+            &store,
+            StageSpec {
+                project: "demo",
+                branch: "main",
+                url: "https://demo.example.com",
+                stage_type: None,
+                git_sha: Some("a91c4e2"),
+            },
+            START,
+        )
+        .await
+        .unwrap();
+        let token = |scopes: &'static [Scope], name: &'static str| {
+            let store = store.clone();
+            async move { admin::create_token(&store, "demo", scopes, name, START).await.unwrap().token }
+        };
+        let agent = token(&[Scope::Read, Scope::Write], "agent").await;
+        let ann = token(&[Scope::Read, Scope::File], "Ann").await;
+        let bob = token(&[Scope::Read, Scope::File], "Bob").await;
+        let reader = token(&[Scope::Read], "Rita").await;
+        let file_only = token(&[Scope::File], "Fay").await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let mut state = AppState::new(store.clone(), clock.clone(), dir.path().join("blobs")).await.unwrap();
+        state.keep_alive = std::time::Duration::from_millis(300);
+        configure(&mut state);
+        tokio::spawn(redline_server::serve(listener, state));
+        TestServer {
+            base,
+            http: http_client(),
+            clock,
+            store,
+            project_id: project.project_id,
+            stage_id: stage.stage_id,
+            agent,
+            ann,
+            bob,
+            reader,
+            file_only,
+            dir,
+        }
+    }
+
+    /// Calls an RPC with the envelope; returns the status and the JSON body.
+    pub async fn call(&self, token: &str, name: &str, data: Value) -> (u16, Value) {
+        let body = serde_json::json!({ "rpcName": name, "data": data });
+        self.post(token, name, body.to_string()).await
+    }
+
+    pub async fn post(&self, token: &str, name: &str, body: String) -> (u16, Value) {
+        let mut req = self.http.post(format!("{}/rpc/{name}", self.base)).body(body);
+        if !token.is_empty() {
+            req = req.bearer_auth(token);
+        }
+        let res = req.header("content-type", "application/json").send().await.unwrap();
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// Calls an RPC that must succeed.
+    pub async fn ok(&self, token: &str, name: &str, data: Value) -> Value {
+        let (status, body) = self.call(token, name, data).await;
+        assert_eq!(status, 200, "{name}: {body}");
+        body
+    }
+
+    /// Calls an RPC that must fail with `status` and `code`; returns the body.
+    pub async fn err(&self, token: &str, name: &str, data: Value, status: u16, code: &str) -> Value {
+        let (got, body) = self.call(token, name, data).await;
+        assert_eq!((got, body["code"].as_str().unwrap_or("")), (status, code), "{name}: {body}");
+        body
+    }
+
+    pub fn advance_secs(&self, secs: i64) {
+        self.clock.advance_millis(secs * 1000);
+    }
+}
+
+/// A fresh store: SQLite in `dir`, or, when `REDLINE_TEST_DATABASE_URL` names a
+/// Postgres server (`postgres://user@host:port/db`), a new database on it.
+pub async fn open_store(dir: &std::path::Path) -> Store {
+    match std::env::var("REDLINE_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => {
+            use sqlx::Connection;
+            let name = format!("redline_test_{}", uuid::Uuid::new_v4().simple());
+            let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+            let base = url.rsplit_once('/').unwrap().0;
+            Store::open_url(&format!("{base}/{name}")).await.unwrap()
+        }
+        _ => Store::open_dir(dir).await.unwrap(),
+    }
+}
+
+/// An HTTP client. The crate's reqwest is built without a default TLS crypto
+/// provider (the agent CLI picks ring), so one is installed first.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}

@@ -1,0 +1,328 @@
+//! The transport: envelope, errors, auth, getSession, healthz, CORS, admin commands.
+
+mod common;
+
+use axum::body::{Body, to_bytes};
+use axum::http::{Request, StatusCode};
+use common::TestServer;
+use redline_server::{AppState, Clock, Store, app};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+#[tokio::test]
+async fn envelope_and_bare_input() {
+    let s = TestServer::start().await;
+    let (status, body) = s.post(&s.ann, "getSession", r#"{"rpcName":"getSession","data":{}}"#.into()).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, bare) = s.post(&s.ann, "getSession", "{}".into()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, bare);
+}
+
+#[tokio::test]
+async fn get_session_names_the_person_project_and_scopes() {
+    let s = TestServer::start().await;
+    let session = s.ok(&s.ann, "getSession", json!({})).await;
+    assert_eq!(session["name"], "Ann");
+    assert!(session["userId"].as_str().is_some_and(|id| id.len() == 36));
+    assert_eq!(session["projects"], json!([{"projectId": s.project_id, "name": "demo"}]));
+    assert_eq!(session["scopes"], json!(["changes:project:read", "changes:project:file"]));
+}
+
+#[tokio::test]
+async fn errors_have_the_protocol_shape() {
+    let s = TestServer::start().await;
+    let body = s.err(&s.ann, "noSuchRpc", json!({}), 404, "not_found").await;
+    assert!(body["message"].as_str().unwrap().contains("noSuchRpc"));
+    s.err("", "getSession", json!({}), 401, "unauthorized").await;
+    let body = s.err("rl_not_a_real_token", "getSession", json!({}), 401, "unauthorized").await;
+    assert!(!body.to_string().contains("rl_not_a_real_token"), "the token must not be echoed");
+    let (status, body) = s.post(&s.ann, "getSession", "{not json".into()).await;
+    assert_eq!((status, body["code"].as_str()), (400, Some("bad_input")), "{body}");
+    // A token without the read scope cannot read: 403 names the missing scope.
+    let body = s.err(&s.file_only, "listStages", json!({"projectId": s.project_id}), 403, "forbidden").await;
+    assert!(body["message"].as_str().unwrap().contains("changes:project:read"));
+    // 400 names the field.
+    let body = s.err(&s.ann, "listStages", json!({}), 400, "bad_input").await;
+    assert_eq!(body["message"], "projectId: is required");
+}
+
+#[tokio::test]
+async fn rejects_an_rpc_name_mismatch() {
+    let s = TestServer::start().await;
+    let (status, body) = s.post(&s.ann, "getSession", r#"{"rpcName":"listStages","data":{}}"#.into()).await;
+    assert_eq!(status, 400);
+    assert!(body["message"].as_str().unwrap().starts_with("rpcName:"));
+}
+
+#[tokio::test]
+async fn cors_allows_any_origin_with_bearer_headers() {
+    let s = TestServer::start().await;
+    let res = s
+        .http
+        .request(reqwest::Method::OPTIONS, format!("{}/rpc/getSession", s.base))
+        .header("origin", "chrome-extension://abcdef")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "authorization,content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success());
+    assert_eq!(res.headers()["access-control-allow-origin"], "*");
+    let allowed = res.headers()["access-control-allow-headers"].to_str().unwrap().to_ascii_lowercase();
+    assert!(allowed.contains("authorization") && allowed.contains("content-type"), "{allowed}");
+}
+
+async fn oneshot_app() -> (axum::Router, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_dir(dir.path()).await.unwrap();
+    let state = AppState::new(store, Clock::System, dir.path().join("blobs")).await.unwrap();
+    (app(state), dir)
+}
+
+#[tokio::test]
+async fn oneshot_healthz_and_unknown_rpc() {
+    let (app, _dir) = oneshot_app().await;
+    let res = app.clone().oneshot(Request::get("/healthz").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let res = app.oneshot(Request::post("/rpc/nothing").body(Body::from("{}")).unwrap()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let body: Value = serde_json::from_slice(&to_bytes(res.into_body(), 10_000).await.unwrap()).unwrap();
+    assert_eq!(body["code"], "not_found");
+}
+
+#[tokio::test]
+async fn oneshot_missing_token_is_401() {
+    let (app, _dir) = oneshot_app().await;
+    let res = app.oneshot(Request::post("/rpc/getSession").body(Body::from("{}")).unwrap()).await.unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_changed_migration_stops_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_dir(dir.path()).await.unwrap();
+    sqlx::query("UPDATE _sqlx_migrations SET checksum = X'00' WHERE version = 1")
+        .execute(store.pool())
+        .await
+        .unwrap();
+    store.pool().close().await;
+    let err = Store::open_dir(dir.path()).await.unwrap_err().to_string();
+    assert!(err.contains("0001_init.sql") && err.contains("refusing to start"), "{err}");
+}
+
+// ---- the admin commands, through the real binary ----
+
+fn redline(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+        .args(args)
+        .arg("--data")
+        .arg(dir)
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn redline_json(dir: &std::path::Path, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (ok, out, err) = redline(dir, &all);
+    assert!(ok, "redline {args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn admin_commands_via_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, out, _) = redline(d, &["project", "add", "shop"]);
+    assert!(ok && out.starts_with("project shop added"), "{out}");
+    let project = redline_json(d, &["project", "add", "blog", "--grace-seconds", "5"]);
+    assert_eq!((project["name"].as_str(), project["graceSeconds"].as_i64()), (Some("blog"), Some(5)));
+    let (ok, _, err) = redline(d, &["project", "add", "shop"]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+
+    let stage = redline_json(
+        d,
+        &[
+            "stage",
+            "add",
+            "--project",
+            "shop",
+            "--branch",
+            "main",
+            "--url",
+            "https://shop.example",
+            "--sha",
+            "abc",
+        ],
+    );
+    assert_eq!((stage["type"].as_str(), stage["gitSha"].as_str()), (Some("production"), Some("abc")));
+    let preview = redline_json(
+        d,
+        &[
+            "stage",
+            "add",
+            "--project",
+            project["projectId"].as_str().unwrap(),
+            "--branch",
+            "feat-x",
+            "--url",
+            "https://x.example",
+        ],
+    );
+    assert_eq!(preview["type"], "preview");
+    let (ok, _, err) = redline(
+        d,
+        &[
+            "stage",
+            "add",
+            "--project",
+            "shop",
+            "--branch",
+            "dev",
+            "--url",
+            "https://d.example",
+            "--type",
+            "production",
+        ],
+    );
+    assert!(!ok && err.contains("main"), "{err}");
+
+    let token = redline_json(
+        d,
+        &[
+            "token",
+            "create",
+            "--project",
+            "shop",
+            "--scope",
+            "changes:project:read,changes:project:write",
+            "--name",
+            "bot",
+        ],
+    );
+    assert!(token["token"].as_str().unwrap().starts_with("rl_"));
+    assert_eq!(token["scopes"], json!(["changes:project:read", "changes:project:write"]));
+    let (ok, out, _) = redline(
+        d,
+        &["token", "create", "--project", "shop", "--scope", "changes:project:file", "--name", "Ann"],
+    );
+    assert!(ok && out.starts_with("rl_"), "{out}");
+    let (ok, _, err) = redline(
+        d,
+        &["token", "create", "--project", "nope", "--scope", "changes:project:file", "--name", "Ann"],
+    );
+    assert!(!ok && err.contains("no project"), "{err}");
+
+    let (ok, _, err) = redline(
+        d,
+        &[
+            "auth",
+            "approve",
+            "bcdf-ghjk",
+            "--project",
+            "shop",
+            "--scope",
+            "changes:project:read",
+            "--name",
+            "Ann",
+        ],
+    );
+    assert!(!ok && err.contains("BCDF-GHJK is unknown"), "{err}");
+}
+
+#[test]
+fn serve_prints_the_real_port_and_never_logs_tokens() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    redline_json(dir.path(), &["project", "add", "shop"]);
+    let token = redline_json(
+        dir.path(),
+        &["token", "create", "--project", "shop", "--scope", "changes:project:read", "--name", "Ann"],
+    );
+    let token = token["token"].as_str().unwrap().to_owned();
+    let log_path = dir.path().join("stderr.log");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(dir.path())
+        .env("RUST_LOG", "trace")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
+    assert!(!url.ends_with(":0"), "{url}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (health, session, bad) = rt.block_on(async {
+        let http = common::http_client();
+        let health = http.get(format!("{url}/healthz")).send().await.unwrap().status();
+        let call = |t: String| http.post(format!("{url}/rpc/getSession")).bearer_auth(t).body("{}").send();
+        let session = call(token.clone()).await.unwrap().status();
+        let bad = call(format!("{token}x")).await.unwrap().status();
+        (health, session, bad)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!((health.as_u16(), session.as_u16(), bad.as_u16()), (200, 200, 401));
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("getSession"), "trace logging should show requests: {log}");
+    assert!(!log.contains(&token[3..]), "a token leaked into the log");
+}
+
+#[tokio::test]
+async fn stages_are_listed_and_resolved_within_the_project() {
+    let s = TestServer::start().await;
+    let out = s.ok(&s.reader, "listStages", json!({"projectId": s.project_id})).await;
+    let stages = out["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 1);
+    assert_eq!(stages[0]["stageId"], s.stage_id.as_str());
+    assert_eq!(stages[0]["type"], "production");
+    assert_eq!(stages[0]["changesEnabled"], true);
+    s.err(&s.reader, "listStages", json!({"projectId": "someone-else"}), 403, "forbidden").await;
+
+    let found =
+        s.ok(&s.reader, "resolveStage", json!({"url": "https://demo.example.com/orders/7?tab=1"})).await;
+    assert_eq!(
+        found,
+        json!({"projectId": s.project_id, "stageId": s.stage_id, "branch": "main", "gitSha": "a91c4e2"})
+    );
+    s.err(&s.reader, "resolveStage", json!({"url": "https://elsewhere.example.com/"}), 404, "not_found")
+        .await;
+}
+
+#[tokio::test]
+async fn too_many_calls_get_429_with_retry_after() {
+    let s = TestServer::start_with(|state| {
+        state.rate_limit = redline_server::limit::RateLimit { per_second: 1.0, burst: 2.0 };
+    })
+    .await;
+    s.ok(&s.ann, "getSession", json!({})).await;
+    s.ok(&s.ann, "getSession", json!({})).await;
+    let res = s
+        .http
+        .post(format!("{}/rpc/getSession", s.base))
+        .bearer_auth(&s.ann)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 429);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited");
+    s.ok(&s.bob, "getSession", json!({})).await;
+    s.advance_secs(1);
+    s.ok(&s.ann, "getSession", json!({})).await;
+}
+
+#[tokio::test]
+async fn oversized_bodies_get_413() {
+    let s = TestServer::start().await;
+    let huge =
+        format!(r#"{{"projectId":"p","contentType":"image/png","imageBase64":"{}"}}"#, "A".repeat(13 << 20));
+    let (status, body) = s.post(&s.ann, "uploadShot", huge).await;
+    assert_eq!((status, body["code"].as_str()), (413, Some("too_large")), "{body}");
+}

@@ -1,0 +1,506 @@
+//! The queue's rules over a real listener: filing and the grace window, edits while
+//! held, lists, claims and leases, the thread, completion and statuses.
+
+mod common;
+
+use common::{START, TestServer};
+use serde_json::{Value, json};
+
+impl TestServer {
+    async fn file(&self, token: &str, title: &str) -> Value {
+        self.ok(token, "createChange", json!({"stageId": self.stage_id, "title": title})).await["change"]
+            .clone()
+    }
+
+    async fn list(&self, extra: Value) -> Vec<Value> {
+        let mut data = json!({"projectId": self.project_id});
+        data.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        self.ok(&self.agent, "listChanges", data).await["changes"].as_array().unwrap().clone()
+    }
+
+    async fn claim(&self, who: &str, ids: &[&Value]) -> (u16, Value) {
+        let ids: Vec<&Value> = ids.iter().map(|c| &c["changeId"]).collect();
+        self.call(
+            &self.agent,
+            "claimChanges",
+            json!({"projectId": self.project_id, "changeIds": ids, "claimedBy": who}),
+        )
+        .await
+    }
+
+    /// Files an item and lets its hold end.
+    async fn file_released(&self, title: &str) -> Value {
+        let change = self.file(&self.ann, title).await;
+        self.ok(&self.ann, "releaseChanges", json!({"stageId": self.stage_id})).await;
+        change
+    }
+}
+
+fn ts(seconds_after_start: i64) -> String {
+    START.plus_seconds(seconds_after_start).to_string()
+}
+
+#[tokio::test]
+async fn filing_holds_the_item_and_stamps_the_stage_build() {
+    let s = TestServer::start().await;
+    let c = s
+        .ok(
+            &s.ann,
+            "createChange",
+            json!({
+                "stageId": s.stage_id, "title": "  Button is misaligned ", "body": "see the footer",
+                "route": "/orders", "locale": "en-GB", "viewport": {"width": 1280, "height": 720},
+                "capture": {"stroke": [{"x": 1, "y": 2}], "bounds": null, "elements": [{"testId": "save", "tag": "button"}],
+                            "devicePixelRatio": 2, "scroll": {"x": 0, "y": 10}},
+                "consoleErrors": ["TypeError: x is undefined"]
+            }),
+        )
+        .await["change"]
+        .clone();
+    assert_eq!(c["shortId"], "1");
+    assert_eq!(c["title"], "Button is misaligned");
+    assert_eq!(c["status"], "open");
+    assert_eq!((c["held"].as_bool(), c["heldUntil"].as_str()), (Some(true), Some(ts(60).as_str())));
+    assert_eq!(
+        (c["gitSha"].as_str(), c["source"].as_str(), c["filedBy"].as_str()),
+        (Some("a91c4e2"), Some("extension"), Some("Ann"))
+    );
+    assert_eq!(c["capture"]["elements"][0]["testId"], "save");
+    assert_eq!(c["capture"]["devicePixelRatio"], 2.0);
+    assert_eq!(c["consoleErrors"], json!(["TypeError: x is undefined"]));
+    assert_eq!(c["groupId"], Value::Null);
+    assert_eq!(c["screenshotUrl"], Value::Null);
+    assert_eq!(s.file(&s.ann, "second").await["shortId"], "2");
+    // The page's own build wins over the stage's.
+    let own =
+        s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t", "gitSha": "fff"})).await;
+    assert_eq!(own["change"]["gitSha"], "fff");
+}
+
+#[tokio::test]
+async fn filing_is_idempotent_on_change_id() {
+    let s = TestServer::start().await;
+    let id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+    let input = json!({"stageId": s.stage_id, "title": "once", "changeId": id});
+    let first = s.ok(&s.ann, "createChange", input.clone()).await;
+    let again = s.ok(&s.ann, "createChange", input).await;
+    assert_eq!(first, again);
+    assert_eq!(first["change"]["changeId"], id);
+    assert_eq!(s.list(json!({})).await.len(), 1);
+    s.err(
+        &s.ann,
+        "createChange",
+        json!({"stageId": s.stage_id, "title": "other", "changeId": id}),
+        409,
+        "id_reused",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn filing_validates_its_input() {
+    let s = TestServer::start().await;
+    let cases = [
+        (json!({"stageId": s.stage_id, "title": "x".repeat(201)}), "title:"),
+        (json!({"stageId": s.stage_id, "title": " "}), "title:"),
+        (json!({"stageId": s.stage_id, "title": "t", "changeId": "nope"}), "changeId:"),
+        (
+            json!({"stageId": s.stage_id, "title": "t", "capture": {"elements": vec![json!({"tag": "a"}); 501]}}),
+            "capture.elements:",
+        ),
+        (
+            json!({"stageId": s.stage_id, "title": "t", "capture": {"stroke": vec![json!({"x": 0, "y": 0}); 10_001]}}),
+            "capture.stroke:",
+        ),
+        (
+            json!({"stageId": s.stage_id, "title": "t", "screenshotKey": "0123456789abcdef0123456789abcdef.png"}),
+            "screenshotKey:",
+        ),
+        (json!({"stageId": s.stage_id, "title": 5}), "title:"),
+    ];
+    for (input, field) in cases {
+        let body = s.err(&s.ann, "createChange", input, 400, "bad_input").await;
+        assert!(body["message"].as_str().unwrap().starts_with(field), "{body}");
+    }
+    s.err(&s.ann, "createChange", json!({"stageId": "elsewhere", "title": "t"}), 404, "not_found").await;
+    s.err(&s.reader, "createChange", json!({"stageId": s.stage_id, "title": "t"}), 403, "forbidden").await;
+}
+
+#[tokio::test]
+async fn the_grace_window_slides_per_filer_and_stage() {
+    let s = TestServer::start().await;
+    let a = s.file(&s.ann, "a").await;
+    s.advance_secs(40);
+    let b = s.file(&s.ann, "b").await;
+    let bob = s.file(&s.bob, "bob's").await;
+    s.advance_secs(30); // 70 s after a: a would have been released without b.
+    let held = |list: &[Value], c: &Value| {
+        list.iter().find(|x| x["changeId"] == c["changeId"]).unwrap()["held"].clone()
+    };
+    let list = s.list(json!({})).await;
+    assert_eq!((held(&list, &a), held(&list, &b)), (json!(true), json!(true)));
+    assert_eq!(list[0]["heldUntil"], ts(100));
+    assert!(s.list(json!({"pickupOnly": true})).await.is_empty());
+    s.advance_secs(31); // 101 s: everything released.
+    let list = s.list(json!({})).await;
+    assert!(list.iter().all(|c| c["held"] == false), "{list:?}");
+    assert_eq!(s.list(json!({"pickupOnly": true})).await.len(), 3);
+    let _ = bob;
+}
+
+#[tokio::test]
+async fn only_the_filer_edits_or_withdraws_while_held() {
+    let s = TestServer::start().await;
+    let c = s.file(&s.ann, "typo").await;
+    let id = c["changeId"].clone();
+    let updated =
+        s.ok(&s.ann, "updateChange", json!({"changeId": id, "title": "fixed", "body": "more"})).await;
+    assert_eq!(
+        (updated["change"]["title"].as_str(), updated["change"]["body"].as_str()),
+        (Some("fixed"), Some("more"))
+    );
+    s.err(&s.bob, "updateChange", json!({"changeId": id, "title": "mine"}), 409, "not_filer").await;
+    s.err(&s.bob, "withdrawChange", json!({"changeId": id}), 409, "not_filer").await;
+    let w = s.ok(&s.ann, "withdrawChange", json!({"changeId": "#1", "projectId": s.project_id})).await;
+    assert_eq!(
+        (w["change"]["status"].as_str(), w["change"]["held"].as_bool()),
+        (Some("dismissed"), Some(false))
+    );
+    assert!(s.list(json!({})).await.is_empty(), "withdrawn items are hidden");
+    assert_eq!(s.list(json!({"includeDone": true})).await.len(), 1);
+
+    let late = s.file(&s.ann, "late").await;
+    s.advance_secs(61);
+    s.err(&s.ann, "updateChange", json!({"changeId": late["changeId"], "title": "x"}), 409, "not_held").await;
+    s.err(&s.ann, "withdrawChange", json!({"changeId": late["changeId"]}), 409, "not_held").await;
+}
+
+#[tokio::test]
+async fn release_ends_only_the_callers_hold() {
+    let s = TestServer::start().await;
+    s.file(&s.ann, "a1").await;
+    s.file(&s.ann, "a2").await;
+    s.file(&s.bob, "b1").await;
+    let released = s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let titles: Vec<&str> =
+        released["changes"].as_array().unwrap().iter().map(|c| c["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["a1", "a2"]);
+    assert!(released["changes"].as_array().unwrap().iter().all(|c| c["held"] == false));
+    let again = s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    assert_eq!(again, json!({"changes": []}));
+    let pickup: Vec<String> =
+        s.list(json!({"pickupOnly": true})).await.iter().map(|c| c["title"].to_string()).collect();
+    assert_eq!(pickup, ["\"a1\"", "\"a2\""]);
+}
+
+#[tokio::test]
+async fn lists_filter_and_get_finds_by_short_id() {
+    let s = TestServer::start().await;
+    let a = s.file_released("a").await;
+    s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "b", "route": "/b"})).await;
+    assert_eq!(s.list(json!({"route": "/b"})).await.len(), 1);
+    assert_eq!(s.list(json!({"limit": 1})).await.len(), 1);
+    assert_eq!(s.list(json!({"status": ["open"]})).await.len(), 2);
+    assert!(s.list(json!({"status": ["done"]})).await.is_empty());
+    assert_eq!(s.list(json!({"stageId": s.stage_id})).await.len(), 2);
+    s.err(&s.agent, "listChanges", json!({"projectId": s.project_id, "limit": 201}), 400, "bad_input").await;
+    s.err(&s.agent, "listChanges", json!({"projectId": "other"}), 403, "forbidden").await;
+
+    for r in ["#1", "1", a["changeId"].as_str().unwrap()] {
+        let got = s.ok(&s.agent, "getChange", json!({"changeId": r, "projectId": s.project_id})).await;
+        assert_eq!(got["change"]["changeId"], a["changeId"]);
+        assert_eq!(got["thread"], json!([]));
+        assert_eq!(got["stageUrl"], "https://demo.example.com");
+    }
+    s.err(&s.agent, "getChange", json!({"changeId": "#99"}), 404, "not_found").await;
+    s.err(&s.agent, "getChange", json!({"changeId": "abc"}), 400, "bad_input").await;
+    s.err(&s.agent, "getChange", json!({"changeId": "#1", "projectId": "other"}), 403, "forbidden").await;
+}
+
+#[tokio::test]
+async fn claims_take_claimable_items_and_explain_the_rest() {
+    let s = TestServer::start().await;
+    let held = s.file(&s.ann, "held").await;
+    let body = s
+        .err(
+            &s.agent,
+            "claimChanges",
+            json!({"projectId": s.project_id, "changeIds": [held["changeId"], "#42"], "claimedBy": "a"}),
+            409,
+            "not_claimable",
+        )
+        .await;
+    assert_eq!(body["items"][0]["reason"], "not_found");
+    assert_eq!(body["items"][0]["shortId"], "42");
+    assert_eq!(body["items"][1]["reason"], "held");
+    assert_eq!(body["items"][1]["claimableAt"], ts(60));
+
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let (status, out) = s.claim("agent-a", &[&held]).await;
+    assert_eq!(status, 200, "{out}");
+    let group = &out["group"];
+    assert_eq!((group["claimedBy"].as_str(), group["fence"].as_u64()), (Some("agent-a"), Some(1)));
+    assert_eq!(group["claimExpiresAt"], ts(30 * 60));
+    assert_eq!(group["title"], "held");
+    assert_eq!(out["changes"][0]["status"], "claimed");
+    assert_eq!(out["changes"][0]["groupId"], group["groupId"]);
+    let listed = s.ok(&s.agent, "listChanges", json!({"projectId": s.project_id})).await;
+    assert_eq!(listed["groups"][0]["groupId"], group["groupId"]);
+
+    // Leased: another agent (or the same one) cannot claim it again.
+    let (status, body) = s.claim("agent-b", &[&held]).await;
+    assert_eq!(status, 409);
+    assert_eq!(body["items"][0]["reason"], "leased");
+    assert_eq!(body["items"][0]["claimedBy"], "agent-a");
+    assert_eq!(body["items"][0]["claimableAt"], ts(30 * 60));
+    assert!(s.list(json!({"pickupOnly": true})).await.is_empty());
+
+    // A lapsed lease makes it claimable again, status unchanged, with a fresh fence.
+    s.advance_secs(30 * 60);
+    assert_eq!(s.list(json!({"pickupOnly": true})).await[0]["status"], "claimed");
+    let (status, out_b) = s.claim("agent-b", &[&held]).await;
+    assert_eq!(status, 200, "{out_b}");
+    assert_eq!(out_b["group"]["fence"], 2);
+    // The old claimant's write is refused.
+    s.err(
+        &s.agent,
+        "replyToChange",
+        json!({"changeId": held["changeId"], "body": "hi", "authorName": "agent-a", "groupId": group["groupId"], "fence": 1}),
+        409,
+        "lease_lost",
+    )
+    .await;
+    s.err(
+        &s.agent,
+        "claimChanges",
+        json!({"projectId": s.project_id, "groupId": group["groupId"], "claimedBy": "agent-a"}),
+        409,
+        "lease_lost",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn claiming_without_names_takes_every_claimable_item() {
+    let s = TestServer::start().await;
+    for i in 0..3 {
+        s.file(&s.ann, &format!("item {i}")).await;
+    }
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    s.file(&s.bob, "still held").await;
+    let out = s
+        .ok(&s.agent, "claimChanges", json!({"projectId": s.project_id, "claimedBy": "a", "title": "batch"}))
+        .await;
+    assert_eq!(out["changes"].as_array().unwrap().len(), 3);
+    assert_eq!(out["group"]["title"], "batch");
+    let body = s
+        .err(
+            &s.agent,
+            "claimChanges",
+            json!({"projectId": s.project_id, "claimedBy": "a"}),
+            409,
+            "not_claimable",
+        )
+        .await;
+    assert_eq!(body["items"], json!([]));
+    s.err(&s.ann, "claimChanges", json!({"projectId": s.project_id, "claimedBy": "a"}), 403, "forbidden")
+        .await;
+}
+
+#[tokio::test]
+async fn renewing_extends_the_lease_and_keeps_the_fence() {
+    let s = TestServer::start().await;
+    let c = s.file_released("x").await;
+    let (_, out) = s.claim("a", &[&c]).await;
+    let group_id = out["group"]["groupId"].clone();
+    s.advance_secs(20 * 60);
+    let renewed = s
+        .ok(
+            &s.agent,
+            "claimChanges",
+            json!({"projectId": s.project_id, "groupId": group_id, "claimedBy": "a", "leaseMinutes": 10}),
+        )
+        .await;
+    assert_eq!(renewed["group"]["claimExpiresAt"], ts(30 * 60));
+    assert_eq!(renewed["group"]["fence"], out["group"]["fence"]);
+    assert_eq!(renewed["changes"][0]["changeId"], c["changeId"]);
+    s.err(
+        &s.agent,
+        "claimChanges",
+        json!({"projectId": s.project_id, "groupId": group_id, "claimedBy": "b"}),
+        409,
+        "lease_lost",
+    )
+    .await;
+    s.err(
+        &s.agent,
+        "claimChanges",
+        json!({"projectId": s.project_id, "groupId": group_id, "changeIds": ["#1"], "claimedBy": "a"}),
+        400,
+        "bad_input",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn concurrent_claims_of_one_item_give_it_to_exactly_one() {
+    let s = TestServer::start().await;
+    let c = s.file_released("contended").await;
+    let claims = (0..8).map(|i| {
+        let (s, c) = (&s, &c);
+        async move { s.claim(&format!("agent-{i}"), &[c]).await.0 }
+    });
+    let mut statuses = futures_util::future::join_all(claims).await;
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409, 409, 409, 409, 409, 409, 409]);
+}
+
+#[tokio::test]
+async fn writes_into_another_claimants_live_lease_are_refused() {
+    let s = TestServer::start().await;
+    let c = s.file_released("x").await;
+    s.claim("agent-a", &[&c]).await;
+    let reply = |author: &str| json!({"changeId": c["changeId"], "body": "on it", "authorName": author});
+    s.err(&s.agent, "replyToChange", reply("agent-b"), 409, "lease_lost").await;
+    s.ok(&s.agent, "replyToChange", reply("agent-a")).await;
+    s.err(&s.agent, "completeChange", json!({"changeId": c["changeId"]}), 409, "lease_lost").await;
+}
+
+#[tokio::test]
+async fn the_thread_asks_answers_and_completes() {
+    let s = TestServer::start().await;
+    let c = s.file_released("which colour?").await;
+    let (_, claimed) = s.claim("agent-a", &[&c]).await;
+    let (group_id, fence) = (claimed["group"]["groupId"].clone(), claimed["group"]["fence"].clone());
+    let id = c["changeId"].clone();
+
+    s.err(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": "?"}), 409, "wrong_status").await;
+    let too_many = json!({"changeId": id, "question": "q", "authorName": "agent-a", "option": ["1","2","3","4","5","6","7"]});
+    s.err(&s.agent, "askChangeQuestion", too_many, 400, "bad_input").await;
+    let asked = s
+        .ok(
+            &s.agent,
+            "askChangeQuestion",
+            json!({"changeId": id, "question": "Red or blue?", "authorName": "agent-a",
+            "option": ["Red", "Blue"], "groupId": group_id, "fence": fence}),
+        )
+        .await["message"]
+        .clone();
+    assert_eq!(
+        (asked["authorKind"].as_str(), asked["authorName"].as_str()),
+        (Some("agent"), Some("agent-a"))
+    );
+    let options = asked["attachments"].as_array().unwrap();
+    assert_eq!(options.len(), 2);
+    assert!(options.iter().all(|o| o["kind"] == "option" && o["url"].is_null()));
+    let got = s.ok(&s.agent, "getChange", json!({"changeId": id})).await;
+    assert_eq!(got["change"]["status"], "needs_answer");
+
+    s.err(
+        &s.ann,
+        "answerChangeQuestion",
+        json!({"changeId": id, "body": "x", "chosenOption": "nope"}),
+        400,
+        "bad_input",
+    )
+    .await;
+    let answer = s
+        .ok(
+            &s.ann,
+            "answerChangeQuestion",
+            json!({"changeId": id, "body": "Blue please", "chosenOption": options[1]["key"]}),
+        )
+        .await["message"]
+        .clone();
+    assert_eq!((answer["authorKind"].as_str(), answer["authorName"].as_str()), (Some("user"), Some("Ann")));
+    assert_eq!(answer["chosenOption"], options[1]["key"]);
+    assert_eq!(s.ok(&s.agent, "getChange", json!({"changeId": id})).await["change"]["status"], "in_progress");
+
+    s.ok(
+        &s.agent,
+        "replyToChange",
+        json!({"changeId": id, "body": "Working on it", "authorName": "agent-a"}),
+    )
+    .await;
+    assert_eq!(s.ok(&s.agent, "getChange", json!({"changeId": id})).await["change"]["status"], "in_progress");
+
+    let done = s
+        .ok(
+            &s.agent,
+            "completeChange",
+            json!({"changeId": id, "branch": "fix/colour", "headCommit": "a91c4e2",
+            "note": "Made it blue", "authorName": "agent-a", "groupId": group_id, "fence": fence}),
+        )
+        .await["change"]
+        .clone();
+    assert_eq!(done["status"], "done");
+    assert_eq!(done["resolvedAt"], ts(0));
+    assert_eq!(
+        (done["branch"].as_str(), done["headCommit"].as_str(), done["live"].as_bool()),
+        (Some("fix/colour"), Some("a91c4e2"), Some(true))
+    );
+    let thread = s.ok(&s.agent, "getChange", json!({"changeId": id})).await["thread"].clone();
+    let bodies: Vec<&str> = thread.as_array().unwrap().iter().map(|m| m["body"].as_str().unwrap()).collect();
+    assert_eq!(bodies, ["Red or blue?", "Blue please", "Working on it", "Made it blue"]);
+    assert!(s.list(json!({})).await.is_empty(), "done items are hidden");
+    s.err(&s.agent, "completeChange", json!({"changeId": id, "authorName": "agent-a"}), 409, "wrong_status")
+        .await;
+}
+
+#[tokio::test]
+async fn live_follows_the_stage_deploying_the_head_commit() {
+    let s = TestServer::start().await;
+    let c = s.file_released("x").await;
+    let done =
+        s.ok(&s.agent, "completeChange", json!({"changeId": c["changeId"], "headCommit": "beef"})).await;
+    assert_eq!(done["change"]["live"], false);
+    let spec = redline_server::admin::StageSpec {
+        project: "demo",
+        branch: "main",
+        url: "https://demo.example.com",
+        stage_type: None,
+        git_sha: Some("beef"),
+    };
+    redline_server::admin::add_stage(&s.store, spec, START).await.unwrap();
+    let got = s.ok(&s.agent, "getChange", json!({"changeId": c["changeId"]})).await;
+    assert_eq!(got["change"]["live"], true);
+}
+
+#[tokio::test]
+async fn users_dismiss_and_reopen() {
+    let s = TestServer::start().await;
+    let c = s.file_released("x").await;
+    let id = c["changeId"].clone();
+    s.ok(&s.agent, "completeChange", json!({"changeId": id})).await;
+    s.err(&s.ann, "setChangeStatus", json!({"changeId": id, "status": "done"}), 400, "bad_input").await;
+    s.err(&s.agent, "setChangeStatus", json!({"changeId": id, "status": "open"}), 403, "forbidden").await;
+    let reopened = s.ok(&s.ann, "setChangeStatus", json!({"changeId": id, "status": "open"})).await;
+    assert_eq!(
+        (reopened["change"]["status"].as_str(), reopened["change"]["resolvedAt"].as_str()),
+        (Some("open"), None)
+    );
+    let dismissed = s.ok(&s.ann, "setChangeStatus", json!({"changeId": id, "status": "dismissed"})).await;
+    assert_eq!(dismissed["change"]["status"], "dismissed");
+    s.err(
+        &s.agent,
+        "replyToChange",
+        json!({"changeId": id, "body": "b", "authorName": "a"}),
+        409,
+        "wrong_status",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn agents_cannot_write_to_held_items() {
+    let s = TestServer::start().await;
+    let c = s.file(&s.ann, "x").await;
+    s.err(
+        &s.agent,
+        "askChangeQuestion",
+        json!({"changeId": c["changeId"], "question": "q", "authorName": "a"}),
+        409,
+        "wrong_status",
+    )
+    .await;
+}
