@@ -27,6 +27,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query, catch)]
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
+    fn tabs_capture_visible_tab(window_id: i32, options: &JsValue) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript, catch)]
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
 }
@@ -119,9 +122,29 @@ pub fn request_host_permission(
 
 /// The part of `chrome.tabs.Tab` Redline reads.
 #[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tab {
     pub id: Option<i32>,
     pub url: Option<String>,
+    pub window_id: Option<i32>,
+}
+
+/// The part of `chrome.runtime.MessageSender` Redline reads: which tab sent a message
+/// (absent for extension pages outside tabs, such as the side panel).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct MessageSender {
+    pub tab: Option<Tab>,
+}
+
+/// A PNG of the visible part of the active tab of `window_id`, as a `data:` URL. Needs
+/// `activeTab` from a gesture or a host permission for the page.
+pub async fn capture_visible_tab(window_id: i32) -> Result<String, ChromeError> {
+    #[derive(Serialize)]
+    struct Options {
+        format: &'static str,
+    }
+    let url = settle(tabs_capture_visible_tab(window_id, &to_js(&Options { format: "png" })?)).await?;
+    url.as_string().ok_or_else(|| ChromeError("captureVisibleTab returned no image".into()))
 }
 
 /// The active tab of the window the person used last.
@@ -151,4 +174,188 @@ pub async fn execute_script(tab_id: i32, files: &[&str]) -> Result<(), ChromeErr
     }
     settle(scripting_execute_script(&to_js(&Injection { target: Target { tab_id }, files })?)).await?;
     Ok(())
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = clear, catch)]
+    fn alarms_clear(name: &str) -> Result<Promise, JsValue>;
+}
+
+/// The part of `chrome.alarms.Alarm` Redline reads.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Alarm {
+    pub name: String,
+}
+
+/// Sets (or moves) the alarm `name` to fire once at `when` (ms since the epoch). Chrome
+/// wakes the worker for it, also after a restart if the alarm survived.
+pub async fn set_alarm(name: &str, when: f64) -> Result<(), ChromeError> {
+    #[derive(Serialize)]
+    struct AlarmInfo {
+        when: f64,
+    }
+    settle(alarms_create(name, &to_js(&AlarmInfo { when })?)).await?;
+    Ok(())
+}
+
+/// Cancels the alarm `name`; nothing happens if there is none.
+pub async fn clear_alarm(name: &str) -> Result<(), ChromeError> {
+    settle(alarms_clear(name)).await?;
+    Ok(())
+}
+
+// ---- The side panel's queue: badge, polling alarm, the tab it follows, show on page ----
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setBadgeText, catch)]
+    fn action_set_badge_text(details: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setBadgeBackgroundColor, catch)]
+    fn action_set_badge_background_color(details: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = get, catch)]
+    fn alarms_get(name: &str) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onActivated"], js_name = addListener)]
+    fn tabs_on_activated_add_listener(callback: &js_sys::Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onActivated"], js_name = removeListener)]
+    fn tabs_on_activated_remove_listener(callback: &js_sys::Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = addListener)]
+    fn tabs_on_updated_add_listener(callback: &js_sys::Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = removeListener)]
+    fn tabs_on_updated_remove_listener(callback: &js_sys::Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = getCurrent, catch)]
+    fn tabs_get_current() -> Result<Promise, JsValue>;
+}
+
+/// Sets the toolbar button's badge (empty text hides it), in Redline's red.
+pub async fn set_badge(text: &str) -> Result<(), ChromeError> {
+    #[derive(Serialize)]
+    struct Text<'a> {
+        text: &'a str,
+    }
+    #[derive(Serialize)]
+    struct Color {
+        color: &'static str,
+    }
+    settle(action_set_badge_background_color(&to_js(&Color { color: "#dc2626" })?)).await?;
+    settle(action_set_badge_text(&to_js(&Text { text })?)).await?;
+    Ok(())
+}
+
+/// Makes sure the repeating alarm `name` exists (every `minutes`; Chrome's minimum is
+/// half a minute), without moving it when it does.
+pub async fn ensure_repeating_alarm(name: &str, minutes: f64) -> Result<(), ChromeError> {
+    let existing = settle(alarms_get(name)).await?;
+    if !existing.is_undefined() && !existing.is_null() {
+        return Ok(());
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct AlarmInfo {
+        delay_in_minutes: f64,
+        period_in_minutes: f64,
+    }
+    settle(alarms_create(
+        name,
+        &to_js(&AlarmInfo { delay_in_minutes: minutes, period_in_minutes: minutes })?,
+    ))
+    .await?;
+    Ok(())
+}
+
+/// The tab this page runs in, when it is one (the panel opened as a tab); `None` in the
+/// side panel.
+pub async fn current_tab() -> Option<Tab> {
+    let tab = settle(tabs_get_current()).await.ok()?;
+    serde_wasm_bindgen::from_value(tab).ok()
+}
+
+/// Calls `on_change` whenever the person switches tabs or the active tab navigates.
+/// The listeners stay until the returned guard is dropped.
+pub fn on_tab_change(on_change: impl Fn() + 'static) -> TabListeners {
+    let on_change = std::rc::Rc::new(on_change);
+    let activated = {
+        let on_change = on_change.clone();
+        Closure::<dyn Fn(JsValue)>::new(move |_info: JsValue| on_change())
+    };
+    let updated = Closure::<dyn Fn(JsValue, JsValue, JsValue)>::new(
+        move |_id: JsValue, info: JsValue, tab: JsValue| {
+            let url_or_status = Reflect::has(&info, &JsValue::from_str("url")).unwrap_or(false)
+                || Reflect::get(&info, &JsValue::from_str("status"))
+                    .ok()
+                    .and_then(|s| s.as_string())
+                    .as_deref()
+                    == Some("complete");
+            let active = Reflect::get(&tab, &JsValue::from_str("active"))
+                .ok()
+                .and_then(|a| a.as_bool())
+                .unwrap_or(false);
+            if url_or_status && active {
+                on_change();
+            }
+        },
+    );
+    tabs_on_activated_add_listener(activated.as_ref().unchecked_ref());
+    tabs_on_updated_add_listener(updated.as_ref().unchecked_ref());
+    TabListeners { activated, updated }
+}
+
+/// The listeners of [`on_tab_change`]; dropping it removes them.
+pub struct TabListeners {
+    activated: Closure<dyn Fn(JsValue)>,
+    updated: Closure<dyn Fn(JsValue, JsValue, JsValue)>,
+}
+
+impl Drop for TabListeners {
+    fn drop(&mut self) {
+        tabs_on_activated_remove_listener(self.activated.as_ref().unchecked_ref());
+        tabs_on_updated_remove_listener(self.updated.as_ref().unchecked_ref());
+    }
+}
+
+#[cfg(feature = "worker")]
+#[wasm_bindgen(inline_js = "export function show_in_page(elements) {
+  return import(chrome.runtime.getURL('content/content.js')).then((content) => content.show_elements(elements));
+}
+export function show_in_page_function() { return show_in_page; }")]
+extern "C" {
+    /// A self-contained function Chrome serialises into the page (`executeScript`'s
+    /// `func`): it loads the content module (JavaScript, so strict CSPs allow it) and
+    /// outlines the elements.
+    fn show_in_page_function() -> js_sys::Function;
+}
+
+/// Runs the content module's `show_elements(elements)` in a tab's top frame and
+/// returns its answer. Needs a host permission for the tab, or `activeTab` on it.
+#[cfg(feature = "worker")]
+pub async fn show_in_tab<T: Serialize, R: DeserializeOwned>(
+    tab_id: i32,
+    elements: &T,
+) -> Result<R, ChromeError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Target {
+        tab_id: i32,
+    }
+    let injection = to_js(&serde_json::json!({}))?;
+    Reflect::set(&injection, &"target".into(), &to_js(&Target { tab_id })?)?;
+    Reflect::set(&injection, &"func".into(), &show_in_page_function())?;
+    Reflect::set(&injection, &"args".into(), &js_sys::Array::of1(&to_js(elements)?))?;
+    let results = settle(scripting_execute_script(&injection)).await?;
+    let first = Reflect::get(&results, &JsValue::from_f64(0.0))?;
+    let result = Reflect::get(&first, &JsValue::from_str("result"))?;
+    if result.is_undefined() {
+        return Err(ChromeError("the page did not answer".into()));
+    }
+    Ok(serde_wasm_bindgen::from_value(result)?)
 }

@@ -10,8 +10,14 @@ use web_sys::{
     Document, Element, HtmlIFrameElement, KeyboardEvent, MessageEvent, ShadowRootInit, ShadowRootMode, Window,
 };
 
+use redline_protocol::{Capture, Point};
+use serde::Serialize;
+
+use crate::capture::dom::{self, PageContext};
+use crate::capture::geometry::Polygon;
+use crate::capture::screenshot;
 use crate::chrome;
-use crate::messages::OverlayEvent;
+use crate::messages::{Captured, OverlayEvent, PageEvent};
 
 /// The id of the element that hosts the overlay in the page.
 pub const HOST_ID: &str = "redline-overlay-host";
@@ -33,7 +39,10 @@ thread_local! {
 /// Mounts the overlay over the viewport, or focuses it when it is already there.
 #[wasm_bindgen]
 pub fn mount() -> Result<(), JsValue> {
-    mount_overlay(&chrome::extension_url("overlay.html"), &chrome::extension_origin())
+    let page = web_sys::window().ok_or("no window")?.location().href()?;
+    let overlay_url =
+        format!("{}?page={}", chrome::extension_url("overlay.html"), js_sys::encode_uri_component(&page));
+    mount_overlay(&overlay_url, &chrome::extension_origin())
 }
 
 /// Mounts an overlay iframe loading `overlay_url`, trusting messages only from
@@ -88,6 +97,9 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
             Ok(OverlayEvent::Close) => {
                 let _ = unmount();
             }
+            Ok(OverlayEvent::Circled { stroke }) => {
+                wasm_bindgen_futures::spawn_local(capture_and_reply(stroke, trusted_origin.clone()));
+            }
             Err(_) => {}
         }
     });
@@ -128,6 +140,55 @@ fn overlay_frame(document: &Document, overlay_url: &str) -> Result<HtmlIFrameEle
          background: transparent; color-scheme: normal;",
     )?;
     Ok(frame)
+}
+
+const CAPTURE_MARK: &str = "redline:capture-start";
+const CAPTURE_MEASURE: &str = "redline:capture";
+
+/// Reads what the outline circles, screenshots the viewport, and hands both to the
+/// overlay frame (posted to the extension's origin only, so the page cannot read it).
+async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
+    let Some((host, frame)) = MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone())))
+    else {
+        return;
+    };
+    let (Some(window), Some(document)) = (web_sys::window(), web_sys::window().and_then(|w| w.document()))
+    else {
+        return;
+    };
+    let polygon = Polygon::new(stroke);
+    // User Timing entries, so the time from release to elements captured can be
+    // measured on any page (see tests/bench/capture.mjs).
+    let performance = window.performance();
+    if let Some(p) = &performance {
+        let _ = p.mark(CAPTURE_MARK);
+    }
+    let elements = dom::circled_elements(&document, &polygon, Some(&host));
+    if let Some(p) = &performance {
+        let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
+    }
+    let context = PageContext::read(&window, &document);
+    let screenshot = screenshot::visible_tab(&window, &document, &host).await;
+    let captured = Captured {
+        capture: Capture {
+            bounds: polygon.bounds(),
+            stroke: polygon.points().to_vec(),
+            elements,
+            device_pixel_ratio: Some(context.device_pixel_ratio),
+            scroll: Some(context.scroll),
+        },
+        route: context.route,
+        locale: context.locale,
+        viewport: context.viewport,
+        git_sha: context.git_sha,
+        screenshot,
+    };
+    let message = PageEvent::Captured(Box::new(captured));
+    if let (Some(target), Ok(data)) =
+        (frame.content_window(), message.serialize(&serde_wasm_bindgen::Serializer::json_compatible()))
+    {
+        let _ = target.post_message(&data, &overlay_origin);
+    }
 }
 
 fn overlay_ready() {

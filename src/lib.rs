@@ -5,13 +5,25 @@
 //! is shared by all of them and tested natively.
 
 pub mod api;
+pub mod capture;
 pub mod chrome;
+pub mod compose;
 pub mod connection;
+pub mod idb;
+pub mod locate;
 pub mod messages;
+pub mod outbox;
+pub mod queue;
 pub mod settings;
+pub mod sse;
+pub mod throttle;
+pub mod timer;
+pub mod tray;
 
 #[cfg(feature = "content")]
 pub mod content;
+#[cfg(feature = "content")]
+pub mod show;
 #[cfg(feature = "ui")]
 pub mod ui;
 #[cfg(feature = "worker")]

@@ -1,30 +1,85 @@
 //! The messages the extension's contexts send each other. Pure serde types: the worker,
 //! panel, overlay and content script all agree on them through this one module.
 
+use redline_protocol::{Capture, Element, Point, Viewport};
 use serde::{Deserialize, Serialize};
 
+use crate::locate::Located;
+use crate::outbox::{Draft, OutboxItem};
+
 /// A request to the background worker (`chrome.runtime.sendMessage`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum WorkerRequest {
     /// Is the worker alive, and which build is it?
     Ping,
     /// Start circling in the active tab (the panel's "Circle" button).
     StartCircle,
+    /// Screenshot the visible part of the sender's tab (the content script asks, with
+    /// the overlay hidden and sensitive fields masked).
+    CaptureVisibleTab,
+    /// Queue what the filer filed: answered with [`WorkerReply::Queued`] only once it is
+    /// in IndexedDB, so the composer keeps the text until then. Sending the same draft
+    /// again (same `changeId`) queues it once.
+    File { draft: Box<Draft> },
+    /// What waits in the outbox: answered with [`WorkerReply::Outbox`].
+    OutboxStatus,
+    /// Try every item in the outbox now, failing ones included (e.g. after signing in):
+    /// answered with [`WorkerReply::Outbox`] once the attempt is over.
+    Deliver,
+    /// The panel's "Show on page": outline an item's elements in the active tab,
+    /// answered with [`WorkerReply::Shown`]. `tabId` names the tab the panel follows;
+    /// without it, the active tab.
+    ShowOnPage {
+        #[serde(rename = "tabId", default)]
+        tab_id: Option<i32>,
+        elements: Vec<Element>,
+    },
+    /// Re-read the questions waiting for the person and set the toolbar badge now
+    /// (answered with [`WorkerReply::Badge`]).
+    RefreshBadge,
 }
 
 /// The worker's answer to a [`WorkerRequest`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum WorkerReply {
-    Pong { version: String },
+    Pong {
+        version: String,
+    },
     CircleStarted,
-    Error { message: String },
+    /// A PNG of the visible tab, as a `data:` URL.
+    Screenshot {
+        data_url: String,
+    },
+    Error {
+        message: String,
+    },
+    /// The draft is stored; the worker delivers it from here.
+    Queued {
+        #[serde(rename = "changeId")]
+        change_id: String,
+    },
+    /// Everything not yet acknowledged by the server ("waiting to send (n)").
+    Outbox {
+        waiting: u32,
+        items: Vec<OutboxItem>,
+    },
+    /// What "Show on page" found, one entry per element, on the page at `url`.
+    Shown {
+        url: Option<String>,
+        located: Vec<Located>,
+    },
+    /// The badge as now set: how many items wait for the person's answer.
+    Badge {
+        count: u32,
+    },
 }
 
 /// What the overlay iframe tells the content script in the page (`window.postMessage`).
 /// The content script accepts these only from its own iframe and the extension's origin.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The page can read them too, so they carry nothing the page does not already know.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum OverlayEvent {
     /// The overlay's app is mounted and taking input.
@@ -33,6 +88,32 @@ pub enum OverlayEvent {
     /// The person cancelled (Esc) or finished; remove the overlay.
     #[serde(rename = "redline:close")]
     Close,
+    /// The person released the lasso: the simplified outline, viewport CSS pixels.
+    #[serde(rename = "redline:circled")]
+    Circled { stroke: Vec<Point> },
+}
+
+/// What the content script tells its overlay frame (posted to the frame's window with
+/// the extension's origin as target, so the page cannot read it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum PageEvent {
+    /// What was circled, where, and how it looked.
+    #[serde(rename = "redline:captured")]
+    Captured(Box<Captured>),
+}
+
+/// The page side of one circle: elements, context and the screenshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Captured {
+    pub capture: Capture,
+    pub route: String,
+    pub locale: Option<String>,
+    pub viewport: Viewport,
+    pub git_sha: Option<String>,
+    /// A PNG `data:` URL of the viewport, or why there is none.
+    pub screenshot: Result<String, String>,
 }
 
 /// The command name of the `Alt+Shift+C` shortcut in `manifest.json`.
@@ -56,6 +137,48 @@ mod tests {
         assert_eq!(
             serde_json::to_value(WorkerReply::Pong { version: "0.1.0".into() }).unwrap(),
             json!({"kind": "pong", "version": "0.1.0"})
+        );
+    }
+
+    #[test]
+    fn outbox_messages_have_the_shapes_the_composer_uses() {
+        let id = "0b6c5a53-2f0e-4d0c-9c1e-6a4f3d2b1a00";
+        let file = json!({"kind": "file", "draft": {"changeId": id, "projectId": "p", "input": {"stageId": "s", "title": "t"}}});
+        assert!(
+            matches!(serde_json::from_value(file).unwrap(), WorkerRequest::File { draft } if draft.change_id == id)
+        );
+        assert_eq!(
+            serde_json::from_value::<WorkerRequest>(json!({"kind": "outboxStatus"})).unwrap(),
+            WorkerRequest::OutboxStatus
+        );
+        assert_eq!(
+            serde_json::from_value::<WorkerRequest>(json!({"kind": "deliver"})).unwrap(),
+            WorkerRequest::Deliver
+        );
+        assert_eq!(
+            serde_json::to_value(WorkerReply::Queued { change_id: id.into() }).unwrap(),
+            json!({"kind": "queued", "changeId": id})
+        );
+        assert_eq!(
+            serde_json::to_value(WorkerReply::Outbox { waiting: 0, items: vec![] }).unwrap(),
+            json!({"kind": "outbox", "waiting": 0, "items": []})
+        );
+    }
+
+    #[test]
+    fn show_on_page_messages_carry_elements_and_findings() {
+        let request =
+            json!({"kind": "showOnPage", "elements": [{"testId": "orders.export", "tag": "button"}]});
+        assert!(matches!(serde_json::from_value(request).unwrap(),
+            WorkerRequest::ShowOnPage { elements, tab_id: None } if elements[0].test_id.as_deref() == Some("orders.export")));
+        let reply = WorkerReply::Shown { url: None, located: vec![] };
+        assert_eq!(
+            serde_json::to_value(reply).unwrap(),
+            json!({"kind": "shown", "url": null, "located": []})
+        );
+        assert_eq!(
+            serde_json::to_value(WorkerReply::Badge { count: 1 }).unwrap(),
+            json!({"kind": "badge", "count": 1})
         );
     }
 

@@ -21,3 +21,28 @@ chrome.action.onClicked.addListener((tab) => {
 chrome.commands.onCommand.addListener((command, tab) => {
   ready.then(() => redline.on_command(command, tab)).catch(console.error);
 });
+
+// The outbox: deliver what is due whenever the worker starts (it may have been stopped
+// with items waiting), at browser start (alarms may not survive a restart), when the
+// retry alarm fires, and when the settings change (a new token may fix what failed).
+ready.then(() => redline.deliver_outbox()).catch(console.error);
+
+chrome.runtime.onStartup.addListener(() => {
+  ready.then(() => redline.deliver_outbox()).catch(console.error);
+});
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  ready.then(() => redline.on_alarm(alarm)).catch(console.error);
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  ready.then(() => redline.on_storage_changed(changes, area)).catch(console.error);
+});
+
+// The toolbar badge (questions waiting for the person's answer): counted at start and
+// on its own repeating alarm, so it stays right while the side panel is closed.
+ready.then(() => redline.start_badge()).catch(console.error);
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  ready.then(() => redline.on_badge_alarm(alarm)).catch(console.error);
+});

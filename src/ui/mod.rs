@@ -3,6 +3,7 @@
 
 mod overlay;
 mod panel;
+mod shot;
 
 use wasm_bindgen::prelude::*;
 

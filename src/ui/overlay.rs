@@ -1,37 +1,520 @@
-//! The overlay over the page: for now a hint and `Esc` to leave. It lives in an
-//! extension-page iframe, so it runs wasm even on pages whose CSP forbids it.
+//! The overlay over the page: draw a lasso, say what is wrong, file, and watch the held
+//! batch. It lives in an extension-page iframe, so it runs wasm even on pages whose CSP
+//! forbids it; the content script in the page does the DOM reading and the screenshot.
 
 use leptos::ev;
 use leptos::prelude::*;
+use redline_protocol::rpc::{GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput, ResolveStage};
+use redline_protocol::rpc::{
+    ResolveStageInput, UpdateChange, UpdateChangeInput, WithdrawChange, WithdrawChangeInput,
+};
+use redline_protocol::{Element, Point, ResolvedStage};
 use serde::Serialize;
+use wasm_bindgen::JsValue;
 
-use crate::messages::OverlayEvent;
+use super::shot::{self, Shot};
+use crate::api::{ApiError, Client};
+use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
+use crate::chrome;
+use crate::compose;
+use crate::messages::{Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
+use crate::settings::{self, Settings};
+use crate::tray::{self, TrayItem};
 
-/// Tells the content script in the embedding page what happened. The message carries
-/// no data worth hiding, so any parent origin may read it; the content script checks
-/// that it came from this frame and the extension's origin.
-fn tell_page(event: &OverlayEvent) {
+/// The page this overlay covers, as the content script named it (`?page=`).
+#[derive(Debug, Clone)]
+struct Page {
+    url: String,
+    origin: String,
+}
+
+impl Page {
+    fn from_location() -> Option<Page> {
+        let search = window().location().search().ok()?;
+        let url = web_sys::UrlSearchParams::new_with_str(&search).ok()?.get("page")?;
+        let origin = web_sys::Url::new(&url).ok()?.origin();
+        Some(Page { url, origin })
+    }
+}
+
+/// Tells the content script in the embedding page what happened. The page can read
+/// these messages too, so they carry nothing it does not already know.
+fn tell_page(event: &OverlayEvent, page: &Page) {
     let Some(parent) = window().parent().ok().flatten() else { return };
     if let Ok(message) = event.serialize(&serde_wasm_bindgen::Serializer::json_compatible()) {
-        let _ = parent.post_message(&message, "*");
+        let _ = parent.post_message(&message, &page.origin);
     }
+}
+
+/// Where filing goes: the server and the stage this page belongs to.
+#[derive(Debug, Clone)]
+struct Target {
+    client: Client,
+    stage: ResolvedStage,
+}
+
+async fn find_target(page_url: String) -> Result<Target, String> {
+    let settings: Settings = chrome::storage_get(settings::STORAGE_KEY)
+        .await
+        .map_err(|e| e.0)?
+        .filter(Settings::is_complete)
+        .ok_or("Set up Redline first: open its side panel → Settings.")?;
+    let client = Client::new(&settings);
+    match client.call::<ResolveStage>(ResolveStageInput { url: page_url.clone() }).await {
+        Ok(stage) => Ok(Target { client, stage }),
+        Err(ApiError::Gone { .. }) => Err(format!(
+            "This page is not a stage Redline knows ({page_url}). Circles are kept here; add the stage with `redline stage add` to file them."
+        )),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// One circle on its way from the lasso to the composer.
+#[derive(Clone)]
+enum Step {
+    Drawing,
+    Capturing { outline: Vec<Point> },
+    Composing(Composition),
+}
+
+/// What the composer shows and files.
+#[derive(Clone)]
+struct Composition {
+    outline: Vec<Point>,
+    captured: Captured,
+    shot: Result<std::rc::Rc<Shot>, String>,
 }
 
 #[component]
 pub fn Overlay() -> impl IntoView {
-    let on_key = window_event_listener(ev::keydown, |event| {
-        if event.key() == "Escape" {
+    let Some(page) = Page::from_location() else {
+        return view! { <p class="overlay-hint">"Redline: this overlay was opened without its page."</p> }
+            .into_any();
+    };
+    let target = LocalResource::new({
+        let url = page.url.clone();
+        move || find_target(url.clone())
+    });
+    let step = RwSignal::new_local(Step::Drawing);
+    let draft_text = RwSignal::new(String::new());
+    let tray = RwSignal::new(Vec::<TrayItem>::new());
+
+    let on_key = window_event_listener(ev::keydown, {
+        let page = page.clone();
+        move |event| {
+            if event.key() != "Escape" {
+                return;
+            }
             event.prevent_default();
-            tell_page(&OverlayEvent::Close);
+            // Esc closes the composer first (its text is kept), then the overlay.
+            if matches!(step.get_untracked(), Step::Drawing) {
+                tell_page(&OverlayEvent::Close, &page);
+            } else {
+                step.set(Step::Drawing);
+            }
         }
     });
-    on_cleanup(move || on_key.remove());
+    let on_message = window_event_listener(ev::message, {
+        let page = page.clone();
+        move |event| {
+            let from_parent = window().parent().ok().flatten().is_some_and(|parent| {
+                event.source().is_some_and(|source| JsValue::from(source) == JsValue::from(parent))
+            });
+            if event.origin() != page.origin || !from_parent {
+                return;
+            }
+            if let Ok(PageEvent::Captured(captured)) = serde_wasm_bindgen::from_value(event.data()) {
+                let Step::Capturing { outline } = step.get_untracked() else { return };
+                leptos::task::spawn_local(async move {
+                    let shot = match &captured.screenshot {
+                        Ok(data_url) => {
+                            let bounds = captured.capture.bounds.unwrap_or(redline_protocol::Rect {
+                                x: 0.0,
+                                y: 0.0,
+                                width: captured.viewport.width,
+                                height: captured.viewport.height,
+                            });
+                            let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
+                            shot::annotate(data_url, &outline, bounds, dpr)
+                                .await
+                                .map(std::rc::Rc::new)
+                                .map_err(|e| format!("{e:?}"))
+                        }
+                        Err(why) => Err(why.clone()),
+                    };
+                    step.set(Step::Composing(Composition { outline, captured: *captured, shot }));
+                });
+            }
+        }
+    });
+    on_cleanup(move || {
+        on_key.remove();
+        on_message.remove();
+    });
     // Announced on the next frame, once the view below is in the DOM.
-    request_animation_frame(|| tell_page(&OverlayEvent::Ready));
+    request_animation_frame({
+        let page = page.clone();
+        move || tell_page(&OverlayEvent::Ready, &page)
+    });
+
+    let on_circled = {
+        let page = page.clone();
+        move |outline: Vec<Point>| {
+            tell_page(&OverlayEvent::Circled { stroke: outline.clone() }, &page);
+            step.set(Step::Capturing { outline });
+        }
+    };
+    let on_filed = move |item: TrayItem| {
+        draft_text.set(String::new());
+        tray.update(|items| items.push(item));
+        step.set(Step::Drawing);
+    };
 
     view! {
-        <div class="overlay" role="application" aria-label="Redline overlay">
-            <p class="overlay-hint">"Circle what is wrong · " <kbd>"Esc"</kbd> " to cancel"</p>
+        <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_circled />
+        {move || match step.get() {
+            Step::Drawing => view! {
+                <p class="overlay-hint">"Circle what is wrong · " <kbd>"Esc"</kbd> " to leave"</p>
+            }.into_any(),
+            Step::Capturing { outline } => view! {
+                <Outline points=outline />
+                <p class="overlay-hint">"Capturing…"</p>
+            }.into_any(),
+            Step::Composing(composition) => view! {
+                <Outline points=composition.outline.clone() />
+                <Composer composition target draft_text on_filed />
+            }.into_any(),
+        }}
+        <StageNotice target />
+        <Tray items=tray target />
+    }
+    .into_any()
+}
+
+/// The freehand stroke, drawn as the pointer moves (mouse, pen and touch alike).
+#[component]
+fn Lasso(drawing: Signal<bool>, on_circled: impl Fn(Vec<Point>) + 'static) -> impl IntoView {
+    let points = RwSignal::new(Vec::<Point>::new());
+    let pressed = RwSignal::new(false);
+    let at = |event: &web_sys::PointerEvent| Point { x: event.client_x() as f64, y: event.client_y() as f64 };
+    view! {
+        <div
+            class="lasso"
+            class:active=move || drawing.get()
+            on:pointerdown=move |event| {
+                if !drawing.get_untracked() || event.button() != 0 {
+                    return;
+                }
+                if let Some(target) = event.current_target() {
+                    use wasm_bindgen::JsCast;
+                    let _ = target.unchecked_into::<web_sys::Element>().set_pointer_capture(event.pointer_id());
+                }
+                pressed.set(true);
+                points.set(vec![at(&event)]);
+            }
+            on:pointermove=move |event| {
+                if pressed.get_untracked() {
+                    points.update(|p| p.push(at(&event)));
+                }
+            }
+            on:pointerup=move |_| {
+                if !pressed.get_untracked() {
+                    return;
+                }
+                pressed.set(false);
+                let polygon = Polygon::from_stroke(&points.get_untracked(), SIMPLIFY_TOLERANCE);
+                points.set(Vec::new());
+                if polygon.is_area() {
+                    on_circled(polygon.points().to_vec());
+                }
+            }
+            on:pointercancel=move |_| {
+                pressed.set(false);
+                points.set(Vec::new());
+            }
+        >
+            <svg class="stroke" aria-hidden="true">
+                <path d=move || path_data(&points.get(), false) />
+            </svg>
         </div>
+    }
+}
+
+/// A released outline, closed, while the circle is captured and described.
+#[component]
+fn Outline(points: Vec<Point>) -> impl IntoView {
+    view! {
+        <svg class="stroke outline" aria-hidden="true">
+            <path d=path_data(&points, true) />
+        </svg>
+    }
+}
+
+fn path_data(points: &[Point], closed: bool) -> String {
+    let mut d = String::with_capacity(points.len() * 14);
+    for (i, p) in points.iter().enumerate() {
+        d.push_str(if i == 0 { "M" } else { "L" });
+        d.push_str(&format!("{:.1} {:.1}", p.x, p.y));
+    }
+    if closed && !points.is_empty() {
+        d.push('Z');
+    }
+    d
+}
+
+/// Says plainly when filing cannot work here, and why.
+#[component]
+fn StageNotice(target: LocalResource<Result<Target, String>>) -> impl IntoView {
+    move || {
+        target.get().and_then(Result::err).map(|message| {
+            view! { <p class="notice" role="status">{message}</p> }
+        })
+    }
+}
+
+/// Where the composer sits: beside the circle, inside the viewport.
+fn composer_position(composition: &Composition) -> String {
+    let viewport = composition.captured.viewport;
+    let bounds = composition.captured.capture.bounds.unwrap_or_default_rect();
+    let (width, height) = (340.0, 320.0);
+    let right_of_circle = bounds.x + bounds.width + 16.0;
+    let left = if right_of_circle + width <= viewport.width {
+        right_of_circle
+    } else {
+        (bounds.x - width - 16.0).max(8.0)
+    };
+    let top = bounds.y.clamp(8.0, (viewport.height - height - 8.0).max(8.0));
+    format!("left: {left:.0}px; top: {top:.0}px; width: {width:.0}px;")
+}
+
+trait OrDefaultRect {
+    fn unwrap_or_default_rect(self) -> redline_protocol::Rect;
+}
+
+impl OrDefaultRect for Option<redline_protocol::Rect> {
+    fn unwrap_or_default_rect(self) -> redline_protocol::Rect {
+        self.unwrap_or(redline_protocol::Rect { x: 0.0, y: 0.0, width: 0.0, height: 0.0 })
+    }
+}
+
+/// Says what is wrong: first line the title, the rest the body; `Enter` files,
+/// `Shift+Enter` is a new line. The elements caught show as chips the filer can remove.
+#[component]
+fn Composer(
+    composition: Composition,
+    target: LocalResource<Result<Target, String>>,
+    draft_text: RwSignal<String>,
+    on_filed: impl Fn(TrayItem) + Copy + 'static,
+) -> impl IntoView {
+    let kept = RwSignal::new(composition.captured.capture.elements.clone());
+    let position = composer_position(&composition);
+    let screenshot = composition.shot.clone();
+    if let Ok(shot) = &screenshot {
+        let crop_url = shot.crop_url.clone();
+        on_cleanup(move || shot::release(&crop_url));
+    }
+    let file = Action::new_local(move |_: &()| {
+        let composition = composition.clone();
+        let text = draft_text.get_untracked();
+        let elements = kept.get_untracked();
+        async move {
+            let target = target.await?;
+            let change_id = window().crypto().map_err(|e| format!("{e:?}"))?.random_uuid();
+            let image = composition.shot.as_ref().ok().map(|s| s.full.clone());
+            let draft =
+                compose::draft(&target.stage, &composition.captured, elements, &text, change_id, image)
+                    .map_err(|e| e.to_string())?;
+            let title = draft.input.title.clone();
+            match chrome::send_message::<_, WorkerReply>(&WorkerRequest::File { draft: draft.into() }).await {
+                Ok(WorkerReply::Queued { change_id }) => {
+                    on_filed(TrayItem::queued(change_id, title));
+                    Ok(())
+                }
+                Ok(WorkerReply::Error { message }) => Err(message),
+                Ok(other) => Err(format!("unexpected answer: {other:?}")),
+                Err(error) => Err(format!("Not filed yet, your text is kept: {}", error.0)),
+            }
+        }
+    });
+    let failure = move || file.value().get().and_then(Result::err);
+    let textarea = NodeRef::<leptos::html::Textarea>::new();
+    Effect::new(move |_| {
+        if let Some(textarea) = textarea.get() {
+            let _ = textarea.focus();
+        }
+    });
+
+    view! {
+        <form class="composer" style=position role="dialog" aria-label="Say what is wrong"
+            on:submit=move |event| { event.prevent_default(); file.dispatch(()); }>
+            <textarea
+                node_ref=textarea
+                aria-label="What is wrong? The first line is the title."
+                placeholder="What is wrong? First line is the title…"
+                prop:value=move || draft_text.get()
+                on:input=move |event| draft_text.set(event_target_value(&event))
+                on:keydown=move |event| {
+                    if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
+                        event.prevent_default();
+                        file.dispatch(());
+                    }
+                }
+            ></textarea>
+            <ul class="chips" aria-label="Circled elements">
+                <For each=move || kept.get().into_iter().enumerate() key=|(i, e)| (*i, e.css_path.clone()) let((index, element))>
+                    <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
+                </For>
+            </ul>
+            {match screenshot {
+                Ok(shot) => view! { <img class="shot" src=shot.crop_url.clone() alt="The circled part of the page" /> }.into_any(),
+                Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+            }}
+            <div class="composer-actions">
+                <span class="hint">"Enter files · Shift+Enter new line · Esc back"</span>
+                <button type="submit" class="primary" disabled=move || file.pending().get()>
+                    {move || if file.pending().get() { "Filing…" } else { "File" }}
+                </button>
+            </div>
+            {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
+        </form>
+    }
+}
+
+/// One circled element: its test id (or tag) and, on hover, its anchor and path.
+#[component]
+fn Chip(element: Element, on_remove: impl Fn() + 'static) -> impl IntoView {
+    let label = element.test_id.clone().unwrap_or_else(|| format!("<{}>", element.tag));
+    let detail = [element.source_anchor.clone(), element.css_path.clone(), element.text.clone()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n");
+    view! {
+        <li class="chip" title=detail>
+            <span>{label.clone()}</span>
+            <button type="button" aria-label=format!("Remove {label}") on:click=move |_| on_remove()>"×"</button>
+        </li>
+    }
+}
+
+/// This batch: each item with where it stands and, while held, edit, withdraw and send
+/// now. Refreshed every second from the outbox and the server.
+#[component]
+fn Tray(items: RwSignal<Vec<TrayItem>>, target: LocalResource<Result<Target, String>>) -> impl IntoView {
+    let now = RwSignal::new(js_sys::Date::now() as i64);
+    let waiting = RwSignal::new(0u32);
+    let refresh = move || {
+        now.set(js_sys::Date::now() as i64);
+        leptos::task::spawn_local(async move {
+            if let Ok(WorkerReply::Outbox { waiting: n, .. }) =
+                chrome::send_message::<_, WorkerReply>(&WorkerRequest::OutboxStatus).await
+            {
+                waiting.set(n);
+            }
+            let Some(Ok(target)) = target.get_untracked() else { return };
+            for item in items.get_untracked().into_iter().filter(|i| !i.is_settled()) {
+                let input = GetChangeInput { change_id: item.change_id.clone(), project_id: None };
+                if let Ok(found) = target.client.call::<GetChange>(input).await {
+                    items.update(|all| {
+                        if let Some(i) = all.iter_mut().find(|i| i.change_id == item.change_id) {
+                            i.update(&found.change);
+                        }
+                    });
+                }
+            }
+        });
+    };
+    if let Ok(handle) = set_interval_with_handle(refresh, std::time::Duration::from_secs(1)) {
+        on_cleanup(move || handle.clear());
+    }
+    let send_now = Action::new_local(move |_: &()| async move {
+        let target = target.await?;
+        let input = ReleaseChangesInput { stage_id: target.stage.stage_id.clone() };
+        target.client.call::<ReleaseChanges>(input).await.map(drop).map_err(|e| e.to_string())
+    });
+
+    view! {
+        <Show when=move || !items.get().is_empty()>
+            <section class="tray" aria-label="This batch">
+                <header>
+                    <strong>"This batch"</strong>
+                    {move || tray::waiting_label(waiting.get()).map(|l| view! { <span class="hint">{l}</span> })}
+                    <Show when=move || items.get().iter().any(TrayItem::is_held)>
+                        <button type="button" on:click=move |_| { send_now.dispatch(()); }>"Send now"</button>
+                    </Show>
+                </header>
+                <ul>
+                    <For each=move || items.get() key=|item| (item.change_id.clone(), item.title.clone(), item.state.clone()) let(item)>
+                        <TrayRow item=item now target />
+                    </For>
+                </ul>
+                {move || send_now.value().get().and_then(Result::err).map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            </section>
+        </Show>
+    }
+}
+
+#[component]
+fn TrayRow(
+    item: TrayItem,
+    now: RwSignal<i64>,
+    target: LocalResource<Result<Target, String>>,
+) -> impl IntoView {
+    let editing = RwSignal::new(false);
+    let title = RwSignal::new(item.title.clone());
+    let held = item.is_held();
+    let change_id = item.change_id.clone();
+    let edit = Action::new_local({
+        let change_id = change_id.clone();
+        move |new_title: &String| {
+            let input = UpdateChangeInput {
+                change_id: change_id.clone(),
+                project_id: None,
+                title: Some(new_title.clone()),
+                body: None,
+            };
+            async move {
+                let target = target.await?;
+                target.client.call::<UpdateChange>(input).await.map(drop).map_err(|e| e.to_string())
+            }
+        }
+    });
+    let withdraw = Action::new_local(move |_: &()| {
+        let input = WithdrawChangeInput { change_id: change_id.clone(), project_id: None };
+        async move {
+            let target = target.await?;
+            target.client.call::<WithdrawChange>(input).await.map(drop).map_err(|e| e.to_string())
+        }
+    });
+    let failure = move || {
+        edit.value().get().and_then(Result::err).or_else(|| withdraw.value().get().and_then(Result::err))
+    };
+    let status = {
+        let item = item.clone();
+        move || item.status_line(now.get())
+    };
+
+    view! {
+        <li class="tray-item">
+            {move || if editing.get() {
+                view! {
+                    <input aria-label="Title" prop:value=move || title.get()
+                        on:input=move |e| title.set(event_target_value(&e))
+                        on:keydown=move |e| if e.key() == "Enter" {
+                            e.prevent_default();
+                            edit.dispatch(title.get_untracked());
+                            editing.set(false);
+                        } />
+                }.into_any()
+            } else {
+                view! { <span class="tray-title">{title.get()}</span> }.into_any()
+            }}
+            <span class="hint tray-status">{status}</span>
+            <Show when=move || held>
+                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>"Edit"</button>
+                <button type="button" on:click=move |_| { withdraw.dispatch(()); }>"Withdraw"</button>
+            </Show>
+            {move || failure().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+        </li>
     }
 }

@@ -1,41 +1,94 @@
-//! The side panel: whether the server is reachable, the "Circle" button, and settings.
-//! Later issues add the live queue here.
+//! The side panel: the live queue of the current tab's stage (or the whole project),
+//! one item with its thread and the agent's questions, the "Circle" button, and
+//! settings with sign-in. Views are a signal, not a router (a router breaks on reload in
+//! an extension page).
 
+mod item;
+mod live;
+mod queue;
+
+use std::time::Duration;
+
+use leptos::ev;
 use leptos::prelude::*;
+use redline_protocol::rpc::{
+    CliAuthStatus, GetSession, GetSessionInput, PollCliAuth, PollCliAuthInput, RequestCliAuth, RequestCliAuthInput,
+    ResolveStage, ResolveStageInput,
+};
+use redline_protocol::{ResolvedStage, Session, Timestamp};
+use wasm_bindgen::JsCast;
 
 use crate::api::{ApiError, Client};
-use crate::chrome::{self, ChromeError};
+use crate::chrome::{self, ChromeError, TabListeners};
 use crate::connection::Connection;
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::settings::{self, ApiUrl, Settings};
-use redline_protocol::rpc::{GetSession, GetSessionInput};
+use live::LinkState;
+use queue::{Filter, Store};
 
-/// Which screen the panel shows. A signal instead of a router: a router breaks on
-/// reload in an extension page.
+/// Which screen the panel shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum View {
-    Status,
+    Queue,
     Settings,
+}
+
+/// What the queue is narrowed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// The stage of the tab the person is looking at.
+    Tab,
+    Project,
+}
+
+/// What the panel knows about the followed tab's stage.
+#[derive(Debug, Clone, PartialEq)]
+enum TabStage {
+    Unknown,
+    /// Chrome does not tell Redline this tab's address (no host permission, no
+    /// `activeTab` on it).
+    Hidden,
+    NotAStage(String),
+    Stage(ResolvedStage, String),
+    Failed(String),
+}
+
+/// Everything the panel's components share. All `Copy` handles.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    client: StoredValue<Client>,
+    store: Store,
+    filter: RwSignal<Option<Filter>>,
+    /// The followed tab: its id and, when Chrome tells us, its URL.
+    tab: RwSignal<Option<(i32, Option<String>)>>,
+    /// The row under the keyboard cursor, and the item shown.
+    selected: RwSignal<Option<String>>,
+    open: RwSignal<Option<String>>,
+    /// An image shown large: (url, label).
+    enlarged: RwSignal<Option<(String, String)>>,
+    /// The clock, ticking each second, for countdowns and relative times.
+    now: RwSignal<i64>,
 }
 
 async fn load_settings() -> Result<Settings, ChromeError> {
     Ok(chrome::storage_get::<Settings>(settings::STORAGE_KEY).await?.unwrap_or_default())
 }
 
-async fn check_connection(settings: Result<Settings, ChromeError>) -> Connection {
+async fn check_connection(settings: Result<Settings, ChromeError>) -> (Option<Settings>, Connection) {
     match settings {
         Ok(settings) if settings.is_complete() => {
             let result = Client::new(&settings).call::<GetSession>(GetSessionInput {}).await;
-            Connection::from_check(&settings, result)
+            let connection = Connection::from_check(&settings, result);
+            (Some(settings), connection)
         }
-        Ok(_) => Connection::NotConfigured,
-        Err(error) => Connection::Failed { api_url: String::new(), error: ApiError::BadReply(error.0) },
+        Ok(_) => (None, Connection::NotConfigured),
+        Err(error) => (None, Connection::Failed { api_url: String::new(), error: ApiError::BadReply(error.0) }),
     }
 }
 
 #[component]
 pub fn Panel() -> impl IntoView {
-    let (view, set_view) = signal(View::Status);
+    let (view, set_view) = signal(View::Queue);
     let settings = LocalResource::new(load_settings);
     let connection = LocalResource::new(move || {
         let settings = settings.get();
@@ -48,22 +101,30 @@ pub fn Panel() -> impl IntoView {
     });
     let on_saved = move || {
         settings.refetch();
-        set_view.set(View::Status);
+        set_view.set(View::Queue);
     };
 
     view! {
-        <header>
+        <header class="top">
             <h1>"Redline"</h1>
+            <CircleButton />
             <button
-                on:click=move |_| set_view.update(|v| *v = if *v == View::Status { View::Settings } else { View::Status })
+                on:click=move |_| set_view.update(|v| *v = if *v == View::Queue { View::Settings } else { View::Queue })
                 aria-pressed=move || (view.get() == View::Settings).to_string()
             >
                 "Settings"
             </button>
         </header>
+        <ConnectionLine connection />
         <main>
             {move || match view.get() {
-                View::Status => view! { <StatusView connection=connection /> }.into_any(),
+                View::Queue => match connection.get().flatten() {
+                    None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
+                    Some((Some(settings), Connection::Connected { session, .. })) => {
+                        view! { <Workspace settings session /> }.into_any()
+                    }
+                    Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
+                },
                 View::Settings => {
                     let current = settings.get().and_then(Result::ok).unwrap_or_default();
                     view! { <SettingsView current on_saved /> }.into_any()
@@ -74,30 +135,253 @@ pub fn Panel() -> impl IntoView {
 }
 
 #[component]
-fn StatusView(connection: LocalResource<Option<Connection>>) -> impl IntoView {
-    let state = move || connection.get().flatten();
+fn ConnectionLine(connection: LocalResource<Option<(Option<Settings>, Connection)>>) -> impl IntoView {
     view! {
-        <section aria-live="polite">
-            {move || match state() {
-                None => view! { <p class="connection">"Checking the server…"</p> }.into_any(),
-                Some(current) => {
+        <div class="status-line" aria-live="polite">
+            {move || match connection.get().flatten() {
+                None => view! { <p class="connection" data-testid="connection-status">"Checking the server…"</p> }.into_any(),
+                Some((_, current)) => {
                     let class = match &current {
                         Connection::Connected { .. } => "connection connected",
                         Connection::NotConfigured => "connection",
                         Connection::Failed { .. } => "connection failed",
                     };
-                    view! {
-                        <p class=class data-testid="connection-status">{current.headline()}</p>
-                        <p class="hint">{current.detail()}</p>
-                    }
-                    .into_any()
+                    view! { <p class=class data-testid="connection-status" title=current.detail()>{current.headline()}</p> }.into_any()
                 }
             }}
+        </div>
+    }
+}
+
+/// Not set up, signed out or unreachable: what to do, and a retry.
+#[component]
+fn NotConnected(
+    current: Connection,
+    connection: LocalResource<Option<(Option<Settings>, Connection)>>,
+) -> impl IntoView {
+    view! {
+        <section class="empty" role=if current.is_connected() { "status" } else { "alert" }>
+            <p><strong>{current.headline()}</strong></p>
+            <p class="hint">{current.detail()}</p>
             <div class="actions">
-                <CircleButton />
                 <button on:click=move |_| connection.refetch()>"Check again"</button>
             </div>
         </section>
+    }
+}
+
+/// The signed-in panel: scope, live queue, the open item.
+#[component]
+fn Workspace(settings: Settings, session: Session) -> impl IntoView {
+    let Some(project) = session.projects.first().cloned() else {
+        return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
+    };
+    let project_id = RwSignal::new(project.project_id.clone());
+    let ctx = Ctx {
+        client: StoredValue::new(Client::new(&settings)),
+        store: Store::new(session.name.clone()),
+        filter: RwSignal::new(None),
+        tab: RwSignal::new(None),
+        selected: RwSignal::new(None),
+        open: RwSignal::new(None),
+        enlarged: RwSignal::new(None),
+        now: RwSignal::new(js_sys::Date::now() as i64),
+    };
+    provide_context(ctx);
+    let scope = RwSignal::new(Scope::Tab);
+    let tab_stage = RwSignal::new(TabStage::Unknown);
+    let link = RwSignal::new(LinkState::Connecting);
+
+    // Narrows the queue to the scope; a new filter starts from an empty list.
+    let apply_scope = move || {
+        leptos::task::spawn_local(async move {
+            let project = project_id.get_untracked();
+            let stage_id = match scope.get_untracked() {
+                Scope::Project => None,
+                Scope::Tab => {
+                    let found = resolve_tab_stage(ctx).await;
+                    let stage_id = match &found {
+                        TabStage::Stage(stage, _) if stage.project_id == project => Some(stage.stage_id.clone()),
+                        _ => None,
+                    };
+                    tab_stage.set(found);
+                    stage_id
+                }
+            };
+            let filter = Some(Filter { project_id: project, stage_id });
+            if ctx.filter.get_untracked() != filter {
+                ctx.store.clear();
+                ctx.filter.set(filter);
+                queue::reload(ctx);
+            }
+        });
+    };
+    let follow = move || {
+        leptos::task::spawn_local(async move {
+            if let Some(tab) = followed_tab().await
+                && ctx.tab.get_untracked() != Some(tab.clone())
+            {
+                ctx.tab.set(Some(tab));
+                apply_scope();
+            }
+        });
+    };
+    follow();
+    apply_scope();
+    let listeners: StoredValue<Option<TabListeners>, LocalStorage> = StoredValue::new_local(Some(chrome::on_tab_change(follow)));
+    on_cleanup(move || listeners.set_value(None));
+
+    // The live link to the server's events.
+    let stream = live::start(settings.clone(), project.project_id.clone(), move || queue::reload(ctx), move |state| link.set(state));
+    let stream: StoredValue<Option<live::Link>, LocalStorage> = StoredValue::new_local(Some(stream));
+    on_cleanup(move || stream.set_value(None));
+
+    // The clock; a hold that ran out or a lease that lapsed moves rows between sections.
+    let last_check = StoredValue::new(0i64);
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            let now = js_sys::Date::now() as i64;
+            ctx.now.set(now);
+            let stamp = Timestamp::from_unix_millis(now);
+            if now - last_check.get_value() > 2_000 {
+                last_check.set_value(now);
+                if ctx.store.hold_ended(stamp) {
+                    queue::reload(ctx);
+                }
+                ctx.store.resection(stamp);
+            }
+        },
+        Duration::from_secs(1),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
+
+    let keys = window_event_listener(ev::keydown, move |event| on_key(ctx, &event));
+    on_cleanup(move || keys.remove());
+
+    view! {
+        <div class="scope-bar">
+            <div class="scope" role="group" aria-label="Show items of">
+                <button type="button" aria-pressed=move || (scope.get() == Scope::Tab).to_string()
+                    on:click=move |_| { scope.set(Scope::Tab); apply_scope(); }>"This tab\u{2019}s stage"</button>
+                <button type="button" aria-pressed=move || (scope.get() == Scope::Project).to_string()
+                    on:click=move |_| { scope.set(Scope::Project); apply_scope(); }>"Whole project"</button>
+            </div>
+            <p class="hint" data-testid="scope-line">
+                {move || scope_line(scope.get(), &tab_stage.get(), &project.name)}
+            </p>
+            <p class=move || format!("hint link {}", if link.get() == LinkState::Live { "live" } else { "" }) data-testid="link-state">
+                {move || link.get().label()}
+            </p>
+        </div>
+        {move || match ctx.open.get() {
+            Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
+            None => view! { <queue::QueueView /> }.into_any(),
+        }}
+        <Lightbox />
+    }
+    .into_any()
+}
+
+fn scope_line(scope: Scope, stage: &TabStage, project: &str) -> String {
+    match (scope, stage) {
+        (Scope::Project, _) => format!("Every item of project {project}."),
+        (Scope::Tab, TabStage::Stage(stage, url)) => format!("Stage {} · {url}", stage.branch),
+        (Scope::Tab, TabStage::Unknown) => "Looking at this tab…".to_owned(),
+        (Scope::Tab, TabStage::Hidden) => format!(
+            "Redline cannot see this tab\u{2019}s address (click its toolbar button on the tab, or use Circle there); showing all of {project}."
+        ),
+        (Scope::Tab, TabStage::NotAStage(url)) => {
+            format!("{url} is not a stage of {project}; showing the whole project.")
+        }
+        (Scope::Tab, TabStage::Failed(message)) => format!("Could not tell this tab\u{2019}s stage ({message}); showing the whole project."),
+    }
+}
+
+/// The tab to follow: the active tab of the last focused window, unless that is this
+/// page itself (the panel opened as a tab), in which case the other active tab.
+async fn followed_tab() -> Option<(i32, Option<String>)> {
+    let own = chrome::current_tab().await.and_then(|t| t.id);
+    let tab = chrome::active_tab().await.ok().flatten()?;
+    let id = tab.id?;
+    if Some(id) == own {
+        return None;
+    }
+    Some((id, tab.url.filter(|u| !u.is_empty())))
+}
+
+async fn resolve_tab_stage(ctx: Ctx) -> TabStage {
+    let Some((_, url)) = ctx.tab.get_untracked() else { return TabStage::Unknown };
+    let Some(url) = url else { return TabStage::Hidden };
+    let client = ctx.client.get_value();
+    match client.call::<ResolveStage>(ResolveStageInput { url: url.clone() }).await {
+        Ok(stage) => TabStage::Stage(stage, url),
+        Err(ApiError::Gone { .. }) => TabStage::NotAStage(url),
+        Err(error) => TabStage::Failed(error.to_string()),
+    }
+}
+
+/// `j`/`k` move, `Enter` opens, `Esc` closes the enlarged image or the item.
+fn on_key(ctx: Ctx, event: &web_sys::KeyboardEvent) {
+    if event.alt_key() || event.ctrl_key() || event.meta_key() {
+        return;
+    }
+    let typing = event
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
+    match event.key().as_str() {
+        "Escape" => {
+            if ctx.enlarged.get_untracked().is_some() {
+                ctx.enlarged.set(None);
+            } else if ctx.open.get_untracked().is_some() && !typing {
+                ctx.open.set(None);
+                focus_selected(ctx);
+            }
+        }
+        "j" | "k" if !typing && ctx.open.get_untracked().is_none() => {
+            let order = ctx.store.visible_order();
+            let delta = if event.key() == "j" { 1 } else { -1 };
+            let next = crate::queue::move_selection(&order, ctx.selected.get_untracked().as_deref(), delta);
+            ctx.selected.set(next);
+            focus_selected(ctx);
+            event.prevent_default();
+        }
+        "Enter" if !typing && ctx.open.get_untracked().is_none() => {
+            let focused_row = document().active_element().is_some_and(|e| e.class_list().contains("row-main"));
+            if let (Some(id), false) = (ctx.selected.get_untracked(), focused_row) {
+                ctx.open.set(Some(id));
+                event.prevent_default();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn focus_selected(ctx: Ctx) {
+    request_animation_frame(move || {
+        let Some(id) = ctx.selected.get_untracked() else { return };
+        let selector = format!("[data-change-id=\"{}\"] .row-main", id.replace('"', ""));
+        if let Ok(Some(element)) = document().query_selector(&selector)
+            && let Ok(element) = element.dyn_into::<web_sys::HtmlElement>()
+        {
+            let _ = element.focus();
+        }
+    });
+}
+
+/// An image shown large; `Esc`, a click or Close dismisses it.
+#[component]
+fn Lightbox() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    view! {
+        {move || ctx.enlarged.get().map(|(url, label)| view! {
+            <div class="lightbox" role="dialog" aria-modal="true" aria-label=label.clone() on:click=move |_| ctx.enlarged.set(None)>
+                <img src=url alt=label.clone() />
+                <p>{label}</p>
+                <button type="button" autofocus on:click=move |_| ctx.enlarged.set(None)>"Close"</button>
+            </div>
+        })}
     }
 }
 
@@ -121,6 +405,11 @@ fn CircleButton() -> impl IntoView {
     }
 }
 
+/// Requests access to the API's origin; call inside the click's gesture.
+fn request_api_permission(api_url: &str) -> Option<impl std::future::Future<Output = Result<bool, ChromeError>> + use<>> {
+    ApiUrl::parse(api_url).ok().map(|url| chrome::request_host_permission(&[url.permission_pattern()]))
+}
+
 #[component]
 fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + 'static) -> impl IntoView {
     let api_url = RwSignal::new(current.api_url);
@@ -128,20 +417,13 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + 'static) -> impl
     let save = Action::new_local(move |form: &(String, String)| {
         let parsed = Settings::from_form(&form.0, &form.1);
         // Requested now, inside the click's user gesture, before anything is awaited.
-        let permission = parsed
-            .as_ref()
-            .ok()
-            .and_then(|s| ApiUrl::parse(&s.api_url).ok())
-            .map(|url| chrome::request_host_permission(&[url.permission_pattern()]));
+        let permission = parsed.as_ref().ok().and_then(|s| request_api_permission(&s.api_url));
         async move {
             let settings = parsed.map_err(|e| e.to_string())?;
             if let Some(permission) = permission {
                 let granted = permission.await.map_err(|e| e.0)?;
                 if !granted {
-                    return Err(format!(
-                        "Redline needs access to {} to talk to the server.",
-                        settings.api_url
-                    ));
+                    return Err(format!("Redline needs access to {} to talk to the server.", settings.api_url));
                 }
             }
             chrome::storage_set(settings::STORAGE_KEY, &settings).await.map_err(|e| e.0)?;
@@ -167,5 +449,100 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + 'static) -> impl
             </div>
             {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
         </form>
+        <DeviceSignIn api_url on_saved />
+    }
+}
+
+/// Where the device-code sign-in stands.
+#[derive(Debug, Clone, PartialEq)]
+enum SignIn {
+    Idle,
+    Waiting { code: String, verify_url: String },
+    Failed(String),
+}
+
+/// Sign in without pasting a token: ask the server for a code, have it approved
+/// (`redline auth approve CODE …` on the server host, or the verify page), and wait.
+#[component]
+fn DeviceSignIn(api_url: RwSignal<String>, on_saved: impl Fn() + Copy + 'static) -> impl IntoView {
+    let state = RwSignal::new(SignIn::Idle);
+    let attempt = StoredValue::new(0u32);
+    let start = move |_| {
+        let url = api_url.get_untracked();
+        let permission = request_api_permission(&url);
+        attempt.update_value(|a| *a += 1);
+        let mine = attempt.get_value();
+        leptos::task::spawn_local(async move {
+            let result = device_flow(url, permission, state, move || attempt.get_value() == mine).await;
+            match result {
+                Ok(Some(settings)) => match chrome::storage_set(settings::STORAGE_KEY, &settings).await {
+                    Ok(()) => {
+                        state.set(SignIn::Idle);
+                        on_saved();
+                    }
+                    Err(error) => state.set(SignIn::Failed(error.0)),
+                },
+                Ok(None) => {}
+                Err(message) => state.set(SignIn::Failed(message)),
+            }
+        });
+    };
+    view! {
+        <section class="sign-in" aria-labelledby="sign-in-heading">
+            <h2 id="sign-in-heading">"Or sign in with a code"</h2>
+            {move || match state.get() {
+                SignIn::Idle => view! {
+                    <p class="hint">"Redline asks the server at the API URL above for a one-time code for you to approve."</p>
+                    <button type="button" on:click=start>"Get a sign-in code"</button>
+                }.into_any(),
+                SignIn::Waiting { code, verify_url } => view! {
+                    <p>"Your code: "<strong class="code" data-testid="sign-in-code">{code.clone()}</strong></p>
+                    <p class="hint">"Approve it at "<code>{verify_url}</code>", or on the server host: "
+                        <code>{format!("redline auth approve {code} --project P --scope changes:project:read,changes:project:file --name NAME")}</code></p>
+                    <p class="hint" role="status">"Waiting for approval…"</p>
+                    <button type="button" on:click=move |_| { attempt.update_value(|a| *a += 1); state.set(SignIn::Idle); }>"Cancel"</button>
+                }.into_any(),
+                SignIn::Failed(message) => view! {
+                    <p class="error" role="alert">{message}</p>
+                    <button type="button" on:click=start>"Try again"</button>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+async fn device_flow(
+    api_url: String,
+    permission: Option<impl std::future::Future<Output = Result<bool, ChromeError>>>,
+    state: RwSignal<SignIn>,
+    current: impl Fn() -> bool,
+) -> Result<Option<Settings>, String> {
+    let url = ApiUrl::parse(&api_url).map_err(|e| e.to_string())?;
+    if let Some(permission) = permission
+        && !permission.await.map_err(|e| e.0)?
+    {
+        return Err(format!("Redline needs access to {} to talk to the server.", url.as_str()));
+    }
+    let client = Client::new(&Settings { api_url: url.as_str().to_owned(), token: String::new() });
+    let request = client.call::<RequestCliAuth>(RequestCliAuthInput {}).await.map_err(|e| e.to_string())?;
+    state.set(SignIn::Waiting { code: request.code.clone(), verify_url: request.verify_url.clone() });
+    loop {
+        crate::timer::sleep(2_000.0).await;
+        if !current() {
+            return Ok(None);
+        }
+        let poll = client.call::<PollCliAuth>(PollCliAuthInput { code: request.code.clone() }).await;
+        match poll {
+            Ok(poll) => match (poll.status, poll.token) {
+                (CliAuthStatus::Confirmed, Some(token)) => {
+                    return Settings::from_form(url.as_str(), &token).map(Some).map_err(|e| e.to_string());
+                }
+                (CliAuthStatus::Pending, _) | (CliAuthStatus::Confirmed, None) => {}
+                (CliAuthStatus::Expired, _) => return Err("The code expired before it was approved.".to_owned()),
+                (CliAuthStatus::Rejected, _) => return Err("The code was rejected.".to_owned()),
+            },
+            Err(error) if error.is_transient() => {}
+            Err(error) => return Err(error.to_string()),
+        }
     }
 }

@@ -4,20 +4,28 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::chrome::{self, ChromeError, Tab};
+use std::cell::RefCell;
+
+use crate::chrome::{self, ChromeError, MessageSender, Tab};
 use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, WorkerReply, WorkerRequest};
+use crate::throttle::Throttle;
+use crate::timer;
+
+mod badge;
+mod outbox;
 
 /// `chrome.runtime.onMessage`: answers a [`WorkerRequest`] with a [`WorkerReply`].
 #[wasm_bindgen]
-pub async fn on_message(message: JsValue, _sender: JsValue) -> Result<JsValue, JsValue> {
+pub async fn on_message(message: JsValue, sender: JsValue) -> Result<JsValue, JsValue> {
+    let sender: MessageSender = serde_wasm_bindgen::from_value(sender).unwrap_or_default();
     let reply = match serde_wasm_bindgen::from_value::<WorkerRequest>(message) {
-        Ok(request) => handle(request).await,
+        Ok(request) => handle(request, &sender).await,
         Err(error) => WorkerReply::Error { message: format!("not a Redline message: {error}") },
     };
     Ok(reply.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
 }
 
-async fn handle(request: WorkerRequest) -> WorkerReply {
+async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
     match request {
         WorkerRequest::Ping => WorkerReply::Pong { version: env!("CARGO_PKG_VERSION").to_owned() },
         WorkerRequest::StartCircle => match chrome::active_tab().await {
@@ -28,6 +36,44 @@ async fn handle(request: WorkerRequest) -> WorkerReply {
             Ok(None) => WorkerReply::Error { message: "There is no active tab to circle on.".into() },
             Err(error) => WorkerReply::Error { message: error.to_string() },
         },
+        WorkerRequest::CaptureVisibleTab => match sender.tab.as_ref().and_then(|t| t.window_id) {
+            Some(window_id) => match screenshot(window_id).await {
+                Ok(data_url) => WorkerReply::Screenshot { data_url },
+                Err(error) => WorkerReply::Error { message: error.to_string() },
+            },
+            None => WorkerReply::Error { message: "Only a page in a tab can ask for a screenshot.".into() },
+        },
+        WorkerRequest::File { draft } => outbox::file(*draft).await,
+        WorkerRequest::OutboxStatus => outbox::status().await,
+        WorkerRequest::Deliver => outbox::deliver_now().await,
+        WorkerRequest::ShowOnPage { tab_id, elements } => show_on_page(tab_id, elements).await,
+        WorkerRequest::RefreshBadge => match badge::refresh().await {
+            Ok(count) => WorkerReply::Badge { count },
+            Err(message) => WorkerReply::Error { message },
+        },
+    }
+}
+
+thread_local! {
+    /// Chrome allows two `captureVisibleTab` calls a second per extension.
+    static CAPTURES: RefCell<Throttle> = const { RefCell::new(Throttle::new(CAPTURE_SPACING_MS)) };
+}
+
+const CAPTURE_SPACING_MS: f64 = 550.0;
+
+/// Screenshots a window's visible tab, queueing behind earlier captures so a burst of
+/// circles waits its turn instead of failing Chrome's rate limit.
+async fn screenshot(window_id: i32) -> Result<String, ChromeError> {
+    let mut attempt = 0;
+    loop {
+        let wait = CAPTURES.with_borrow_mut(|t| t.reserve(timer::now_ms()));
+        timer::sleep(wait).await;
+        match chrome::capture_visible_tab(window_id).await {
+            Err(error) if error.0.contains("MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND") && attempt < 5 => {
+                attempt += 1;
+            }
+            result => return result,
+        }
     }
 }
 
@@ -53,4 +99,26 @@ pub async fn on_command(command: String, tab: JsValue) -> Result<(), JsValue> {
 async fn start_circle(tab: &Tab) -> Result<(), ChromeError> {
     let tab_id = tab.id.ok_or_else(|| ChromeError("That tab cannot be circled on.".into()))?;
     chrome::execute_script(tab_id, &[CONTENT_SCRIPT_FILE]).await
+}
+
+/// "Show on page": outlines the elements in the active tab through the content module.
+/// Works where Redline may run script: a stage whose origin was granted, or a tab where
+/// the person used the toolbar button (`activeTab`).
+async fn show_on_page(tab_id: Option<i32>, elements: Vec<redline_protocol::Element>) -> WorkerReply {
+    let tab_id = match tab_id {
+        Some(id) => id,
+        None => match chrome::active_tab().await {
+            Ok(Some(Tab { id: Some(id), .. })) => id,
+            Ok(_) => return WorkerReply::Error { message: "There is no tab to show it on.".into() },
+            Err(error) => return WorkerReply::Error { message: error.to_string() },
+        },
+    };
+    match chrome::show_in_tab::<_, Vec<crate::locate::Located>>(tab_id, &elements).await {
+        Ok(located) => WorkerReply::Shown { url: None, located },
+        Err(error) => WorkerReply::Error {
+            message: format!(
+                "Redline cannot reach this tab ({error}). Open the stage in it, click Redline\u{2019}s toolbar button there once, and try again."
+            ),
+        },
+    }
 }

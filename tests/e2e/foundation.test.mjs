@@ -86,7 +86,7 @@ describe("the extension's foundation", () => {
       const readyMs = performance.now() - started;
       console.log(`overlay ready on ${name} ${readyMs.toFixed(0)} ms after the click`);
 
-      const overlay = page.frames().find((f) => f.url() === browser.extensionUrl("overlay.html"));
+      const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
       assert.ok(overlay, "the overlay frame is an extension page");
       await overlay.getByText("Circle what is wrong").waitFor();
 
@@ -95,6 +95,7 @@ describe("the extension's foundation", () => {
       await page.waitForTimeout(200);
       assert.equal(await page.locator(HOST).count(), 1);
 
+      await page.bringToFront();
       await page.keyboard.press("Escape");
       await page.locator(HOST).waitFor({ state: "detached" });
       assert.deepEqual(errors, []);
@@ -102,14 +103,14 @@ describe("the extension's foundation", () => {
     });
   }
 
-  test("Esc pressed in the page itself also removes the overlay", async () => {
+  test("the toolbar button mounts the overlay; Esc pressed in the page removes it", async () => {
     const page = await browser.context.newPage();
     await page.goto(`${stage.url}/strict/`);
     await page.bringToFront();
-    await panel.getByRole("button", { name: "Circle" }).click();
+    await browser.clickAction(page);
     await page.locator(`${HOST}[data-redline-state="ready"]`).waitFor({ state: "attached" });
-    await page.locator("h1").focus();
-    await page.locator("h1").press("Escape");
+    await page.getByTestId("orders.search").focus();
+    await page.keyboard.press("Escape");
     await page.locator(HOST).waitFor({ state: "detached" });
     await page.close();
   });

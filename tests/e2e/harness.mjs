@@ -2,7 +2,9 @@
 // the demo stage, and Chromium with the built extension loaded. `cargo xtask test`
 // sets REDLINE_BIN, XTASK_BIN, REDLINE_EXTENSION_DIR and CHROMIUM.
 import { spawn, execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -71,15 +73,33 @@ export async function launchBrowser({ grantOrigins, prepare }) {
   prepare?.(extension);
 
   const profile = mkdtempSync(join(tmpdir(), "redline-e2e-profile-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: env("CHROMIUM"),
-    headless: true,
-    args: [
-      "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--no-first-run",
-      `--load-extension=${extension}`, `--disable-extensions-except=${extension}`,
-    ],
-  });
+  return openBrowser(extension, profile);
+}
+
+/** Chromium on `profile` with the prepared copy of the extension at `extension`. */
+async function openBrowser(extension, profile) {
+  // Chromium is started here rather than by Playwright so that the tests can connect
+  // with a browser-level DevTools session: `Extensions.triggerAction` clicks the
+  // toolbar button as a person would, which grants `activeTab` (and so screenshots).
+  const portFile = join(profile, "DevToolsActivePort");
+  rmSync(portFile, { force: true });
+  const chromiumProcess = spawn(env("CHROMIUM"), [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,800",
+    "--enable-unsafe-extension-debugging", "--remote-debugging-port=0",
+    `--user-data-dir=${profile}`,
+    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`,
+    "about:blank",
+  ], { stdio: "ignore" });
+  const exited = once(chromiumProcess, "exit");
+  let port;
+  for (let i = 0; i < 200 && !port; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    port = existsSync(portFile) ? readFileSync(portFile, "utf8").split("\n")[0] : undefined;
+  }
+  if (!port) throw new Error("Chromium did not open its DevTools port");
+  const browser = await chromium.connectOverCDP(`http://127.0.0.1:${port}`);
+  const context = browser.contexts()[0];
   // Chromium here has no internet: anything but this machine is refused at once.
   await context.route("**/*", (route) => {
     const { hostname, protocol } = new URL(route.request().url());
@@ -88,15 +108,37 @@ export async function launchBrowser({ grantOrigins, prepare }) {
   });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
   const extensionId = new URL(worker.url()).host;
+  const devtools = await browser.newBrowserCDPSession();
+  const quit = async () => {
+    await browser.close().catch(() => {});
+    chromiumProcess.kill();
+    await exited;
+  };
   return {
     context,
     worker,
     extensionId,
     extensionUrl: (path) => `chrome-extension://${extensionId}/${path}`,
+    /** Clicks Redline's toolbar button for `page`'s tab, as a person would. */
+    async clickAction(page) {
+      const { targetInfos } = await devtools.send("Target.getTargets", { filter: [{ type: "tab" }] });
+      const tab = targetInfos.find((t) => t.url === page.url());
+      if (!tab) throw new Error(`no tab shows ${page.url()}`);
+      await devtools.send("Extensions.triggerAction", { id: extensionId, targetId: tab.targetId });
+    },
     async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      await quit();
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
       rmSync(extension, { recursive: true, force: true });
+    },
+    /**
+     * Quits Chromium and starts it again on the same profile and extension copy (so the
+     * same extension id and storage): what a browser restart leaves. Use the returned
+     * browser from then on.
+     */
+    async restart() {
+      await quit();
+      return openBrowser(extension, profile);
     },
   };
 }
@@ -107,4 +149,110 @@ export function watchErrors(page) {
   page.on("pageerror", (error) => errors.push(String(error)));
   page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
   return errors;
+}
+
+/** A port nothing listens on now. */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The changes server set up (project, stage at `stageUrl`, token) on an address chosen
+ * now, but not running: `start()` and `stop()` bring it up and down on the same address
+ * and store, for testing what the extension does while the server is away.
+ */
+export async function prepareServer({ stageUrl }) {
+  const bin = env("REDLINE_BIN");
+  const data = mkdtempSync(join(tmpdir(), "redline-e2e-data-"));
+  const admin = (...args) => JSON.parse(execFileSync(bin, [...args, "--data", data, "--json"], { encoding: "utf8" }));
+  const { projectId } = admin("project", "add", "dev");
+  const { stageId } = admin("stage", "add", "--project", "dev", "--branch", "main", "--url", `${stageUrl}/`);
+  const { token } = admin(
+    "token", "create", "--project", "dev", "--name", "dev",
+    "--scope", "changes:project:read,changes:project:write,changes:project:file",
+  );
+  const addr = `127.0.0.1:${await freePort()}`;
+  const url = `http://${addr}`;
+  let child;
+  const stop = async () => {
+    if (child?.exitCode === null) {
+      const exited = once(child, "exit");
+      child.kill();
+      await exited;
+    }
+    child = undefined;
+  };
+  return {
+    url,
+    token,
+    projectId,
+    stageId,
+    async start() {
+      ({ child } = await spawnUntilUrl(bin, ["serve", "--addr", addr, "--data", data], /listening/));
+    },
+    stop,
+    async dispose() {
+      await stop();
+      rmSync(data, { recursive: true, force: true });
+    },
+    /** Calls an RPC with the token; resolves with the output, or throws with the error body. */
+    async rpc(name, input) {
+      const response = await fetch(`${url}/rpc/${name}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ rpcName: name, data: input }),
+      });
+      const body = await response.json();
+      if (!response.ok) throw new Error(`${name}: ${response.status} ${JSON.stringify(body)}`);
+      return body;
+    },
+  };
+}
+
+/** The side panel, signed in to `server` through its settings form. */
+export async function openConnectedPanel(browser, server) {
+  const panel = await browser.context.newPage();
+  await panel.goto(browser.extensionUrl("panel.html"));
+  await panel.getByRole("button", { name: "Settings" }).click();
+  await panel.locator("#api-url").fill(server.url);
+  await panel.locator("#token").fill(server.token);
+  await panel.getByRole("button", { name: "Save" }).click();
+  await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
+  return panel;
+}
+
+/** Draws a closed freehand loop around `box` with the mouse, as a person would. */
+export async function drawLasso(page, box, { margin = 14, release = true } = {}) {
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  // An ellipse covers π/4 of its bounding box: scale it so the box sits well inside.
+  const sx = (box.width / 2 + margin) * 1.45;
+  const sy = (box.height / 2 + margin) * 1.45;
+  const { width, height } = page.viewportSize();
+  const at = (a) => [
+    Math.min(Math.max(cx + sx * Math.cos(a), 2), width - 2),
+    Math.min(Math.max(cy + sy * Math.sin(a), 2), height - 2),
+  ];
+  await page.mouse.move(...at(0));
+  await page.mouse.down();
+  for (let i = 1; i <= 48; i++) {
+    await page.mouse.move(...at((i / 48) * 2 * Math.PI));
+  }
+  if (release) await page.mouse.up();
+}
+
+/** Opens `url` and starts circling from the toolbar button; resolves with the overlay frame. */
+export async function openOverlay(browser, url, viewport = { width: 1200, height: 700 }) {
+  const page = await browser.context.newPage();
+  await page.setViewportSize(viewport);
+  await page.goto(url);
+  await page.bringToFront();
+  await browser.clickAction(page);
+  await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
+  const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+  return { page, overlay };
 }

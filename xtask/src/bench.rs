@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: the extension's start-up numbers reported in BENCHMARKS.md.
 //! Builds what ships, plus the alternative it was chosen over (one module for the worker
-//! and the pages), and measures both in Chromium in the same run.
+//! and the pages), and measures both in Chromium in the same run. Then, separately, CSS
+//! paths against @medv/finder (`selectors`).
 
 use anyhow::Result;
 
@@ -20,6 +21,42 @@ pub fn run() -> Result<()> {
     bench.env("XTASK_BIN", std::env::current_exe()?);
     bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     bench.env("REDLINE_COMBINED_DIR", combined_dir);
+    bench.env("CHROMIUM", setup::CHROMIUM);
+    process::run(&mut bench)?;
+    capture()?;
+    selectors()
+}
+
+/// Circle → item on a 10,000-element page with a real server (BENCHMARKS.md, "Circle
+/// and file").
+fn capture() -> Result<()> {
+    let mut bench = cmd("node");
+    bench.arg("tests/bench/capture.mjs");
+    bench.env("REDLINE_BIN", crate::start::build_server()?);
+    bench.env("XTASK_BIN", std::env::current_exe()?);
+    bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+    bench.env("CHROMIUM", setup::CHROMIUM);
+    process::run(&mut bench)
+}
+
+/// CSS paths against @medv/finder on `../shared/fixtures/pages` (BENCHMARKS.md, "CSS
+/// paths vs @medv/finder"). Our generator is built with its bench-only export (feature
+/// `selector-bench`) into `target/bench/selectors/`, never into `extension/`: as it
+/// ships (wasm2js) and as plain wasm.
+fn selectors() -> Result<()> {
+    let root = crate::root();
+    let out = root.join("target/bench/selectors");
+    build::wasm2js_module(
+        "selector-bench",
+        Profile::Release,
+        &root.join("target/bench-content"),
+        &out.join("js"),
+    )?;
+    build::web_module("selector-bench", Profile::Release, &out.join("wasm"), "selectors")?;
+    let mut bench = cmd("node");
+    bench.arg("tests/bench/selectors.mjs");
+    bench.env("REDLINE_SELECTORS_DIR", out);
+    bench.env("REDLINE_FIXTURE_PAGES", root.join("../shared/fixtures/pages"));
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)
 }

@@ -136,10 +136,15 @@ fn wasm_opt(input: &Path, output: &Path, passes: &[&str]) -> Result<()> {
 /// The content module, compiled to JavaScript with wasm2js because a page's CSP may
 /// forbid wasm in content scripts. `static/content.js` imports `content/content.js`.
 fn content_module(profile: Profile, out: &Path) -> Result<Vec<Artifact>> {
-    let work = crate::root().join("target/content");
+    wasm2js_module("content", profile, &crate::root().join("target/content"), out)
+}
+
+/// The crate built with `features` through the content module's wasm2js pipeline, in
+/// `work` (a target dir of its own), written to `out` as `content.js` and its parts.
+pub fn wasm2js_module(features: &str, profile: Profile, work: &Path, out: &Path) -> Result<Vec<Artifact>> {
     // Its own target dir: different RUSTFLAGS would otherwise rebuild the other
     // modules' dependencies on every build.
-    let wasm = cargo_wasm("content", profile, &work, &["-C", "target-cpu=mvp"])?;
+    let wasm = cargo_wasm(features, profile, work, &["-C", "target-cpu=mvp"])?;
     // wasm-bindgen reads `target_features` to decide on externref and multi-value,
     // which wasm2js cannot express; the prebuilt std lists them even for the mvp CPU.
     let stripped = work.join("content-mvp.wasm");

@@ -1,0 +1,15 @@
+//! Capturing what was circled: which elements the lasso covers and how to find each one
+//! again. The rules are pure Rust, tested natively; the DOM adapters are compiled only
+//! into the content module, which runs in the page.
+
+pub mod element;
+pub mod geometry;
+pub mod pick;
+pub mod selector;
+
+#[cfg(feature = "content")]
+pub mod dom;
+#[cfg(feature = "content")]
+pub mod screenshot;
+#[cfg(feature = "content")]
+pub mod selector_dom;

@@ -1,0 +1,152 @@
+//! Which of the elements under the lasso count as circled. Pure: the page adapter
+//! supplies each candidate's box and family, this decides.
+
+use redline_protocol::Rect;
+
+use super::geometry::Polygon;
+
+/// Share of an element's box the outline must cover for the element to count.
+pub const MIN_COVERAGE: f64 = 0.75;
+/// Boxes smaller than this (CSS px², e.g. 32×32) count when their centre is inside,
+/// since a hand-drawn circle rarely covers three quarters of an icon.
+pub const SMALL_AREA: f64 = 32.0 * 32.0;
+/// The protocol's limit on elements per capture.
+pub const MAX_ELEMENTS: usize = 500;
+
+/// One element under the lasso, as the page adapter saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub rect: Rect,
+    /// Index of the nearest ancestor that is also a candidate, if any.
+    pub parent: Option<usize>,
+    /// Whether the element carries its own `data-testid`.
+    pub has_test_id: bool,
+}
+
+/// Whether the outline circles an element with box `rect`.
+pub fn qualifies(polygon: &Polygon, rect: Rect) -> bool {
+    let area = rect.width * rect.height;
+    if area <= 0.0 {
+        return false;
+    }
+    if area <= SMALL_AREA {
+        let centre = redline_protocol::Point { x: rect.x + rect.width / 2.0, y: rect.y + rect.height / 2.0 };
+        if polygon.contains(centre) {
+            return true;
+        }
+    }
+    polygon.coverage(rect) >= MIN_COVERAGE
+}
+
+/// The circled elements among `candidates`, as indices in document order:
+/// - an element counts when [`qualifies`] says so;
+/// - nested picks collapse to the outermost qualifying ancestor that carries a test id
+///   (circling a whole form files the form, not each of its fields);
+/// - an element without a test id inside a picked ancestor adds nothing and is dropped.
+///
+/// At most [`MAX_ELEMENTS`], outermost first.
+pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
+    let qualified: Vec<bool> = candidates.iter().map(|c| qualifies(polygon, c.rect)).collect();
+    let ancestors = |mut index: usize| {
+        std::iter::from_fn(move || {
+            index = candidates[index].parent?;
+            Some(index)
+        })
+    };
+    let mut picked: Vec<usize> = (0..candidates.len())
+        .filter(|&i| qualified[i])
+        .filter(|&i| {
+            let covered_by_ancestor = ancestors(i).any(|a| qualified[a] && candidates[a].has_test_id);
+            let adds_nothing = !candidates[i].has_test_id && ancestors(i).any(|a| qualified[a]);
+            !covered_by_ancestor && !adds_nothing
+        })
+        .collect();
+    picked.sort_by_key(|&i| ancestors(i).count());
+    picked.truncate(MAX_ELEMENTS);
+    picked.sort_unstable();
+    picked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redline_protocol::Point;
+
+    fn rect(x: f64, y: f64, width: f64, height: f64) -> Rect {
+        Rect { x, y, width, height }
+    }
+
+    fn square(x: f64, y: f64, side: f64) -> Polygon {
+        Polygon::new(vec![
+            Point { x, y },
+            Point { x: x + side, y },
+            Point { x: x + side, y: y + side },
+            Point { x, y: y + side },
+        ])
+    }
+
+    fn candidate(rect: Rect, parent: Option<usize>, has_test_id: bool) -> Candidate {
+        Candidate { rect, parent, has_test_id }
+    }
+
+    #[test]
+    fn three_quarters_of_the_box_must_be_inside() {
+        let lasso = square(0.0, 0.0, 100.0);
+        assert!(qualifies(&lasso, rect(10.0, 10.0, 80.0, 80.0)));
+        assert!(qualifies(&lasso, rect(25.0, 0.0, 100.0, 100.0)), "exactly 75 %");
+        assert!(!qualifies(&lasso, rect(30.0, 0.0, 100.0, 100.0)));
+    }
+
+    #[test]
+    fn small_boxes_count_by_their_centre() {
+        let lasso = square(0.0, 0.0, 100.0);
+        assert!(qualifies(&lasso, rect(85.0, 40.0, 20.0, 20.0)), "a quarter outside, centre inside");
+        assert!(!qualifies(&lasso, rect(95.0, 40.0, 20.0, 20.0)), "centre outside");
+        assert!(!qualifies(&lasso, rect(10.0, 10.0, 0.0, 0.0)), "zero-size boxes never count");
+    }
+
+    #[test]
+    fn a_circled_form_collapses_to_the_form() {
+        let lasso = square(0.0, 0.0, 200.0);
+        let candidates = [
+            candidate(rect(0.0, 0.0, 1000.0, 1000.0), None, false), // body: mostly outside
+            candidate(rect(10.0, 10.0, 150.0, 150.0), Some(0), true), // form with a test id
+            candidate(rect(20.0, 20.0, 100.0, 30.0), Some(1), true), // field with a test id
+            candidate(rect(20.0, 60.0, 100.0, 30.0), Some(1), false), // label
+        ];
+        assert_eq!(circled(&lasso, &candidates), vec![1]);
+    }
+
+    #[test]
+    fn inside_an_unnamed_container_each_named_child_stays() {
+        let lasso = square(0.0, 0.0, 200.0);
+        let candidates = [
+            candidate(rect(10.0, 10.0, 150.0, 150.0), None, false), // a plain div
+            candidate(rect(20.0, 20.0, 100.0, 30.0), Some(0), true), // button
+            candidate(rect(20.0, 60.0, 100.0, 30.0), Some(0), false), // text span
+            candidate(rect(20.0, 100.0, 100.0, 30.0), Some(0), true), // link
+        ];
+        assert_eq!(circled(&lasso, &candidates), vec![0, 1, 3]);
+    }
+
+    #[test]
+    fn a_button_circled_alone_is_the_button_not_its_page() {
+        let lasso = square(100.0, 100.0, 60.0);
+        let candidates = [
+            candidate(rect(0.0, 0.0, 800.0, 600.0), None, true), // page root component
+            candidate(rect(110.0, 110.0, 40.0, 30.0), Some(0), true), // the button
+            candidate(rect(115.0, 115.0, 10.0, 10.0), Some(1), false), // its icon
+        ];
+        assert_eq!(circled(&lasso, &candidates), vec![1]);
+    }
+
+    #[test]
+    fn no_more_than_the_protocol_allows() {
+        let lasso = square(0.0, 0.0, 10_000.0);
+        let candidates: Vec<Candidate> =
+            (0..800).map(|i| candidate(rect(i as f64 * 10.0, 0.0, 5.0, 5.0), None, true)).collect();
+        let picked = circled(&lasso, &candidates);
+        assert_eq!(picked.len(), MAX_ELEMENTS);
+        assert!(picked.windows(2).all(|w| w[0] < w[1]), "document order");
+    }
+}

@@ -1,0 +1,506 @@
+//! The queue as the side panel shows it: which section each item belongs in, their
+//! order, keyboard selection, and the short lines the rows print (relative time, lease
+//! left, `branch @ sha7`, `anchor as of sha7`). Pure: the panel feeds it what
+//! `listChanges` answered and the clock; the worker uses it for the toolbar badge.
+
+use std::collections::{BTreeMap, HashMap};
+
+use redline_protocol::{AttachmentKind, AuthorKind, Change, ChangeStatus, Group, Message, Timestamp};
+
+/// The panel's sections, in the order they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Section {
+    /// An agent asked the filer something (`needs_answer`).
+    NeedsAnswer,
+    /// The person's own items still inside the grace window.
+    Held,
+    /// Filed, not being worked on: `open`, or `claimed` with a lapsed lease, or held by
+    /// someone else.
+    Waiting,
+    /// Under a live lease, or `in_progress` after an answer.
+    Working,
+    Done,
+    /// Hidden unless asked for.
+    Dismissed,
+}
+
+impl Section {
+    pub const ALL: [Section; 6] = [
+        Section::NeedsAnswer,
+        Section::Held,
+        Section::Waiting,
+        Section::Working,
+        Section::Done,
+        Section::Dismissed,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::NeedsAnswer => "Needs your answer",
+            Section::Held => "Your held batch",
+            Section::Waiting => "Waiting",
+            Section::Working => "Being worked on",
+            Section::Done => "Done",
+            Section::Dismissed => "Dismissed",
+        }
+    }
+
+    /// A stable name for test ids and CSS classes.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Section::NeedsAnswer => "needs-answer",
+            Section::Held => "held",
+            Section::Waiting => "waiting",
+            Section::Working => "working",
+            Section::Done => "done",
+            Section::Dismissed => "dismissed",
+        }
+    }
+}
+
+/// One item with the group it is claimed in, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub change: Change,
+    pub group: Option<Group>,
+}
+
+impl Row {
+    /// Where the row goes for the person called `me`, at `now` (the server's `held`
+    /// verdict decides holds; the lease is compared with the local clock).
+    pub fn section(&self, me: &str, now: Timestamp) -> Section {
+        let change = &self.change;
+        match change.status {
+            ChangeStatus::Dismissed => Section::Dismissed,
+            ChangeStatus::Done => Section::Done,
+            ChangeStatus::NeedsAnswer => Section::NeedsAnswer,
+            _ if change.held && change.filed_by.as_deref() == Some(me) => Section::Held,
+            _ if change.held => Section::Waiting,
+            ChangeStatus::InProgress => Section::Working,
+            ChangeStatus::Claimed | ChangeStatus::Open if self.lease_is_live(now) => Section::Working,
+            ChangeStatus::Claimed | ChangeStatus::Open => Section::Waiting,
+        }
+    }
+
+    fn lease_is_live(&self, now: Timestamp) -> bool {
+        self.group.as_ref().is_some_and(|g| redline_protocol::is_lease_live(g.claim_expires_at, now))
+    }
+
+    /// "claimed by claude-1 · Changes on /orders · lease 12 min left".
+    pub fn claim_line(&self, now: Timestamp) -> Option<String> {
+        let group = self.group.as_ref()?;
+        let mut parts = Vec::new();
+        if let Some(by) = &group.claimed_by {
+            parts.push(format!("claimed by {by}"));
+        }
+        parts.push(group.title.clone());
+        if let Some(expires) = group.claim_expires_at {
+            parts.push(lease_left(expires, now));
+        }
+        Some(parts.join(" · "))
+    }
+
+    /// `main @ a91c4e2` for a done item, or the commit alone on a detached HEAD.
+    pub fn build_line(&self) -> Option<String> {
+        build_line(self.change.branch.as_deref(), self.change.head_commit.as_deref())
+    }
+
+    /// The number as shown, `#7`.
+    pub fn number(&self) -> String {
+        redline_protocol::display_short_id(&self.change.short_id)
+    }
+}
+
+/// `branch @ sha7`; the commit alone when there is no branch; `None` without a commit.
+pub fn build_line(branch: Option<&str>, commit: Option<&str>) -> Option<String> {
+    let commit = short_sha(commit?);
+    Some(match branch.filter(|b| !b.is_empty()) {
+        Some(branch) => format!("{branch} @ {commit}"),
+        None => commit.to_owned(),
+    })
+}
+
+/// The first seven characters of a commit id.
+pub fn short_sha(sha: &str) -> &str {
+    sha.char_indices().nth(7).map_or(sha, |(i, _)| &sha[..i])
+}
+
+/// `src/app.tsx:42 as of a91c4e2`: a source anchor is read at the item's build.
+pub fn anchor_line(anchor: &str, git_sha: Option<&str>) -> String {
+    match git_sha {
+        Some(sha) if !sha.is_empty() => format!("{anchor} as of {}", short_sha(sha)),
+        _ => anchor.to_owned(),
+    }
+}
+
+/// "lease 12 min left", "lease 40 s left", or "lease lapsed".
+pub fn lease_left(expires: Timestamp, now: Timestamp) -> String {
+    let ms = expires.unix_millis() - now.unix_millis();
+    if ms <= 0 {
+        "lease lapsed".to_owned()
+    } else if ms < 60_000 {
+        format!("lease {} s left", (ms + 999) / 1000)
+    } else {
+        format!("lease {} min left", (ms + 59_999) / 60_000)
+    }
+}
+
+/// "just now", "5 min ago", "3 h ago", "2 d ago" (a future time reads "just now").
+pub fn relative_time(then: Timestamp, now: Timestamp) -> String {
+    let seconds = (now.unix_millis() - then.unix_millis()) / 1000;
+    match seconds {
+        ..45 => "just now".to_owned(),
+        45..3_600 => format!("{} min ago", ((seconds + 30) / 60).max(1)),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} d ago", seconds / 86_400),
+    }
+}
+
+/// The whole queue the panel holds, keyed by `changeId`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Queue {
+    rows: BTreeMap<String, Row>,
+}
+
+/// What [`Queue::replace`] changed, so the view touches only those rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diff {
+    pub added: Vec<String>,
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl Diff {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+impl Queue {
+    /// A queue of what `listChanges` answered.
+    pub fn from_list(changes: Vec<Change>, groups: &[Group]) -> Queue {
+        let mut queue = Queue::default();
+        queue.replace(changes, groups);
+        queue
+    }
+
+    /// Takes a fresh list as the whole truth (events are hints; the list is state).
+    pub fn replace(&mut self, changes: Vec<Change>, groups: &[Group]) -> Diff {
+        let groups: HashMap<&str, &Group> = groups.iter().map(|g| (g.group_id.as_str(), g)).collect();
+        let mut diff = Diff::default();
+        let mut fresh = BTreeMap::new();
+        for change in changes {
+            let group = change.group_id.as_deref().and_then(|id| groups.get(id)).map(|g| (*g).clone());
+            let row = Row { change, group };
+            let id = row.change.change_id.clone();
+            match self.rows.get(&id) {
+                None => diff.added.push(id.clone()),
+                Some(old) if old != &row => diff.changed.push(id.clone()),
+                Some(_) => {}
+            }
+            fresh.insert(id, row);
+        }
+        diff.removed = self.rows.keys().filter(|id| !fresh.contains_key(*id)).cloned().collect();
+        self.rows = fresh;
+        diff
+    }
+
+    pub fn get(&self, change_id: &str) -> Option<&Row> {
+        self.rows.get(change_id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.values()
+    }
+
+    /// The ids of each non-empty section, in section order. Within a section: questions
+    /// and held items oldest first (answer in order), the rest newest first. Dismissed
+    /// items only when `show_dismissed`.
+    pub fn sections(&self, me: &str, now: Timestamp, show_dismissed: bool) -> Vec<(Section, Vec<String>)> {
+        let mut by_section: BTreeMap<Section, Vec<&Row>> = BTreeMap::new();
+        for row in self.rows.values() {
+            let section = row.section(me, now);
+            if section == Section::Dismissed && !show_dismissed {
+                continue;
+            }
+            by_section.entry(section).or_default().push(row);
+        }
+        by_section
+            .into_iter()
+            .map(|(section, mut rows)| {
+                rows.sort_by_key(|r| (r.change.created_at, number_of(&r.change.short_id)));
+                if !matches!(section, Section::NeedsAnswer | Section::Held) {
+                    rows.reverse();
+                }
+                (section, rows.into_iter().map(|r| r.change.change_id.clone()).collect())
+            })
+            .collect()
+    }
+
+    /// How many items wait for `me`'s answer (the toolbar badge).
+    pub fn needs_answer_count(&self, me: &str) -> usize {
+        self.rows.values().filter(|r| needs_my_answer(&r.change, me)).count()
+    }
+}
+
+fn number_of(short_id: &str) -> u64 {
+    short_id.parse().unwrap_or(0)
+}
+
+/// An item asks `me` something: it is `needs_answer` and `me` filed it (or the server
+/// does not say who did).
+pub fn needs_my_answer(change: &Change, me: &str) -> bool {
+    change.status == ChangeStatus::NeedsAnswer && change.filed_by.as_deref().is_none_or(|by| by == me)
+}
+
+/// The toolbar badge for `count` questions: empty when there are none.
+pub fn badge_text(count: usize) -> String {
+    match count {
+        0 => String::new(),
+        1..=99 => count.to_string(),
+        _ => "99+".to_owned(),
+    }
+}
+
+/// The next selected row for `j` (`delta` 1) or `k` (-1) over the visible `order`.
+pub fn move_selection(order: &[String], current: Option<&str>, delta: i32) -> Option<String> {
+    if order.is_empty() {
+        return None;
+    }
+    let at = current.and_then(|id| order.iter().position(|o| o == id));
+    let next = match at {
+        None if delta >= 0 => 0,
+        None => order.len() - 1,
+        Some(i) => (i as i64 + delta as i64).clamp(0, order.len() as i64 - 1) as usize,
+    };
+    Some(order[next].clone())
+}
+
+/// The agent's open question in a thread: the last agent message of an item in
+/// `needs_answer` (with its options, image or not).
+pub fn open_question(status: ChangeStatus, thread: &[Message]) -> Option<&Message> {
+    if status != ChangeStatus::NeedsAnswer {
+        return None;
+    }
+    thread.iter().rev().find(|m| m.author_kind == AuthorKind::Agent)
+}
+
+/// The options of a message (`kind: option`), in the order the agent gave them.
+pub fn options(message: &Message) -> impl Iterator<Item = &redline_protocol::Attachment> {
+    message.attachments.iter().filter(|a| a.kind == AttachmentKind::Option)
+}
+
+/// What an answer says when the person only picked an option.
+pub fn answer_body(words: &str, chosen_label: Option<&str>) -> Option<String> {
+    let words = words.trim();
+    match (words.is_empty(), chosen_label) {
+        (false, _) => Some(words.to_owned()),
+        (true, Some(label)) => Some(format!("I pick \u{201c}{label}\u{201d}.")),
+        (true, None) => None,
+    }
+}
+
+/// Reconnect delay for the event stream after `attempt` failures (1 s doubling to 30 s),
+/// with `jitter` in `[0, 1)` spreading ±20 %.
+pub fn reconnect_delay_ms(attempt: u32, jitter: f64) -> f64 {
+    let base = (1_000.0 * 2f64.powi(attempt.min(5) as i32)).min(30_000.0);
+    base * (0.8 + 0.4 * jitter.clamp(0.0, 1.0))
+}
+
+/// After this many failed connections in a row the panel polls instead (and keeps
+/// trying the stream at the longest delay).
+pub const POLL_AFTER_FAILURES: u32 = 3;
+/// How often the panel re-reads the list when there is no stream.
+pub const POLL_INTERVAL_MS: f64 = 10_000.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ME: &str = "ada";
+
+    fn change(id: &str, short: u32, status: &str, extra: serde_json::Value) -> Change {
+        let mut value = json!({
+            "changeId": id, "shortId": short.to_string(), "projectId": "p", "stageId": "s",
+            "groupId": null, "title": format!("item {short}"), "body": null, "status": status,
+            "route": "/orders", "gitSha": null, "deploymentId": null, "locale": null, "viewport": null,
+            "capture": null, "screenshotKey": null, "consoleErrors": [], "source": "extension",
+            "filedBy": ME, "branch": null, "headCommit": null, "resolvedAt": null, "live": null,
+            "createdAt": Timestamp::from_unix_millis(1_000_000 + short as i64 * 1000), "held": false,
+            "heldUntil": null,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            value[k] = v.clone();
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn group(id: &str, expires: i64) -> Group {
+        serde_json::from_value(json!({
+            "groupId": id, "projectId": "p", "title": "Changes on /orders", "claimedBy": "claude",
+            "claimExpiresAt": Timestamp::from_unix_millis(expires), "createdAt": Timestamp::from_unix_millis(0),
+            "fence": 3,
+        }))
+        .unwrap()
+    }
+
+    fn now() -> Timestamp {
+        Timestamp::from_unix_millis(2_000_000)
+    }
+
+    #[test]
+    fn items_fall_into_sections_in_the_panel_order() {
+        let changes = vec![
+            change("a", 1, "open", json!({})),
+            change("b", 2, "needs_answer", json!({})),
+            change(
+                "c",
+                3,
+                "open",
+                json!({"held": true, "heldUntil": Timestamp::from_unix_millis(2_030_000)}),
+            ),
+            change("d", 4, "claimed", json!({"groupId": "g1"})),
+            change("e", 5, "claimed", json!({"groupId": "g2"})),
+            change("f", 6, "done", json!({"branch": "main", "headCommit": "a91c4e2ffee"})),
+            change("g", 7, "dismissed", json!({})),
+            change("h", 8, "in_progress", json!({})),
+            change("i", 9, "open", json!({"held": true, "filedBy": "bob"})),
+        ];
+        let groups = [group("g1", 2_600_000), group("g2", 1_500_000)];
+        let queue = Queue::from_list(changes, &groups);
+        let sections = queue.sections(ME, now(), false);
+        let names: Vec<(Section, Vec<&str>)> =
+            sections.iter().map(|(s, ids)| (*s, ids.iter().map(String::as_str).collect())).collect();
+        assert_eq!(
+            names,
+            vec![
+                (Section::NeedsAnswer, vec!["b"]),
+                (Section::Held, vec!["c"]),
+                // a lapsed lease is waiting again; someone else's hold waits too; newest first
+                (Section::Waiting, vec!["i", "e", "a"]),
+                (Section::Working, vec!["h", "d"]),
+                (Section::Done, vec!["f"]),
+            ]
+        );
+        assert_eq!(queue.sections(ME, now(), true).last().unwrap().0, Section::Dismissed);
+        assert_eq!(queue.needs_answer_count(ME), 1);
+        assert_eq!(queue.needs_answer_count("bob"), 0);
+    }
+
+    #[test]
+    fn replace_reports_only_what_changed() {
+        let mut queue =
+            Queue::from_list(vec![change("a", 1, "open", json!({})), change("b", 2, "open", json!({}))], &[]);
+        let diff = queue.replace(
+            vec![
+                change("a", 1, "open", json!({})),
+                change("b", 2, "needs_answer", json!({})),
+                change("c", 3, "open", json!({})),
+            ],
+            &[],
+        );
+        assert_eq!(diff, Diff { added: vec!["c".into()], changed: vec!["b".into()], removed: vec![] });
+        let diff = queue.replace(vec![change("c", 3, "open", json!({}))], &[]);
+        assert_eq!(diff.removed, vec!["a".to_owned(), "b".to_owned()]);
+        assert!(queue.replace(vec![change("c", 3, "open", json!({}))], &[]).is_empty());
+        assert_eq!(queue.len(), 1);
+    }
+
+    #[test]
+    fn rows_say_who_claimed_and_what_shipped() {
+        let row = Row {
+            change: change("d", 4, "claimed", json!({"groupId": "g1"})),
+            group: Some(group("g1", 2_600_000)),
+        };
+        assert_eq!(
+            row.claim_line(now()).unwrap(),
+            "claimed by claude · Changes on /orders · lease 10 min left"
+        );
+        assert_eq!(row.number(), "#4");
+        let done = Row {
+            change: change("f", 6, "done", json!({"branch": "main", "headCommit": "a91c4e2ffee"})),
+            group: None,
+        };
+        assert_eq!(done.build_line().unwrap(), "main @ a91c4e2");
+        assert_eq!(build_line(None, Some("a91c4e2ffee")).unwrap(), "a91c4e2");
+        assert_eq!(build_line(Some("main"), None), None);
+        assert_eq!(anchor_line("src/app.tsx:42", Some("0123456789")), "src/app.tsx:42 as of 0123456");
+        assert_eq!(anchor_line("src/app.tsx:42", None), "src/app.tsx:42");
+        assert_eq!(short_sha("abc"), "abc");
+    }
+
+    #[test]
+    fn times_read_like_people_say_them() {
+        let t = |ms| Timestamp::from_unix_millis(ms);
+        assert_eq!(relative_time(t(0), t(10_000)), "just now");
+        assert_eq!(relative_time(t(10_000), t(0)), "just now");
+        assert_eq!(relative_time(t(0), t(50_000)), "1 min ago");
+        assert_eq!(relative_time(t(0), t(5 * 60_000)), "5 min ago");
+        assert_eq!(relative_time(t(0), t(3 * 3_600_000 + 5)), "3 h ago");
+        assert_eq!(relative_time(t(0), t(49 * 3_600_000)), "2 d ago");
+        assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40 s left");
+        assert_eq!(lease_left(t(0), t(1)), "lease lapsed");
+    }
+
+    #[test]
+    fn j_and_k_move_within_the_visible_rows() {
+        let order: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        assert_eq!(move_selection(&order, None, 1).as_deref(), Some("a"));
+        assert_eq!(move_selection(&order, None, -1).as_deref(), Some("c"));
+        assert_eq!(move_selection(&order, Some("a"), 1).as_deref(), Some("b"));
+        assert_eq!(move_selection(&order, Some("c"), 1).as_deref(), Some("c"));
+        assert_eq!(move_selection(&order, Some("a"), -1).as_deref(), Some("a"));
+        assert_eq!(move_selection(&order, Some("gone"), 1).as_deref(), Some("a"));
+        assert_eq!(move_selection(&[], Some("a"), 1), None);
+    }
+
+    #[test]
+    fn the_badge_counts_questions() {
+        assert_eq!(badge_text(0), "");
+        assert_eq!(badge_text(1), "1");
+        assert_eq!(badge_text(120), "99+");
+        let unknown_filer = change("x", 1, "needs_answer", json!({"filedBy": null}));
+        assert!(needs_my_answer(&unknown_filer, ME));
+    }
+
+    #[test]
+    fn the_open_question_is_the_last_agent_message() {
+        let message = |id: &str, kind: &str, options: &[(&str, Option<&str>)]| -> Message {
+            serde_json::from_value(json!({
+                "messageId": id, "changeId": "c", "authorKind": kind, "authorName": "claude", "body": "Which?",
+                "attachments": options.iter().map(|(k, url)| json!({"key": k, "label": k.to_uppercase(), "kind": "option", "url": url})).collect::<Vec<_>>(),
+                "chosenOption": null, "createdAt": Timestamp::from_unix_millis(0),
+            }))
+            .unwrap()
+        };
+        let thread = vec![
+            message("m1", "agent", &[]),
+            message("m2", "user", &[]),
+            message("m3", "agent", &[("a", Some("u")), ("b", None)]),
+        ];
+        let asked = open_question(ChangeStatus::NeedsAnswer, &thread).unwrap();
+        assert_eq!(asked.message_id, "m3");
+        assert_eq!(options(asked).map(|a| a.key.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(open_question(ChangeStatus::InProgress, &thread).is_none());
+        assert_eq!(answer_body("  ", Some("Red")).unwrap(), "I pick \u{201c}Red\u{201d}.");
+        assert_eq!(answer_body(" darker ", Some("Red")).unwrap(), "darker");
+        assert_eq!(answer_body("", None), None);
+    }
+
+    #[test]
+    fn reconnects_back_off_to_thirty_seconds() {
+        assert_eq!(reconnect_delay_ms(0, 0.5), 1_000.0);
+        assert_eq!(reconnect_delay_ms(2, 0.5), 4_000.0);
+        assert_eq!(reconnect_delay_ms(20, 0.5), 30_000.0);
+        assert_eq!(reconnect_delay_ms(0, 0.0), 800.0);
+    }
+}

@@ -1,0 +1,185 @@
+//! "Show on page", the page side: finds an item's elements again (test id, then source
+//! anchor, then CSS path, then text; see `crate::locate`) and outlines them above the
+//! page for a while. Compiled into the content module (JavaScript), which the worker
+//! loads into the tab with `chrome.scripting` when the person asks.
+
+use std::cell::RefCell;
+
+use redline_protocol::Element as Captured;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
+
+use crate::capture::selector_dom::resolve_css_path;
+use crate::locate::{self, Attempt, Located};
+
+/// The id of the element that holds the outlines.
+pub const HOST_ID: &str = "redline-show-host";
+/// How long the outlines stay.
+const SHOW_MS: i32 = 12_000;
+/// At most this many page elements are outlined for one captured element.
+const MAX_MATCHES: usize = 20;
+
+/// The pending removal: the timer's id and its callback, kept alive until then.
+type Removal = (i32, Closure<dyn FnMut()>);
+
+thread_local! {
+    static TIMER: RefCell<Option<Removal>> = const { RefCell::new(None) };
+}
+
+/// Outlines the captured `elements` (a JSON array of the protocol's Element) and answers
+/// what was found for each, as a JSON array of [`Located`].
+#[wasm_bindgen]
+pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
+    let elements: Vec<Captured> = serde_wasm_bindgen::from_value(elements)?;
+    let window = web_sys::window().ok_or("no window")?;
+    let document = window.document().ok_or("no document")?;
+    clear(&document);
+    let mut located = Vec::new();
+    let mut found = Vec::new();
+    for element in &elements {
+        let (matched_by, matches) = find(&document, element);
+        located.push(Located {
+            label: locate::element_label(element),
+            matched_by: matched_by.filter(|_| !matches.is_empty()),
+            count: matches.len() as u32,
+        });
+        found.extend(matches.into_iter().map(|m| (locate::element_label(element), m)));
+    }
+    if let Some((_, first)) = found.first() {
+        first.scroll_into_view_with_bool(false);
+    }
+    if !found.is_empty() {
+        draw(&window, &document, &found)?;
+    }
+    Ok(located.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
+}
+
+fn find(document: &Document, element: &Captured) -> (Option<locate::MatchedBy>, Vec<Element>) {
+    for attempt in locate::attempts(element) {
+        let matches = match &attempt {
+            Attempt::Selector(_, selector) => all(document, selector),
+            Attempt::CssPath(path) => resolve_css_path(document, path).into_iter().collect(),
+            Attempt::Text { tag, text } => by_text(document, tag, text),
+        };
+        if !matches.is_empty() {
+            return (Some(attempt.matched_by()), matches);
+        }
+    }
+    (None, Vec::new())
+}
+
+fn all(document: &Document, selector: &str) -> Vec<Element> {
+    let Ok(list) = document.query_selector_all(selector) else { return Vec::new() };
+    (0..list.length().min(MAX_MATCHES as u32))
+        .filter_map(|i| list.item(i).and_then(|n| n.dyn_into::<Element>().ok()))
+        .filter(|e| e.id() != HOST_ID)
+        .collect()
+}
+
+/// Elements with the tag whose own trimmed text is exactly `text`, innermost only.
+fn by_text(document: &Document, tag: &str, text: &str) -> Vec<Element> {
+    let selector = if tag.is_empty() { "body *" } else { tag };
+    let mut found: Vec<Element> = Vec::new();
+    for candidate in all_unbounded(document, selector) {
+        if candidate.text_content().is_some_and(|t| t.trim() == text) {
+            // Keep the innermost: drop an ancestor already found.
+            found.retain(|f| !f.contains(Some(&candidate)));
+            found.push(candidate);
+            if found.len() >= MAX_MATCHES {
+                break;
+            }
+        }
+    }
+    found
+}
+
+fn all_unbounded(document: &Document, selector: &str) -> Vec<Element> {
+    let Ok(list) = document.query_selector_all(selector) else { return Vec::new() };
+    (0..list.length()).filter_map(|i| list.item(i).and_then(|n| n.dyn_into::<Element>().ok())).collect()
+}
+
+#[derive(Serialize)]
+struct BoxRect {
+    label: String,
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+/// Draws a red outline over each element, in document coordinates so they scroll with
+/// the page. The host's `data-redline-boxes` lists the outlined rectangles (viewport
+/// coordinates at drawing time) for tests and tools; the drawing itself sits in a closed
+/// shadow root.
+fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element)]) -> Result<(), JsValue> {
+    let scroll_x = window.scroll_x()?;
+    let scroll_y = window.scroll_y()?;
+    let host = document.create_element("div")?;
+    host.set_id(HOST_ID);
+    host.set_attribute(
+        "style",
+        "all: initial; position: absolute; left: 0; top: 0; width: 0; height: 0; z-index: 2147483646; pointer-events: none;",
+    )?;
+    let shadow = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed))?;
+    let mut boxes = Vec::new();
+    for (label, element) in found {
+        let rect = element.get_bounding_client_rect();
+        let outline = document.create_element("div")?;
+        outline.set_attribute(
+            "style",
+            &format!(
+                "position: absolute; left: {}px; top: {}px; width: {}px; height: {}px; \
+                 outline: 3px solid #dc2626; outline-offset: 2px; border-radius: 3px; \
+                 box-shadow: 0 0 0 9999px rgba(220, 38, 38, 0.04);",
+                rect.left() + scroll_x,
+                rect.top() + scroll_y,
+                rect.width(),
+                rect.height()
+            ),
+        )?;
+        let tag = document.create_element("span")?;
+        tag.set_text_content(Some(label));
+        tag.set_attribute(
+            "style",
+            "position: absolute; top: -24px; left: -3px; background: #dc2626; color: #fff; \
+             font: 600 11px/1.6 system-ui, sans-serif; padding: 0 6px; border-radius: 3px; white-space: nowrap;",
+        )?;
+        outline.append_child(&tag)?;
+        shadow.append_child(&outline)?;
+        boxes.push(BoxRect {
+            label: label.clone(),
+            x: rect.left(),
+            y: rect.top(),
+            width: rect.width(),
+            height: rect.height(),
+        });
+    }
+    host.set_attribute("data-redline-boxes", &serde_json::to_string(&boxes).unwrap_or_default())?;
+    document.document_element().ok_or("no document element")?.append_child(&host)?;
+
+    // Removes only the drawing: the closure itself is dropped by the next `clear`.
+    let remove = Closure::<dyn FnMut()>::new(|| {
+        if let Some(host) =
+            web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(HOST_ID))
+        {
+            host.remove();
+        }
+    });
+    let id = window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(remove.as_ref().unchecked_ref(), SHOW_MS)?;
+    TIMER.set(Some((id, remove)));
+    Ok(())
+}
+
+/// Removes the outlines (and a pending removal).
+fn clear(document: &Document) {
+    if let Some(host) = document.get_element_by_id(HOST_ID) {
+        host.remove();
+    }
+    if let Some((id, _closure)) = TIMER.take()
+        && let Some(window) = web_sys::window()
+    {
+        window.clear_timeout_with_handle(id);
+    }
+}

@@ -1,0 +1,397 @@
+//! One item in the panel: what was filed (title, body, screenshot, elements, console
+//! errors), the thread with the agent, answering its question (option images, text
+//! options, words), dismiss/reopen, and "Show on page". Server text is always text.
+
+use leptos::prelude::*;
+use redline_protocol::rpc::{
+    AnswerChangeQuestion, AnswerChangeQuestionInput, GetChange, GetChangeInput, GetChangeOutput, SetChangeStatus,
+    SetChangeStatusInput,
+};
+use redline_protocol::{Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Element, Message, Timestamp};
+
+use super::Ctx;
+use super::queue::reload;
+use crate::locate::Located;
+use crate::messages::{WorkerReply, WorkerRequest};
+use crate::queue;
+
+#[component]
+pub fn ItemView(change_id: String) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let detail = LocalResource::new({
+        let change_id = change_id.clone();
+        move || {
+            ctx.store.version.track();
+            let client = ctx.client.get_value();
+            let input = GetChangeInput { change_id: change_id.clone(), project_id: None };
+            async move { client.call::<GetChange>(input).await.map_err(|e| e.to_string()) }
+        }
+    });
+    view! {
+        <article class="item" aria-label="Item">
+            <button type="button" class="back" on:click=move |_| ctx.open.set(None) aria-label="Back to the queue (Esc)">
+                "\u{2190} Queue"
+            </button>
+            {move || match detail.get() {
+                None => view! { <p class="hint" role="status">"Reading the item…"</p> }.into_any(),
+                Some(Err(message)) => view! {
+                    <div class="error-box" role="alert">
+                        <p>{format!("Could not read the item: {message}")}</p>
+                        <button type="button" on:click=move |_| detail.refetch()>"Retry"</button>
+                    </div>
+                }.into_any(),
+                Some(Ok(output)) => view! { <ItemDetail output /> }.into_any(),
+            }}
+        </article>
+    }
+}
+
+#[component]
+fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let GetChangeOutput { change, thread, stage_url } = output;
+    let now = move || Timestamp::from_unix_millis(ctx.now.get());
+    let created = change.created_at;
+    let title = change.title.clone();
+    let status = change.status;
+    let elements = change.capture.as_ref().map(|c| c.elements.clone()).unwrap_or_default();
+    let git_sha = change.git_sha.clone();
+    let question = queue::open_question(status, &thread).cloned();
+    let build = queue::build_line(change.branch.as_deref(), change.head_commit.as_deref());
+    let meta = {
+        let mut parts = vec![format!("filed by {}", change.filed_by.as_deref().unwrap_or("someone"))];
+        if let Some(route) = &change.route {
+            parts.push(format!("on {route}"));
+        }
+        if let Some(url) = &stage_url {
+            parts.push(url.clone());
+        }
+        parts.join(" · ")
+    };
+    view! {
+        <header class="item-head">
+            <h2 data-testid="item-title" class=move || if status == ChangeStatus::Done { "done" } else { "" }>
+                <span class="number">{redline_protocol::display_short_id(&change.short_id)}</span>" "{title.clone()}
+            </h2>
+            <p class="hint">
+                <span class=format!("status {}", status.as_str()) data-testid="item-status">{status_label(status)}</span>
+                " · "{meta}" · "{move || queue::relative_time(created, now())}
+            </p>
+            {build.map(|b| view! {
+                <p class="hint" data-testid="item-build">"done in "<code>{b}</code>
+                    {(change.live == Some(true)).then(|| view! { " · " <span class="live">"live"</span> })}
+                </p>
+            })}
+        </header>
+        {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
+        {change.screenshot_url.clone().map(|url| {
+            let label = format!("Screenshot of {}", change.title);
+            view! { <ImageButton url label class="screenshot" /> }
+        })}
+        <ElementList elements=elements.clone() git_sha />
+        <ShowOnPage elements />
+        {(!change.console_errors.is_empty()).then(|| view! {
+            <section aria-label="Console errors">
+                <h3>"Console errors"</h3>
+                <ul class="console">{change.console_errors.iter().map(|e| view! { <li><code>{e.clone()}</code></li> }).collect_view()}</ul>
+            </section>
+        })}
+        <Thread thread=thread.clone() />
+        {question.map(|question| view! { <Answer change=change.clone() question /> })}
+        <StatusActions change=change.clone() />
+    }
+}
+
+fn status_label(status: ChangeStatus) -> &'static str {
+    match status {
+        ChangeStatus::Open => "open",
+        ChangeStatus::Claimed => "claimed",
+        ChangeStatus::NeedsAnswer => "needs your answer",
+        ChangeStatus::InProgress => "in progress",
+        ChangeStatus::Done => "done",
+        ChangeStatus::Dismissed => "dismissed",
+    }
+}
+
+/// An image that opens large on click (the panel's lightbox).
+#[component]
+fn ImageButton(url: String, label: String, #[prop(optional)] class: &'static str) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let (u, l) = (url.clone(), label.clone());
+    view! {
+        <button type="button" class=format!("image-button {class}") aria-label=format!("{label} (enlarge)")
+            on:click=move |_| ctx.enlarged.set(Some((u.clone(), l.clone())))>
+            <img src=url alt=label loading="lazy" />
+        </button>
+    }
+}
+
+/// Each circled element with its handles, each copyable.
+#[component]
+fn ElementList(elements: Vec<Element>, git_sha: Option<String>) -> impl IntoView {
+    if elements.is_empty() {
+        return ().into_any();
+    }
+    view! {
+        <section aria-label="Circled elements">
+            <h3>"Circled elements"</h3>
+            <ul class="elements">
+                {elements.into_iter().map(|e| {
+                    let anchor = e.source_anchor.as_deref().map(|a| queue::anchor_line(a, git_sha.as_deref()));
+                    view! {
+                        <li data-testid="element">
+                            <span class="tag">{if e.tag.is_empty() { "element".to_owned() } else { format!("<{}>", e.tag) }}</span>
+                            {e.name.clone().or(e.text.clone()).map(|t| view! { " " <span class="hint">{t}</span> })}
+                            <dl>
+                                {e.test_id.clone().map(|v| view! { <Copyable name="test id" value=v /> })}
+                                {anchor.map(|v| view! { <Copyable name="source" value=v /> })}
+                                {e.css_path.clone().map(|v| view! { <Copyable name="CSS path" value=v /> })}
+                            </dl>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn Copyable(name: &'static str, value: String) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let v = value.clone();
+    view! {
+        <dt>{name}</dt>
+        <dd>
+            <code>{value}</code>" "
+            <button type="button" class="small" aria-label=format!("Copy {name}") on:click=move |_| {
+                copy_text(&v);
+                copied.set(true);
+                set_timeout(move || copied.set(false), std::time::Duration::from_millis(1500));
+            }>{move || if copied.get() { "Copied" } else { "Copy" }}</button>
+        </dd>
+    }
+}
+
+fn copy_text(text: &str) {
+    use js_sys::Reflect;
+    let clipboard = Reflect::get(&window().navigator(), &"clipboard".into()).ok();
+    if let Some(clipboard) = clipboard
+        && let Ok(write) = Reflect::get(&clipboard, &"writeText".into())
+        && let Some(write) = wasm_bindgen::JsCast::dyn_ref::<js_sys::Function>(&write)
+    {
+        let _ = write.call1(&clipboard, &text.into());
+    }
+}
+
+/// Highlights the elements in the tab the panel follows and says what matched.
+#[component]
+fn ShowOnPage(elements: Vec<Element>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    if elements.is_empty() {
+        return ().into_any();
+    }
+    let show = Action::new_local(move |_: &()| {
+        let request = WorkerRequest::ShowOnPage { tab_id: ctx.tab.get_untracked().map(|t| t.0), elements: elements.clone() };
+        async move {
+            match crate::chrome::send_message::<_, WorkerReply>(&request).await {
+                Ok(WorkerReply::Shown { located, .. }) => Ok(located),
+                Ok(WorkerReply::Error { message }) => Err(message),
+                Ok(other) => Err(format!("unexpected answer: {other:?}")),
+                Err(error) => Err(error.0),
+            }
+        }
+    });
+    view! {
+        <section aria-label="Show on page" class="show">
+            <button type="button" on:click=move |_| { show.dispatch(()); } disabled=move || show.pending().get()>
+                {move || if show.pending().get() { "Looking…" } else { "Show on page" }}
+            </button>
+            {move || show.value().get().map(|result| match result {
+                Ok(located) => view! {
+                    <ul class="located" data-testid="located" aria-live="polite">
+                        {located.iter().map(|l: &Located| view! {
+                            <li class=if l.matched_by.is_some() { "found" } else { "missing" }>{l.sentence()}</li>
+                        }).collect_view()}
+                    </ul>
+                }.into_any(),
+                Err(message) => view! {
+                    <p class="error" role="alert">{message}" "<button type="button" on:click=move |_| { show.dispatch(()); }>"Retry"</button></p>
+                }.into_any(),
+            })}
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn Thread(thread: Vec<Message>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    if thread.is_empty() {
+        return view! { <p class="hint">"No messages yet. The agent\u{2019}s questions and replies appear here."</p> }.into_any();
+    }
+    view! {
+        <section aria-label="Thread">
+            <h3>"Thread"</h3>
+            <ol class="thread">
+                {thread.into_iter().map(|m| {
+                    let created = m.created_at;
+                    let who = match (m.author_kind, m.author_name.clone()) {
+                        (AuthorKind::Agent, Some(name)) => format!("{name} (agent)"),
+                        (AuthorKind::Agent, None) => "the agent".to_owned(),
+                        (AuthorKind::User, Some(name)) => name,
+                        (AuthorKind::User, None) => "you".to_owned(),
+                    };
+                    let evidence: Vec<Attachment> = m.attachments.iter().filter(|a| a.kind == AttachmentKind::Evidence).cloned().collect();
+                    let chosen = m.chosen_option.clone();
+                    let options: Vec<Attachment> = queue::options(&m).cloned().collect();
+                    view! {
+                        <li class=format!("message {}", m.author_kind.as_str()) data-testid="message">
+                            <p class="hint"><strong>{who}</strong>" · "{move || queue::relative_time(created, Timestamp::from_unix_millis(ctx.now.get()))}</p>
+                            <p class="body">{m.body.clone()}</p>
+                            {chosen.map(|key| view! { <p class="hint">"chose option "<code>{key}</code></p> })}
+                            {evidence.into_iter().map(|a| {
+                                let label = a.label.clone();
+                                view! {
+                                    <figure class="evidence">
+                                        {a.url.clone().map(|url| view! { <ImageButton url label=label.clone() /> })}
+                                        <figcaption>{a.label.clone()}</figcaption>
+                                    </figure>
+                                }
+                            }).collect_view()}
+                            {(!options.is_empty()).then(|| view! {
+                                <ul class="option-list hint">{options.into_iter().map(|o| view! { <li>{o.label}</li> }).collect_view()}</ul>
+                            })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        </section>
+    }
+    .into_any()
+}
+
+/// Answering the agent's open question: option images in a grid, text options as
+/// buttons, optional words, and a plain reply.
+#[component]
+fn Answer(change: Change, question: Message) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let words = RwSignal::new(String::new());
+    let change_id = change.change_id.clone();
+    let answer = Action::new_local(move |(chosen, label): &(Option<String>, Option<String>)| {
+        let body = queue::answer_body(&words.get_untracked(), label.as_deref());
+        let input = body.map(|body| AnswerChangeQuestionInput {
+            change_id: change_id.clone(),
+            project_id: None,
+            body,
+            chosen_option: chosen.clone(),
+        });
+        let client = ctx.client.get_value();
+        async move {
+            let input = input.ok_or("Write an answer, or pick an option.")?;
+            client.call::<AnswerChangeQuestion>(input).await.map_err(|e| e.to_string())?;
+            words.set(String::new());
+            reload(ctx);
+            Ok::<(), String>(())
+        }
+    });
+    let last = RwSignal::new((None::<String>, None::<String>));
+    let send = move |choice: (Option<String>, Option<String>)| {
+        last.set(choice.clone());
+        answer.dispatch(choice);
+    };
+    let options: Vec<Attachment> = queue::options(&question).cloned().collect();
+    let (with_images, text_only): (Vec<Attachment>, Vec<Attachment>) = options.into_iter().partition(|o| o.url.is_some());
+    let pending = move || answer.pending().get();
+    view! {
+        <section class="answer" aria-labelledby="answer-heading" data-testid="answer">
+            <h3 id="answer-heading">"The agent asks"</h3>
+            <p class="question">{question.body.clone()}</p>
+            {(!with_images.is_empty()).then(|| view! {
+                <div class="options" role="group" aria-label="Options">
+                    {with_images.into_iter().map(|o| {
+                        let (key, label) = (o.key.clone(), o.label.clone());
+                        let url = o.url.clone().unwrap_or_default();
+                        let (enlarge_url, enlarge_label) = (url.clone(), label.clone());
+                        view! {
+                            <figure class="option" data-testid="option" data-option-key=key.clone()>
+                                <button type="button" class="option-pick" aria-label=format!("Pick {label}") disabled=pending
+                                    on:click=move |_| send((Some(key.clone()), Some(label.clone())))>
+                                    <img src=url alt=o.label.clone() />
+                                </button>
+                                <figcaption>
+                                    {o.label.clone()}" "
+                                    <button type="button" class="small" aria-label=format!("Enlarge {}", o.label)
+                                        on:click=move |_| ctx.enlarged.set(Some((enlarge_url.clone(), enlarge_label.clone())))>"\u{2922}"</button>
+                                </figcaption>
+                            </figure>
+                        }
+                    }).collect_view()}
+                </div>
+            })}
+            {(!text_only.is_empty()).then(|| view! {
+                <div class="text-options" role="group" aria-label="Options">
+                    {text_only.into_iter().map(|o| {
+                        let (key, label) = (o.key.clone(), o.label.clone());
+                        view! {
+                            <button type="button" data-testid="option" data-option-key=key.clone() disabled=pending
+                                on:click=move |_| send((Some(key.clone()), Some(label.clone())))>{o.label.clone()}</button>
+                        }
+                    }).collect_view()}
+                </div>
+            })}
+            <label for="answer-words">"Your answer (optional with an option)"</label>
+            <textarea id="answer-words" rows="3" prop:value=move || words.get()
+                on:input=move |e| words.set(event_target_value(&e))></textarea>
+            <div class="actions">
+                <button type="button" class="primary" disabled=pending on:click=move |_| send((None, None))>"Send answer"</button>
+                <Show when=pending><span class="hint" role="status">"Sending your answer…"</span></Show>
+            </div>
+            {move || answer.value().get().and_then(Result::err).map(|m| view! {
+                <p class="error" role="alert">{m}" "
+                    <button type="button" on:click=move |_| answer.dispatch(last.get_untracked())>"Retry"</button></p>
+            })}
+        </section>
+    }
+}
+
+/// Dismiss (any open item) or reopen (a dismissed or done one), after a confirmation.
+#[component]
+fn StatusActions(change: Change) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let confirming = RwSignal::new(false);
+    let (target, label) = match change.status {
+        ChangeStatus::Dismissed | ChangeStatus::Done => (ChangeStatus::Open, "Reopen"),
+        _ => (ChangeStatus::Dismissed, "Dismiss"),
+    };
+    let change_id = change.change_id.clone();
+    let set = Action::new_local(move |_: &()| {
+        let input = SetChangeStatusInput { change_id: change_id.clone(), project_id: None, status: target };
+        let client = ctx.client.get_value();
+        async move {
+            client.call::<SetChangeStatus>(input).await.map_err(|e| e.to_string())?;
+            confirming.set(false);
+            reload(ctx);
+            Ok::<(), String>(())
+        }
+    });
+    let number = redline_protocol::display_short_id(&change.short_id);
+    view! {
+        <div class="actions status-actions">
+            <Show when=move || !confirming.get() fallback=move || view! {
+                <span role="alertdialog" aria-label=format!("{label} {number}?") class="confirm">
+                    {format!("{label} {number}?")}" "
+                    <button type="button" class="primary" on:click=move |_| { set.dispatch(()); } disabled=move || set.pending().get()>
+                        {format!("Yes, {}", label.to_lowercase())}
+                    </button>
+                    <button type="button" on:click=move |_| confirming.set(false)>"Cancel"</button>
+                </span>
+            }>
+                <button type="button" on:click=move |_| confirming.set(true)>{label}</button>
+            </Show>
+        </div>
+        {move || set.value().get().and_then(Result::err).map(|m| view! {
+            <p class="error" role="alert">{m}" "<button type="button" on:click=move |_| { set.dispatch(()); }>"Retry"</button></p>
+        })}
+    }
+}

@@ -1,0 +1,116 @@
+//! The screenshot as filed: the page's pixels with the lasso drawn on, plus a crop
+//! around the circle for the composer. Encoded by the browser (`OffscreenCanvas`), so
+//! no image codec is compiled into wasm.
+
+use js_sys::Promise;
+use redline_protocol::{Point, Rect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Blob, FileReader, ImageEncodeOptions, OffscreenCanvas, OffscreenCanvasRenderingContext2d};
+
+use crate::outbox::Image;
+
+/// WebP keeps a 1280×720 screenshot around 100 KB where PNG takes 500 KB or more.
+const CONTENT_TYPE: &str = "image/webp";
+const QUALITY: f64 = 0.9;
+/// CSS px of context kept around the circle in the crop.
+const CROP_MARGIN: f64 = 48.0;
+const STROKE: &str = "#dc2626";
+
+/// The annotated screenshot, ready to file, and a preview URL of the crop.
+pub struct Shot {
+    pub full: Image,
+    pub crop_url: String,
+}
+
+/// Draws `outline` (CSS px) on the viewport screenshot `data_url` (device px, hence
+/// `device_pixel_ratio`) and encodes the whole and a crop around the outline's `bounds`.
+pub async fn annotate(
+    data_url: &str,
+    outline: &[Point],
+    bounds: Rect,
+    device_pixel_ratio: f64,
+) -> Result<Shot, JsValue> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(data_url)).await?.dyn_into()?;
+    let png: Blob = JsFuture::from(response.blob()?).await?.dyn_into()?;
+    let bitmap: web_sys::ImageBitmap =
+        JsFuture::from(window.create_image_bitmap_with_blob(&png)?).await?.dyn_into()?;
+    let (width, height) = (bitmap.width(), bitmap.height());
+
+    let canvas = OffscreenCanvas::new(width, height)?;
+    let context = context_2d(&canvas)?;
+    context.draw_image_with_image_bitmap(&bitmap, 0.0, 0.0)?;
+    draw_outline(&context, outline, device_pixel_ratio);
+    let full =
+        Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&encode(&canvas).await?).await? };
+
+    let crop = crop_rect(bounds, device_pixel_ratio, width as f64, height as f64);
+    let cropped = OffscreenCanvas::new(crop.width as u32, crop.height as u32)?;
+    context_2d(&cropped)?.draw_image_with_offscreen_canvas_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
+        &canvas,
+        crop.x,
+        crop.y,
+        crop.width,
+        crop.height,
+        0.0,
+        0.0,
+        crop.width,
+        crop.height,
+    )?;
+    let crop_url = web_sys::Url::create_object_url_with_blob(&encode(&cropped).await?)?;
+    Ok(Shot { full, crop_url })
+}
+
+fn context_2d(canvas: &OffscreenCanvas) -> Result<OffscreenCanvasRenderingContext2d, JsValue> {
+    Ok(canvas.get_context("2d")?.ok_or("no 2d context")?.dyn_into()?)
+}
+
+fn draw_outline(context: &OffscreenCanvasRenderingContext2d, outline: &[Point], scale: f64) {
+    let Some(first) = outline.first() else { return };
+    context.begin_path();
+    context.move_to(first.x * scale, first.y * scale);
+    for p in &outline[1..] {
+        context.line_to(p.x * scale, p.y * scale);
+    }
+    context.close_path();
+    context.set_line_width(3.0 * scale);
+    context.set_line_join("round");
+    context.set_stroke_style_str(STROKE);
+    context.stroke();
+}
+
+/// The crop in device pixels: the outline's bounds plus a margin, inside the image.
+fn crop_rect(bounds: Rect, scale: f64, width: f64, height: f64) -> Rect {
+    let left = ((bounds.x - CROP_MARGIN) * scale).clamp(0.0, width - 1.0).floor();
+    let top = ((bounds.y - CROP_MARGIN) * scale).clamp(0.0, height - 1.0).floor();
+    let right = ((bounds.x + bounds.width + CROP_MARGIN) * scale).clamp(left + 1.0, width).ceil();
+    let bottom = ((bounds.y + bounds.height + CROP_MARGIN) * scale).clamp(top + 1.0, height).ceil();
+    Rect { x: left, y: top, width: right - left, height: bottom - top }
+}
+
+async fn encode(canvas: &OffscreenCanvas) -> Result<Blob, JsValue> {
+    let options = ImageEncodeOptions::new();
+    options.set_type(CONTENT_TYPE);
+    options.set_quality(QUALITY);
+    JsFuture::from(canvas.convert_to_blob_with_options(&options)?).await?.dyn_into()
+}
+
+/// The blob's bytes as base64, read by the browser.
+async fn base64_of(blob: &Blob) -> Result<String, JsValue> {
+    let reader = FileReader::new()?;
+    let done = Promise::new(&mut |resolve, reject| {
+        reader.set_onload(Some(&resolve));
+        reader.set_onerror(Some(&reject));
+    });
+    reader.read_as_data_url(blob)?;
+    JsFuture::from(done).await?;
+    let data_url = reader.result()?.as_string().ok_or("unreadable screenshot")?;
+    let (_, base64) = data_url.split_once(',').ok_or("not a data URL")?;
+    Ok(base64.to_owned())
+}
+
+/// Frees a crop preview once nothing shows it.
+pub fn release(crop_url: &str) {
+    let _ = web_sys::Url::revoke_object_url(crop_url);
+}

@@ -1,0 +1,219 @@
+//! The worker's side of the outbox: it queues what the composer files (IndexedDB
+//! first, then the reply), delivers it — `uploadShot`, then `createChange` — one run
+//! at a time, and keeps a `chrome.alarms` alarm at the next attempt, so delivery goes
+//! on after Chrome stops the worker or the browser restarts. The policy is
+//! `crate::outbox`'s; the store is `crate::idb`.
+
+use std::cell::Cell;
+
+use redline_protocol::rpc::{CreateChange, UploadShot};
+use wasm_bindgen::prelude::*;
+
+use crate::api::Client;
+use crate::chrome::{self, Alarm};
+use crate::idb::{IdbError, OutboxStore};
+use crate::messages::WorkerReply;
+use crate::outbox::{self, Draft, Entry, Failure, Step};
+use crate::settings::{self, Settings};
+use crate::timer;
+
+/// The one alarm, set to the earliest next attempt.
+const ALARM: &str = "redline-outbox";
+
+/// How often a [`deliver_now`] checks whether a run already going has finished.
+const RUN_POLL_MS: f64 = 50.0;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Idle,
+    Running,
+    /// Running, and asked for again meanwhile: go round once more when done, to pick
+    /// up what was filed or made due during the run.
+    Again,
+}
+
+thread_local! {
+    /// One delivery run at a time, so an item is never uploaded twice at once.
+    static RUN: Cell<Run> = const { Cell::new(Run::Idle) };
+}
+
+/// `WorkerRequest::File`: stores the draft, then answers; delivery starts after.
+pub async fn file(draft: Draft) -> WorkerReply {
+    match queue(draft).await {
+        Ok(change_id) => {
+            wasm_bindgen_futures::spawn_local(deliver());
+            WorkerReply::Queued { change_id }
+        }
+        Err(message) => WorkerReply::Error { message },
+    }
+}
+
+async fn queue(draft: Draft) -> Result<String, String> {
+    let draft = draft.normalised().map_err(|e| e.to_string())?;
+    let change_id = draft.change_id.clone();
+    let store = OutboxStore::open().await.map_err(|e| e.to_string())?;
+    match store.get(&change_id).await.map_err(|e| e.to_string())? {
+        // The composer sent it again (e.g. it did not see the first reply).
+        Some(queued) if queued.draft == draft => {}
+        Some(_) => return Err(format!("{change_id} is already queued with other content.")),
+        None => store.put(&Entry::new(draft, timer::now_ms())).await.map_err(|e| e.to_string())?,
+    }
+    Ok(change_id)
+}
+
+/// `WorkerRequest::OutboxStatus`.
+pub async fn status() -> WorkerReply {
+    async fn read() -> Result<WorkerReply, IdbError> {
+        let store = OutboxStore::open().await?;
+        Ok(WorkerReply::Outbox { waiting: store.count().await?, items: outbox::items(&store.all().await?) })
+    }
+    read().await.unwrap_or_else(|error| WorkerReply::Error { message: error.to_string() })
+}
+
+/// `WorkerRequest::Deliver`: tries everything now and answers with what is left.
+pub async fn deliver_now() -> WorkerReply {
+    if let Err(error) = make_all_due().await {
+        return WorkerReply::Error { message: error.to_string() };
+    }
+    deliver().await;
+    // A run already going was asked to go round again: wait for it.
+    while RUN.get() != Run::Idle {
+        timer::sleep(RUN_POLL_MS).await;
+    }
+    status().await
+}
+
+async fn make_all_due() -> Result<(), IdbError> {
+    let store = OutboxStore::open().await?;
+    let now = timer::now_ms();
+    for mut entry in store.all().await? {
+        entry.make_due(now);
+        store.put(&entry).await?;
+    }
+    Ok(())
+}
+
+/// Worker start and `chrome.runtime.onStartup`: delivers what is due (the alarm may
+/// not have survived a restart) and sets the alarm again.
+#[wasm_bindgen]
+pub async fn deliver_outbox() {
+    deliver().await;
+}
+
+/// `chrome.alarms.onAlarm`.
+#[wasm_bindgen]
+pub async fn on_alarm(alarm: JsValue) -> Result<(), JsValue> {
+    let alarm: Alarm = serde_wasm_bindgen::from_value(alarm)?;
+    if alarm.name == ALARM {
+        deliver().await;
+    }
+    Ok(())
+}
+
+/// `chrome.storage.onChanged`: new settings may fix what failed, so try everything.
+#[wasm_bindgen]
+pub async fn on_storage_changed(changes: JsValue, area: String) -> Result<(), JsValue> {
+    if area == "local" && js_sys::Reflect::has(&changes, &JsValue::from_str(settings::STORAGE_KEY))? {
+        deliver_now().await;
+    }
+    Ok(())
+}
+
+/// Runs delivery unless a run is going, in which case that run goes round again.
+async fn deliver() {
+    if RUN.get() != Run::Idle {
+        RUN.set(Run::Again);
+        return;
+    }
+    RUN.set(Run::Running);
+    loop {
+        if let Err(error) = run_once().await {
+            web_sys::console::error_1(&format!("Redline outbox: {error}").into());
+            // The run may have stopped before setting the alarm: come back anyway.
+            let _ = chrome::set_alarm(ALARM, timer::now_ms() + outbox::MAX_RETRY_MS).await;
+        }
+        if RUN.get() == Run::Again {
+            RUN.set(Run::Running);
+        } else {
+            RUN.set(Run::Idle);
+            return;
+        }
+    }
+}
+
+/// One pass: every due entry, oldest first; then the alarm for the next.
+async fn run_once() -> Result<(), String> {
+    let store = OutboxStore::open().await.map_err(|e| e.to_string())?;
+    let due = outbox::due(store.all().await.map_err(|e| e.to_string())?, timer::now_ms());
+    if !due.is_empty() {
+        let sent = match configured_settings().await? {
+            Some(settings) => send_all(&store, &Client::new(&settings), due).await,
+            None => fail_all(&store, due, &Failure::not_set_up()).await,
+        };
+        sent.map_err(|e| e.to_string())?;
+    }
+    let entries = store.all().await.map_err(|e| e.to_string())?;
+    let scheduled = match outbox::next_wake(&entries) {
+        Some(when) => chrome::set_alarm(ALARM, when).await,
+        None => chrome::clear_alarm(ALARM).await,
+    };
+    scheduled.map_err(|e| e.to_string())
+}
+
+async fn configured_settings() -> Result<Option<Settings>, String> {
+    let settings = chrome::storage_get::<Settings>(settings::STORAGE_KEY).await.map_err(|e| e.to_string())?;
+    Ok(settings.filter(Settings::is_complete))
+}
+
+/// Sends the entries in order. A failure that is about the server (unreachable,
+/// failing, token refused) is recorded on the rest too without trying them: they would
+/// fail the same way, and skipping them keeps the filing order.
+async fn send_all(store: &OutboxStore, client: &Client, due: Vec<Entry>) -> Result<(), IdbError> {
+    let mut due = due.into_iter();
+    while let Some(mut entry) = due.next() {
+        match send(store, client, &mut entry).await? {
+            Ok(()) => store.delete(entry.change_id()).await?,
+            Err(failure) => {
+                fail(store, entry, &failure).await?;
+                if failure.is_server_wide() {
+                    return fail_all(store, due.collect(), &failure).await;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Delivers one entry: `Ok(Ok(()))` once the server has filed it, `Ok(Err(_))` with
+/// what a failed call means, `Err(_)` when the store failed.
+async fn send(
+    store: &OutboxStore,
+    client: &Client,
+    entry: &mut Entry,
+) -> Result<Result<(), Failure>, IdbError> {
+    if let Some(upload) = entry.upload_input() {
+        match client.call::<UploadShot>(upload).await {
+            Ok(shot) => {
+                entry.uploaded(shot.screenshot_key);
+                // Stored before filing: a retry must send the same key, or the server
+                // would see another payload for this `changeId`.
+                store.put(entry).await?;
+            }
+            Err(error) => return Ok(Err(Failure::of(Step::UploadShot, &error))),
+        }
+    }
+    let result = client.call::<CreateChange>(entry.create_input()).await;
+    Ok(outbox::filed(result).map_err(|error| Failure::of(Step::CreateChange, &error)))
+}
+
+async fn fail(store: &OutboxStore, mut entry: Entry, failure: &Failure) -> Result<(), IdbError> {
+    entry.failed(failure, timer::now_ms(), js_sys::Math::random());
+    store.put(&entry).await
+}
+
+async fn fail_all(store: &OutboxStore, entries: Vec<Entry>, failure: &Failure) -> Result<(), IdbError> {
+    for entry in entries {
+        fail(store, entry, failure).await?;
+    }
+    Ok(())
+}

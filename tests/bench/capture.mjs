@@ -1,0 +1,82 @@
+// Circle → item, on a 10,000-element page, in Chromium with the built extension and a
+// real server. Run with `cargo xtask bench`. Reports medians and 90th percentiles of:
+// - release → elements captured (the content script's own User Timing measure), against
+//   the anchor "naive scan": a getBoundingClientRect of every element, in the same page;
+// - release → composer open (capture, screenshot, annotation);
+// - Enter → item stored on the server (outbox, upload, createChange).
+import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "../e2e/harness.mjs";
+
+const RUNS = Number(process.env.RUNS ?? 10);
+const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+const row = (label, xs, anchor) => {
+  const ratio = anchor ? `  ${(quantile(xs, 0.5) / quantile(anchor, 0.5)).toFixed(2)}× the anchor` : "";
+  return `${label.padEnd(44)} median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms${ratio}`;
+};
+
+/** Grows the page to 10,000 elements: a grid of 1,000 cards of 10 elements each. */
+async function growPage(page) {
+  return page.evaluate(() => {
+    const grid = document.createElement("section");
+    grid.style.cssText = "display:flex;flex-wrap:wrap;gap:4px;padding:8px";
+    for (let i = 0; i < 1000; i++) {
+      const card = document.createElement("article");
+      card.dataset.testid = `card-${i}`;
+      card.style.cssText = "width:108px;height:64px;border:1px solid #ccc;font-size:9px;overflow:hidden";
+      card.innerHTML = `<h3 data-testid="cards.title">Card ${i}</h3><p>Line <b>bold</b> <i>it</i></p>` +
+        `<span>a</span><span>b</span><button data-testid="cards.open">Open</button><a href="#${i}">link</a>`;
+      grid.append(card);
+    }
+    document.body.prepend(grid);
+    return document.querySelectorAll("*").length;
+  });
+}
+
+const stage = await startStage();
+const server = await prepareServer({ stageUrl: stage.url });
+await server.start();
+const browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+try {
+  await openConnectedPanel(browser, server);
+  const { page, overlay } = await openOverlay(browser, `${stage.url}/`);
+  // Grown after the overlay is up, so the overlay host stays outside the grid.
+  const elements = await growPage(page);
+  const capture = [], naive = [], composer = [], stored = [];
+  for (let run = 0; run < RUNS; run++) {
+    await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { release: false });
+    const released = Date.now();
+    await page.mouse.up();
+    const box = overlay.getByRole("dialog", { name: "Say what is wrong" });
+    await box.waitFor();
+    composer.push(Date.now() - released);
+    capture.push(await page.evaluate(() => performance.getEntriesByName("redline:capture").at(-1).duration));
+    if (process.env.PHASES) console.log(await page.evaluate(() => ["walk","samples","pick","describe"].map(n => n + " " + performance.getEntriesByName(n).at(-1).duration.toFixed(1)).join(", ")));
+    naive.push(await page.evaluate(() => {
+      const started = performance.now();
+      let area = 0;
+      for (const element of document.querySelectorAll("*")) {
+        const r = element.getBoundingClientRect();
+        area += r.width * r.height;
+      }
+      return area >= 0 ? performance.now() - started : 0;
+    }));
+    const title = `Bench item ${run}`;
+    await box.getByRole("textbox").fill(title);
+    const entered = Date.now();
+    await box.getByRole("textbox").press("Enter");
+    for (;;) {
+      const { changes } = await server.rpc("listChanges", { projectId: server.projectId });
+      if (changes.some((c) => c.title === title)) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    stored.push(Date.now() - entered);
+  }
+  console.log(`page: ${elements} elements; lasso over a 420×280 px region; ${RUNS} runs`);
+  console.log(row("naive scan (anchor)", naive));
+  console.log(row("release → elements captured", capture, naive));
+  console.log(row("release → composer open (with screenshot)", composer));
+  console.log(row("Enter → item stored on the server", stored));
+} finally {
+  await browser.close();
+  await server.dispose();
+  await stage.stop();
+}

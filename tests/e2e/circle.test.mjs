@@ -1,0 +1,167 @@
+// Circle and file, end to end: the toolbar button (a real gesture) opens the overlay on
+// the demo stage, Playwright draws a lasso, the filer types and presses Enter, and the
+// server then holds one item with what was circled, the page's context and a screenshot.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage, watchErrors } from "./harness.mjs";
+
+const VIEWPORT = { width: 1200, height: 700 };
+
+describe("circle and file", () => {
+  let stage, server, browser, panel, sha;
+
+  before(async () => {
+    stage = await startStage();
+    server = await prepareServer({ stageUrl: stage.url });
+    await server.start();
+    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+    panel = await openConnectedPanel(browser, server);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.dispose();
+    await stage?.stop();
+  });
+
+  /** Opens the stage at `path` and starts circling from the toolbar button. */
+  async function openStage(path) {
+    const opened = await openOverlay(browser, `${stage.url}${path}`, VIEWPORT);
+    sha = await opened.page.locator('meta[name="fabric-git-sha"]').getAttribute("content");
+    return opened;
+  }
+
+  async function fileAround(page, overlay, testId, text) {
+    await drawLasso(page, await page.getByTestId(testId).boundingBox());
+    const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+    await composer.waitFor();
+    await composer.getByRole("textbox").fill(text);
+    await composer.getByRole("textbox").press("Enter");
+    await composer.waitFor({ state: "detached" });
+  }
+
+  async function changes() {
+    return (await server.rpc("listChanges", { projectId: server.projectId, includeDone: true })).changes;
+  }
+
+  for (const [name, path] of [["the demo stage", "/"], ["the demo stage under a strict CSP", "/strict/"]]) {
+    test(`a lasso on ${name} files one item with what was circled`, async () => {
+      const { page, overlay } = await openStage(path);
+      const errors = watchErrors(page);
+      const before = (await changes()).length;
+      await fileAround(page, overlay, "orders.export", "Export is cramped\nIt touches the search box.");
+
+      await overlay.getByText("This batch").waitFor();
+      let filed;
+      for (let i = 0; i < 100 && !filed; i++) {
+        filed = (await changes()).find((c) => c.title === "Export is cramped" && c.route === path);
+        if (!filed) await page.waitForTimeout(100);
+      }
+      assert.ok(filed, "the server has the item");
+      assert.equal((await changes()).length, before + 1, "exactly one item was filed");
+      assert.equal(filed.body, "It touches the search box.");
+      assert.equal(filed.held, true);
+      assert.equal(filed.gitSha, sha);
+      assert.deepEqual(filed.viewport, VIEWPORT);
+      assert.equal(filed.source, "extension");
+
+      const [element, ...others] = filed.capture.elements;
+      assert.deepEqual(others, [], "only the button was circled");
+      assert.equal(element.testId, "orders.export");
+      assert.equal(element.componentTestId, "order-toolbar");
+      assert.equal(element.sourceAnchor, await page.getByTestId("orders.export").getAttribute("data-fabric-src"));
+      assert.equal(element.tag, "button");
+      assert.equal(element.role, "button");
+      assert.equal(element.name, "Export CSV");
+      assert.equal(element.text, "Export CSV");
+      const matches = await page.evaluate((path) => [...document.querySelectorAll(path)].map((e) => e.dataset.testid), element.cssPath);
+      assert.deepEqual(matches, ["orders.export"], `cssPath ${element.cssPath} finds the button alone`);
+      assert.ok(filed.capture.stroke.length >= 3);
+      assert.equal(filed.capture.devicePixelRatio, 1);
+
+      const { change } = await server.rpc("getChange", { changeId: filed.changeId });
+      assert.ok(change.screenshotUrl, "the item has a screenshot");
+      const size = await panel.evaluate(async (url) => {
+        const image = new Image();
+        image.src = url;
+        await image.decode();
+        return { width: image.naturalWidth, height: image.naturalHeight };
+      }, change.screenshotUrl);
+      assert.deepEqual(size, VIEWPORT, "the screenshot is the whole viewport at the page's pixel ratio");
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
+  test("the tray counts down the hold; Send now hands the batch to the agent", async () => {
+    const { page, overlay } = await openStage("/");
+    await fileAround(page, overlay, "orders.title", "Heading is too big");
+    const row = overlay.locator(".tray-item", { hasText: "Heading is too big" });
+    await row.getByText(/held · goes to the agent in \d+ s/).waitFor();
+    await overlay.getByRole("button", { name: "Send now" }).click();
+    await row.getByText("sent to the agent").waitFor();
+    const filed = (await changes()).find((c) => c.title === "Heading is too big");
+    assert.equal(filed.held, false);
+    await page.close();
+  });
+
+  test("a held item can be edited and withdrawn from the tray", async () => {
+    const { page, overlay } = await openStage("/");
+    await fileAround(page, overlay, "orders.summary", "Summary wrong");
+    const row = overlay.locator(".tray-item", { hasText: "Summary wrong" });
+    await row.getByText(/held/).waitFor();
+    await row.getByRole("button", { name: "Edit" }).click();
+    const title = overlay.locator(".tray").getByRole("textbox", { name: "Title" });
+    await title.fill("Summary total is wrong");
+    await title.press("Enter");
+    const edited = overlay.locator(".tray-item", { hasText: "Summary total is wrong" });
+    await edited.getByText(/held/).waitFor();
+    await edited.getByRole("button", { name: "Withdraw" }).click();
+    await edited.getByText("withdrawn").waitFor();
+    const filed = (await changes()).find((c) => c.title === "Summary total is wrong");
+    assert.equal(filed.status, "dismissed");
+    await page.close();
+  });
+
+  test("card numbers are masked in the screenshot", async () => {
+    const { page, overlay } = await openStage("/");
+    await page.getByTestId("orders.new.card").fill("4242 4242 4242 4242");
+    await fileAround(page, overlay, "orders.new.card", "Card field misaligned");
+    let filed;
+    for (let i = 0; i < 100 && !filed?.screenshotKey; i++) {
+      filed = (await changes()).find((c) => c.title === "Card field misaligned");
+      if (!filed?.screenshotKey) await page.waitForTimeout(100);
+    }
+    const { change } = await server.rpc("getChange", { changeId: filed.changeId });
+    const { rect } = filed.capture.elements.find((e) => e.testId === "orders.new.card");
+    // Every pixel inside the field is black: the number never reached the image.
+    const brightest = await panel.evaluate(async ({ url, rect }) => {
+      const image = new Image();
+      image.src = url;
+      await image.decode();
+      const canvas = new OffscreenCanvas(image.naturalWidth, image.naturalHeight);
+      const context = canvas.getContext("2d");
+      context.drawImage(image, 0, 0);
+      const inset = 4;
+      const { data } = context.getImageData(rect.x + inset, rect.y + inset, rect.width - 2 * inset, rect.height - 2 * inset);
+      let max = 0;
+      for (let i = 0; i < data.length; i += 4) max = Math.max(max, data[i], data[i + 1], data[i + 2]);
+      return max;
+    }, { url: change.screenshotUrl, rect });
+    assert.ok(brightest < 40, `the card field is masked (brightest channel ${brightest})`);
+    assert.equal(await page.getByTestId("orders.new.card").inputValue(), "4242 4242 4242 4242", "the page is restored");
+    await page.close();
+  });
+
+  test("on a page that is no known stage the filer is told so and keeps the text", async () => {
+    const { page, overlay } = await openOverlay(browser, stage.url.replace("127.0.0.1", "localhost") + "/", VIEWPORT);
+    await overlay.getByText("is not a stage Redline knows").waitFor();
+    await drawLasso(page, await page.getByTestId("orders.export").boundingBox());
+    const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+    await composer.getByRole("textbox").fill("Still worth saying");
+    await composer.getByRole("textbox").press("Enter");
+    await composer.getByRole("alert").getByText("is not a stage Redline knows").waitFor();
+    assert.equal(await composer.getByRole("textbox").inputValue(), "Still worth saying");
+    await page.close();
+  });
+});
