@@ -30,6 +30,15 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
     fn tabs_capture_visible_tab(window_id: i32, options: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = getRegisteredContentScripts, catch)]
+    fn scripting_get_registered_content_scripts(filter: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = registerContentScripts, catch)]
+    fn scripting_register_content_scripts(scripts: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = updateContentScripts, catch)]
+    fn scripting_update_content_scripts(scripts: &JsValue) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript, catch)]
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
 }
@@ -358,4 +367,42 @@ pub async fn show_in_tab<T: Serialize, R: DeserializeOwned>(
         return Err(ChromeError("the page did not answer".into()));
     }
     Ok(serde_wasm_bindgen::from_value(result)?)
+}
+
+/// A content script registered at run time (`chrome.scripting.registerContentScripts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredContentScript {
+    pub id: String,
+    pub matches: Vec<String>,
+    pub js: Vec<String>,
+    pub run_at: String,
+    pub world: String,
+    pub persist_across_sessions: bool,
+}
+
+/// The registered content script with this id, if any.
+pub async fn registered_content_script(id: &str) -> Result<Option<RegisteredContentScript>, ChromeError> {
+    #[derive(Serialize)]
+    struct Filter<'a> {
+        ids: [&'a str; 1],
+    }
+    let found = settle(scripting_get_registered_content_scripts(&to_js(&Filter { ids: [id] })?)).await?;
+    let mut scripts: Vec<RegisteredContentScript> = serde_wasm_bindgen::from_value(found)?;
+    Ok(scripts.pop())
+}
+
+/// Registers `script`, or updates the one registered under its id.
+pub async fn register_content_script(
+    script: &RegisteredContentScript,
+    update: bool,
+) -> Result<(), ChromeError> {
+    let scripts = to_js(&[script])?;
+    let pending = if update {
+        scripting_update_content_scripts(&scripts)
+    } else {
+        scripting_register_content_scripts(&scripts)
+    };
+    settle(pending).await?;
+    Ok(())
 }

@@ -68,6 +68,7 @@ pub fn draft(
             locale: captured.locale.clone(),
             viewport: Some(captured.viewport),
             capture: Some(capture),
+            console_errors: (!captured.console_errors.is_empty()).then(|| captured.console_errors.clone()),
             change_id: Some(change_id),
             ..CreateChangeInput::default()
         },
@@ -112,6 +113,7 @@ mod tests {
             locale: Some("en".into()),
             viewport: Viewport { width: 1280.0, height: 720.0 },
             git_sha: Some("a91c4e2".into()),
+            console_errors: vec!["TypeError: x is undefined".into()],
             screenshot: Err("no permission".into()),
         };
         let kept = vec![Element { test_id: Some("orders.export".into()), ..Element::default() }];
@@ -126,6 +128,7 @@ mod tests {
         assert_eq!(draft.input.route.as_deref(), Some("/orders?page=2"));
         assert_eq!(draft.input.git_sha.as_deref(), Some("a91c4e2"));
         assert_eq!(draft.input.change_id.as_deref(), Some(id.as_str()));
+        assert_eq!(draft.input.console_errors, Some(vec!["TypeError: x is undefined".to_owned()]));
         let capture = draft.input.capture.unwrap();
         assert_eq!(capture.elements, kept);
         assert_eq!(capture.device_pixel_ratio, Some(2.0));

@@ -13,6 +13,7 @@ use web_sys::{
 use redline_protocol::{Capture, Point};
 use serde::Serialize;
 
+use crate::capture::console;
 use crate::capture::dom::{self, PageContext};
 use crate::capture::geometry::Polygon;
 use crate::capture::screenshot;
@@ -168,6 +169,7 @@ async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
     }
     let context = PageContext::read(&window, &document);
+    let console_errors = console::errors(&document);
     let screenshot = screenshot::visible_tab(&window, &document, &host).await;
     let captured = Captured {
         capture: Capture {
@@ -181,6 +183,7 @@ async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
         locale: context.locale,
         viewport: context.viewport,
         git_sha: context.git_sha,
+        console_errors,
         screenshot,
     };
     let message = PageEvent::Captured(Box::new(captured));

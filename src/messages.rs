@@ -15,6 +15,9 @@ pub enum WorkerRequest {
     Ping,
     /// Start circling in the active tab (the panel's "Circle" button).
     StartCircle,
+    /// Keep the console errors of pages matching `pattern` (a stage's origin, already
+    /// granted by the person) from their next load on.
+    WatchConsole { pattern: String },
     /// Screenshot the visible part of the sender's tab (the content script asks, with
     /// the overlay hidden and sensitive fields masked).
     CaptureVisibleTab,
@@ -48,6 +51,7 @@ pub enum WorkerReply {
         version: String,
     },
     CircleStarted,
+    ConsoleWatched,
     /// A PNG of the visible tab, as a `data:` URL.
     Screenshot {
         data_url: String,
@@ -112,6 +116,8 @@ pub struct Captured {
     pub locale: Option<String>,
     pub viewport: Viewport,
     pub git_sha: Option<String>,
+    /// What the page logged as errors since it loaded (stages with console capture on).
+    pub console_errors: Vec<String>,
     /// A PNG `data:` URL of the viewport, or why there is none.
     pub screenshot: Result<String, String>,
 }

@@ -9,7 +9,7 @@ use web_sys::{Document, Element, Window};
 use super::element::{self, NameSources};
 use super::geometry::Polygon;
 use super::pick::{self, Candidate};
-use super::selector_dom;
+use super::selector_dom::CssPaths;
 
 /// About how many points of the page to sample inside the lasso. The walk finds what
 /// lies within the lasso's bounds; the samples catch content drawn outside its parent's
@@ -38,11 +38,13 @@ pub fn circled_elements(document: &Document, polygon: &Polygon, ignore: Option<&
         let _ = style.remove_property("pointer-events");
     }
     let window = web_sys::window();
+    // One cache for the whole capture: circled elements share ancestors and their paths.
+    let mut paths = CssPaths::new();
     pick::circled(polygon, &found.candidates)
         .into_iter()
         .map(|i| &found.elements[i])
         .filter(|e| window.as_ref().is_none_or(|w| is_visible(w, e)))
-        .map(describe)
+        .map(|e| describe(e, &mut paths))
         .collect()
 }
 
@@ -155,7 +157,7 @@ fn nearest_attribute(element: &Element, attribute: &str, accept: impl Fn(&str) -
 }
 
 /// Everything the protocol's Element records about one circled element.
-fn describe(el: &Element) -> Circled {
+fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
     let tag = el.local_name();
     let role = el.get_attribute("role").or_else(|| {
         element::implicit_role(&tag, el.get_attribute("type").as_deref(), el.has_attribute("href"))
@@ -166,7 +168,7 @@ fn describe(el: &Element) -> Circled {
     Circled {
         test_id: nearest_attribute(el, "data-testid", |_| true),
         source_anchor: nearest_attribute(el, "data-fabric-src", |_| true),
-        css_path: selector_dom::css_path(el),
+        css_path: paths.css_path(el),
         text: content.as_deref().and_then(element::clean_text),
         rect: Some(rect_of(el)),
         component_test_id: parent_element(el)

@@ -8,6 +8,8 @@ pub mod pick;
 pub mod selector;
 
 #[cfg(feature = "content")]
+pub mod console;
+#[cfg(feature = "content")]
 pub mod dom;
 #[cfg(feature = "content")]
 pub mod screenshot;

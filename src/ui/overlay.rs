@@ -26,14 +26,17 @@ use crate::tray::{self, TrayItem};
 struct Page {
     url: String,
     origin: String,
+    /// The match pattern for the page's host (every port), e.g. `https://shop.example/*`.
+    host_pattern: String,
 }
 
 impl Page {
     fn from_location() -> Option<Page> {
         let search = window().location().search().ok()?;
         let url = web_sys::UrlSearchParams::new_with_str(&search).ok()?.get("page")?;
-        let origin = web_sys::Url::new(&url).ok()?.origin();
-        Some(Page { url, origin })
+        let parsed = web_sys::Url::new(&url).ok()?;
+        let host_pattern = format!("{}//{}/*", parsed.protocol(), parsed.hostname());
+        Some(Page { url, origin: parsed.origin(), host_pattern })
     }
 }
 
@@ -186,6 +189,7 @@ pub fn Overlay() -> impl IntoView {
             }.into_any(),
         }}
         <StageNotice target />
+        <ConsoleWatch pattern=page.host_pattern.clone() />
         <Tray items=tray target />
     }
     .into_any()
@@ -269,6 +273,39 @@ fn StageNotice(target: LocalResource<Result<Target, String>>) -> impl IntoView {
         target.get().and_then(Result::err).map(|message| {
             view! { <p class="notice" role="status">{message}</p> }
         })
+    }
+}
+
+/// Turns on console-error capture for this stage: asks for the stage's origin (the
+/// click is the gesture Chrome wants) and has the worker run the buffer from the next
+/// page load on.
+#[component]
+fn ConsoleWatch(pattern: String) -> impl IntoView {
+    let watch = Action::new_local(move |_: &()| {
+        let granted = chrome::request_host_permission(std::slice::from_ref(&pattern));
+        let pattern = pattern.clone();
+        async move {
+            if !granted.await.map_err(|e| e.0)? {
+                return Err("Console errors need access to this site.".to_owned());
+            }
+            match chrome::send_message::<_, WorkerReply>(&WorkerRequest::WatchConsole { pattern }).await {
+                Ok(WorkerReply::ConsoleWatched) => Ok(()),
+                Ok(WorkerReply::Error { message }) => Err(message),
+                Ok(other) => Err(format!("unexpected answer: {other:?}")),
+                Err(error) => Err(error.0),
+            }
+        }
+    });
+    view! {
+        <div class="console-watch">
+            {move || match watch.value().get() {
+                Some(Ok(())) => view! { <span>"Console errors are kept from the next page load."</span> }.into_any(),
+                Some(Err(message)) => view! { <span class="error" role="alert">{message}</span> }.into_any(),
+                None => view! {
+                    <button type="button" on:click=move |_| { watch.dispatch(()); }>"Keep this stage's console errors"</button>
+                }.into_any(),
+            }}
+        </div>
     }
 }
 

@@ -36,6 +36,10 @@ async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
             Ok(None) => WorkerReply::Error { message: "There is no active tab to circle on.".into() },
             Err(error) => WorkerReply::Error { message: error.to_string() },
         },
+        WorkerRequest::WatchConsole { pattern } => match watch_console(pattern).await {
+            Ok(()) => WorkerReply::ConsoleWatched,
+            Err(error) => WorkerReply::Error { message: error.to_string() },
+        },
         WorkerRequest::CaptureVisibleTab => match sender.tab.as_ref().and_then(|t| t.window_id) {
             Some(window_id) => match screenshot(window_id).await {
                 Ok(data_url) => WorkerReply::Screenshot { data_url },
@@ -121,4 +125,25 @@ async fn show_on_page(tab_id: Option<i32>, elements: Vec<redline_protocol::Eleme
             ),
         },
     }
+}
+
+/// The id of the main-world script that buffers console errors (`static/console-buffer.js`).
+const CONSOLE_BUFFER_ID: &str = "redline-console-buffer";
+
+/// Adds `pattern` to the pages where the console buffer runs from document start.
+async fn watch_console(pattern: String) -> Result<(), ChromeError> {
+    let existing = chrome::registered_content_script(CONSOLE_BUFFER_ID).await?;
+    let update = existing.is_some();
+    let mut script = existing.unwrap_or_else(|| chrome::RegisteredContentScript {
+        id: CONSOLE_BUFFER_ID.to_owned(),
+        matches: Vec::new(),
+        js: vec!["console-buffer.js".to_owned()],
+        run_at: "document_start".to_owned(),
+        world: "MAIN".to_owned(),
+        persist_across_sessions: true,
+    });
+    if !script.matches.contains(&pattern) {
+        script.matches.push(pattern);
+    }
+    chrome::register_content_script(&script, update).await
 }

@@ -153,6 +153,30 @@ describe("circle and file", () => {
     await page.close();
   });
 
+  test("on a stage with console capture on, the page's errors are filed with the item", async () => {
+    const first = await openStage("/");
+    await first.overlay.getByRole("button", { name: "Keep this stage's console errors" }).click();
+    await first.overlay.getByText("Console errors are kept from the next page load.").waitFor();
+    await first.page.close();
+
+    const { page, overlay } = await openStage("/");
+    await page.evaluate(() => {
+      console.error("Order total failed to load", { status: 500 });
+      setTimeout(() => {
+        throw new TypeError("rows is undefined");
+      });
+    });
+    await page.waitForTimeout(100);
+    await fileAround(page, overlay, "orders.summary", "Totals missing");
+    let filed;
+    for (let i = 0; i < 100 && !filed; i++) {
+      filed = (await changes()).find((c) => c.title === "Totals missing");
+      if (!filed) await page.waitForTimeout(100);
+    }
+    assert.deepEqual(filed.consoleErrors, ['Order total failed to load {"status":500}', "TypeError: rows is undefined"]);
+    await page.close();
+  });
+
   test("on a page that is no known stage the filer is told so and keeps the text", async () => {
     const { page, overlay } = await openOverlay(browser, stage.url.replace("127.0.0.1", "localhost") + "/", VIEWPORT);
     await overlay.getByText("is not a stage Redline knows").waitFor();

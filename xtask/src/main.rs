@@ -11,6 +11,7 @@
 mod bench;
 mod build;
 mod dist;
+mod postgres;
 mod process;
 mod setup;
 mod stage;

@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::build::{self, Profile};
+use crate::postgres;
 use crate::process::{self, cmd};
 use crate::setup::{self, WASM_TARGET};
 
@@ -24,6 +25,17 @@ pub fn run() -> Result<()> {
     let phase = Instant::now();
     tally.run(cmd("cargo").args(["test", "--workspace"]))?;
     phases.push(("native tests", phase.elapsed().as_secs_f64()));
+
+    // The server's suite once more, on Postgres: one code path, both engines.
+    let phase = Instant::now();
+    let cluster = postgres::Cluster::start()?;
+    tally.run(
+        cmd("cargo")
+            .args(["test", "--package", "redline-server"])
+            .env("REDLINE_TEST_DATABASE_URL", &cluster.url),
+    )?;
+    drop(cluster);
+    phases.push(("server tests on Postgres", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
     let mut wasm = cmd("cargo");
