@@ -102,7 +102,7 @@ impl Client {
         let (status, text, retry_after) = self
             .post(&format!("{}/rpc/{}", self.api_url, R::NAME), &body)
             .await
-            .map_err(|e| ApiError::Network(js_message(&e)))?;
+            .map_err(|e| ApiError::Network(crate::chrome::js_error_message(&e)))?;
         if (200..300).contains(&status) {
             serde_json::from_str(&text).map_err(|e| ApiError::BadReply(e.to_string()))
         } else {
@@ -125,13 +125,6 @@ impl Client {
         let text = JsFuture::from(response.text()?).await?.as_string().unwrap_or_default();
         Ok((response.status(), text, retry_after))
     }
-}
-
-fn js_message(value: &JsValue) -> String {
-    js_sys::Reflect::get(value, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_else(|| "network error".to_owned())
 }
 
 #[cfg(test)]

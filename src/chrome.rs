@@ -55,13 +55,17 @@ impl std::fmt::Display for ChromeError {
 
 impl From<JsValue> for ChromeError {
     fn from(value: JsValue) -> Self {
-        let message = Reflect::get(&value, &JsValue::from_str("message"))
-            .ok()
-            .and_then(|m| m.as_string())
-            .or_else(|| value.as_string())
-            .unwrap_or_else(|| format!("{value:?}"));
-        ChromeError(message)
+        ChromeError(js_error_message(&value))
     }
+}
+
+/// What a thrown JS value says: an `Error`'s `message`, a thrown string, or its debug form.
+pub fn js_error_message(value: &JsValue) -> String {
+    Reflect::get(value, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| format!("{value:?}"))
 }
 
 impl From<serde_wasm_bindgen::Error> for ChromeError {

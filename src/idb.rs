@@ -48,12 +48,7 @@ impl std::fmt::Display for IdbError {
 
 impl From<JsValue> for IdbError {
     fn from(value: JsValue) -> Self {
-        let message = Reflect::get(&value, &JsValue::from_str("message"))
-            .ok()
-            .and_then(|m| m.as_string())
-            .or_else(|| value.as_string())
-            .unwrap_or_else(|| format!("{value:?}"));
-        IdbError(message)
+        IdbError(crate::chrome::js_error_message(&value))
     }
 }
 

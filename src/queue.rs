@@ -298,6 +298,23 @@ pub fn options(message: &Message) -> impl Iterator<Item = &redline_protocol::Att
     message.attachments.iter().filter(|a| a.kind == AttachmentKind::Option)
 }
 
+/// The options on offer for the open question: every option the agent attached since
+/// the person last wrote (option shots come as messages of their own before the ask),
+/// in order; a text option whose label an image option also has is dropped.
+pub fn open_options(thread: &[Message]) -> Vec<redline_protocol::Attachment> {
+    let since = thread.iter().rposition(|m| m.author_kind == AuthorKind::User).map_or(0, |i| i + 1);
+    let all: Vec<&redline_protocol::Attachment> =
+        thread[since..].iter().filter(|m| m.author_kind == AuthorKind::Agent).flat_map(options).collect();
+    let mut out: Vec<redline_protocol::Attachment> = Vec::new();
+    for option in &all {
+        let shadowed = option.url.is_none() && all.iter().any(|o| o.url.is_some() && o.label == option.label);
+        if !shadowed && !out.iter().any(|o| o.key == option.key) {
+            out.push((*option).clone());
+        }
+    }
+    out
+}
+
 /// What an answer says when the person only picked an option.
 pub fn answer_body(words: &str, chosen_label: Option<&str>) -> Option<String> {
     let words = words.trim();
@@ -491,6 +508,16 @@ mod tests {
         assert_eq!(asked.message_id, "m3");
         assert_eq!(options(asked).map(|a| a.key.as_str()).collect::<Vec<_>>(), ["a", "b"]);
         assert!(open_question(ChangeStatus::InProgress, &thread).is_none());
+        // Option shots before the ask count; an answered round does not.
+        let shots = vec![
+            message("m0", "agent", &[("old", Some("u0"))]),
+            message("m1", "user", &[]),
+            message("s1", "agent", &[("k1", Some("u1"))]),
+            message("s2", "agent", &[("k2", Some("u2"))]),
+            message("ask", "agent", &[("K1", None), ("k3", None)]),
+        ];
+        let keys: Vec<String> = open_options(&shots).into_iter().map(|o| o.key).collect();
+        assert_eq!(keys, ["k1", "k2", "k3"], "the text option labelled like an image option is dropped");
         assert_eq!(answer_body("  ", Some("Red")).unwrap(), "I pick \u{201c}Red\u{201d}.");
         assert_eq!(answer_body(" darker ", Some("Red")).unwrap(), "darker");
         assert_eq!(answer_body("", None), None);

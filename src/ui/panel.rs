@@ -12,8 +12,8 @@ use std::time::Duration;
 use leptos::ev;
 use leptos::prelude::*;
 use redline_protocol::rpc::{
-    CliAuthStatus, GetSession, GetSessionInput, PollCliAuth, PollCliAuthInput, RequestCliAuth, RequestCliAuthInput,
-    ResolveStage, ResolveStageInput,
+    CliAuthStatus, GetSession, GetSessionInput, PollCliAuth, PollCliAuthInput, RequestCliAuth,
+    RequestCliAuthInput, ResolveStage, ResolveStageInput,
 };
 use redline_protocol::{ResolvedStage, Session, Timestamp};
 use wasm_bindgen::JsCast;
@@ -82,7 +82,9 @@ async fn check_connection(settings: Result<Settings, ChromeError>) -> (Option<Se
             (Some(settings), connection)
         }
         Ok(_) => (None, Connection::NotConfigured),
-        Err(error) => (None, Connection::Failed { api_url: String::new(), error: ApiError::BadReply(error.0) }),
+        Err(error) => {
+            (None, Connection::Failed { api_url: String::new(), error: ApiError::BadReply(error.0) })
+        }
     }
 }
 
@@ -201,7 +203,9 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
                 Scope::Tab => {
                     let found = resolve_tab_stage(ctx).await;
                     let stage_id = match &found {
-                        TabStage::Stage(stage, _) if stage.project_id == project => Some(stage.stage_id.clone()),
+                        TabStage::Stage(stage, _) if stage.project_id == project => {
+                            Some(stage.stage_id.clone())
+                        }
                         _ => None,
                     };
                     tab_stage.set(found);
@@ -228,11 +232,17 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
     };
     follow();
     apply_scope();
-    let listeners: StoredValue<Option<TabListeners>, LocalStorage> = StoredValue::new_local(Some(chrome::on_tab_change(follow)));
+    let listeners: StoredValue<Option<TabListeners>, LocalStorage> =
+        StoredValue::new_local(Some(chrome::on_tab_change(follow)));
     on_cleanup(move || listeners.set_value(None));
 
     // The live link to the server's events.
-    let stream = live::start(settings.clone(), project.project_id.clone(), move || queue::reload(ctx), move |state| link.set(state));
+    let stream = live::start(
+        settings.clone(),
+        project.project_id.clone(),
+        move || queue::reload(ctx),
+        move |state| link.set(state),
+    );
     let stream: StoredValue<Option<live::Link>, LocalStorage> = StoredValue::new_local(Some(stream));
     on_cleanup(move || stream.set_value(None));
 
@@ -294,7 +304,9 @@ fn scope_line(scope: Scope, stage: &TabStage, project: &str) -> String {
         (Scope::Tab, TabStage::NotAStage(url)) => {
             format!("{url} is not a stage of {project}; showing the whole project.")
         }
-        (Scope::Tab, TabStage::Failed(message)) => format!("Could not tell this tab\u{2019}s stage ({message}); showing the whole project."),
+        (Scope::Tab, TabStage::Failed(message)) => {
+            format!("Could not tell this tab\u{2019}s stage ({message}); showing the whole project.")
+        }
     }
 }
 
@@ -348,7 +360,8 @@ fn on_key(ctx: Ctx, event: &web_sys::KeyboardEvent) {
             event.prevent_default();
         }
         "Enter" if !typing && ctx.open.get_untracked().is_none() => {
-            let focused_row = document().active_element().is_some_and(|e| e.class_list().contains("row-main"));
+            let focused_row =
+                document().active_element().is_some_and(|e| e.class_list().contains("row-main"));
             if let (Some(id), false) = (ctx.selected.get_untracked(), focused_row) {
                 ctx.open.set(Some(id));
                 event.prevent_default();
@@ -375,12 +388,15 @@ fn focus_selected(ctx: Ctx) {
 fn Lightbox() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     view! {
-        {move || ctx.enlarged.get().map(|(url, label)| view! {
-            <div class="lightbox" role="dialog" aria-modal="true" aria-label=label.clone() on:click=move |_| ctx.enlarged.set(None)>
-                <img src=url alt=label.clone() />
+        {move || ctx.enlarged.get().map(|(url, label)| {
+            let (aria, alt) = (label.clone(), label.clone());
+            view! {
+            <div class="lightbox" role="dialog" aria-modal="true" aria-label=aria on:click=move |_| ctx.enlarged.set(None)>
+                <img src=url alt=alt />
                 <p>{label}</p>
                 <button type="button" autofocus on:click=move |_| ctx.enlarged.set(None)>"Close"</button>
             </div>
+            }
         })}
     }
 }
@@ -406,12 +422,14 @@ fn CircleButton() -> impl IntoView {
 }
 
 /// Requests access to the API's origin; call inside the click's gesture.
-fn request_api_permission(api_url: &str) -> Option<impl std::future::Future<Output = Result<bool, ChromeError>> + use<>> {
+fn request_api_permission(
+    api_url: &str,
+) -> Option<impl std::future::Future<Output = Result<bool, ChromeError>> + use<>> {
     ApiUrl::parse(api_url).ok().map(|url| chrome::request_host_permission(&[url.permission_pattern()]))
 }
 
 #[component]
-fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + 'static) -> impl IntoView {
+fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
     let api_url = RwSignal::new(current.api_url);
     let token = RwSignal::new(current.token);
     let save = Action::new_local(move |form: &(String, String)| {
@@ -423,7 +441,10 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + 'static) -> impl
             if let Some(permission) = permission {
                 let granted = permission.await.map_err(|e| e.0)?;
                 if !granted {
-                    return Err(format!("Redline needs access to {} to talk to the server.", settings.api_url));
+                    return Err(format!(
+                        "Redline needs access to {} to talk to the server.",
+                        settings.api_url
+                    ));
                 }
             }
             chrome::storage_set(settings::STORAGE_KEY, &settings).await.map_err(|e| e.0)?;
@@ -464,7 +485,10 @@ enum SignIn {
 /// Sign in without pasting a token: ask the server for a code, have it approved
 /// (`redline auth approve CODE …` on the server host, or the verify page), and wait.
 #[component]
-fn DeviceSignIn(api_url: RwSignal<String>, on_saved: impl Fn() + Copy + 'static) -> impl IntoView {
+fn DeviceSignIn(
+    api_url: RwSignal<String>,
+    on_saved: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     let state = RwSignal::new(SignIn::Idle);
     let attempt = StoredValue::new(0u32);
     let start = move |_| {
@@ -538,7 +562,9 @@ async fn device_flow(
                     return Settings::from_form(url.as_str(), &token).map(Some).map_err(|e| e.to_string());
                 }
                 (CliAuthStatus::Pending, _) | (CliAuthStatus::Confirmed, None) => {}
-                (CliAuthStatus::Expired, _) => return Err("The code expired before it was approved.".to_owned()),
+                (CliAuthStatus::Expired, _) => {
+                    return Err("The code expired before it was approved.".to_owned());
+                }
                 (CliAuthStatus::Rejected, _) => return Err("The code was rejected.".to_owned()),
             },
             Err(error) if error.is_transient() => {}

@@ -19,7 +19,7 @@ describe("the extension's foundation", () => {
 
   after(async () => {
     await browser?.close();
-    await server?.stop();
+    await server?.dispose();
     await stage?.stop();
   });
 

@@ -30,26 +30,11 @@ function spawnUntilUrl(program, args, ready) {
   });
 }
 
-/** The changes server on a fresh store, with a project, a stage at `stageUrl` and a token. */
+/** The changes server running on a fresh store (see `prepareServer`); `dispose()` ends it. */
 export async function startServer({ stageUrl }) {
-  const bin = env("REDLINE_BIN");
-  const data = mkdtempSync(join(tmpdir(), "redline-e2e-data-"));
-  const admin = (...args) => JSON.parse(execFileSync(bin, [...args, "--data", data, "--json"], { encoding: "utf8" }));
-  admin("project", "add", "dev");
-  admin("stage", "add", "--project", "dev", "--branch", "main", "--url", `${stageUrl}/`);
-  const { token } = admin(
-    "token", "create", "--project", "dev", "--name", "dev",
-    "--scope", "changes:project:read,changes:project:write,changes:project:file",
-  );
-  const { child, url } = await spawnUntilUrl(bin, ["serve", "--addr", "127.0.0.1:0", "--data", data], /listening/);
-  return {
-    url,
-    token,
-    async stop() {
-      child.kill();
-      rmSync(data, { recursive: true, force: true });
-    },
-  };
+  const server = await prepareServer({ stageUrl });
+  await server.start();
+  return server;
 }
 
 /** The demo stage: plain at `/`, strict CSP at `/strict/`. */

@@ -4,10 +4,12 @@
 
 use leptos::prelude::*;
 use redline_protocol::rpc::{
-    AnswerChangeQuestion, AnswerChangeQuestionInput, GetChange, GetChangeInput, GetChangeOutput, SetChangeStatus,
-    SetChangeStatusInput,
+    AnswerChangeQuestion, AnswerChangeQuestionInput, GetChange, GetChangeInput, GetChangeOutput,
+    SetChangeStatus, SetChangeStatusInput,
 };
-use redline_protocol::{Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Element, Message, Timestamp};
+use redline_protocol::{
+    Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Element, Message, Timestamp,
+};
 
 use super::Ctx;
 use super::queue::reload;
@@ -97,7 +99,10 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
             </section>
         })}
         <Thread thread=thread.clone() />
-        {question.map(|question| view! { <Answer change=change.clone() question /> })}
+        {question.map(|question| {
+            let options = queue::open_options(&thread);
+            view! { <Answer change=change.clone() question options /> }
+        })}
         <StatusActions change=change.clone() />
     }
 }
@@ -118,8 +123,9 @@ fn status_label(status: ChangeStatus) -> &'static str {
 fn ImageButton(url: String, label: String, #[prop(optional)] class: &'static str) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let (u, l) = (url.clone(), label.clone());
+    let aria = format!("{label} (enlarge)");
     view! {
-        <button type="button" class=format!("image-button {class}") aria-label=format!("{label} (enlarge)")
+        <button type="button" class=format!("image-button {class}") aria-label=aria
             on:click=move |_| ctx.enlarged.set(Some((u.clone(), l.clone())))>
             <img src=url alt=label loading="lazy" />
         </button>
@@ -192,7 +198,10 @@ fn ShowOnPage(elements: Vec<Element>) -> impl IntoView {
         return ().into_any();
     }
     let show = Action::new_local(move |_: &()| {
-        let request = WorkerRequest::ShowOnPage { tab_id: ctx.tab.get_untracked().map(|t| t.0), elements: elements.clone() };
+        let request = WorkerRequest::ShowOnPage {
+            tab_id: ctx.tab.get_untracked().map(|t| t.0),
+            elements: elements.clone(),
+        };
         async move {
             match crate::chrome::send_message::<_, WorkerReply>(&request).await {
                 Ok(WorkerReply::Shown { located, .. }) => Ok(located),
@@ -260,7 +269,15 @@ fn Thread(thread: Vec<Message>) -> impl IntoView {
                                 }
                             }).collect_view()}
                             {(!options.is_empty()).then(|| view! {
-                                <ul class="option-list hint">{options.into_iter().map(|o| view! { <li>{o.label}</li> }).collect_view()}</ul>
+                                <ul class="option-list">{options.into_iter().map(|o| {
+                                    let label = format!("Option: {}", o.label);
+                                    view! {
+                                        <li>
+                                            {o.url.clone().map(|url| view! { <ImageButton url label class="thumb" /> })}
+                                            <span class="hint">"option "{o.label.clone()}</span>
+                                        </li>
+                                    }
+                                }).collect_view()}</ul>
                             })}
                         </li>
                     }
@@ -274,7 +291,7 @@ fn Thread(thread: Vec<Message>) -> impl IntoView {
 /// Answering the agent's open question: option images in a grid, text options as
 /// buttons, optional words, and a plain reply.
 #[component]
-fn Answer(change: Change, question: Message) -> impl IntoView {
+fn Answer(change: Change, question: Message, options: Vec<Attachment>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let words = RwSignal::new(String::new());
     let change_id = change.change_id.clone();
@@ -300,8 +317,8 @@ fn Answer(change: Change, question: Message) -> impl IntoView {
         last.set(choice.clone());
         answer.dispatch(choice);
     };
-    let options: Vec<Attachment> = queue::options(&question).cloned().collect();
-    let (with_images, text_only): (Vec<Attachment>, Vec<Attachment>) = options.into_iter().partition(|o| o.url.is_some());
+    let (with_images, text_only): (Vec<Attachment>, Vec<Attachment>) =
+        options.into_iter().partition(|o| o.url.is_some());
     let pending = move || answer.pending().get();
     view! {
         <section class="answer" aria-labelledby="answer-heading" data-testid="answer">
@@ -313,9 +330,10 @@ fn Answer(change: Change, question: Message) -> impl IntoView {
                         let (key, label) = (o.key.clone(), o.label.clone());
                         let url = o.url.clone().unwrap_or_default();
                         let (enlarge_url, enlarge_label) = (url.clone(), label.clone());
+                        let (key_attr, pick_label) = (key.clone(), format!("Pick {label}"));
                         view! {
-                            <figure class="option" data-testid="option" data-option-key=key.clone()>
-                                <button type="button" class="option-pick" aria-label=format!("Pick {label}") disabled=pending
+                            <figure class="option" data-testid="option" data-option-key=key_attr>
+                                <button type="button" class="option-pick" aria-label=pick_label disabled=pending
                                     on:click=move |_| send((Some(key.clone()), Some(label.clone())))>
                                     <img src=url alt=o.label.clone() />
                                 </button>
@@ -333,8 +351,9 @@ fn Answer(change: Change, question: Message) -> impl IntoView {
                 <div class="text-options" role="group" aria-label="Options">
                     {text_only.into_iter().map(|o| {
                         let (key, label) = (o.key.clone(), o.label.clone());
+                        let key_attr = key.clone();
                         view! {
-                            <button type="button" data-testid="option" data-option-key=key.clone() disabled=pending
+                            <button type="button" data-testid="option" data-option-key=key_attr disabled=pending
                                 on:click=move |_| send((Some(key.clone()), Some(label.clone())))>{o.label.clone()}</button>
                         }
                     }).collect_view()}
@@ -349,7 +368,7 @@ fn Answer(change: Change, question: Message) -> impl IntoView {
             </div>
             {move || answer.value().get().and_then(Result::err).map(|m| view! {
                 <p class="error" role="alert">{m}" "
-                    <button type="button" on:click=move |_| answer.dispatch(last.get_untracked())>"Retry"</button></p>
+                    <button type="button" on:click=move |_| { answer.dispatch(last.get_untracked()); }>"Retry"</button></p>
             })}
         </section>
     }

@@ -21,7 +21,10 @@ pub enum LinkState {
     Connecting,
     Live,
     /// The stream failed `failures` times in a row; the list is polled meanwhile.
-    Polling { failures: u32, reason: String },
+    Polling {
+        failures: u32,
+        reason: String,
+    },
 }
 
 impl LinkState {
@@ -29,7 +32,9 @@ impl LinkState {
         match self {
             LinkState::Connecting => "connecting…".to_owned(),
             LinkState::Live => "live".to_owned(),
-            LinkState::Polling { reason, .. } => format!("checking every {} s ({reason})", POLL_INTERVAL_MS / 1000.0),
+            LinkState::Polling { reason, .. } => {
+                format!("checking every {} s ({reason})", POLL_INTERVAL_MS / 1000.0)
+            }
         }
     }
 }
@@ -97,10 +102,18 @@ pub fn start(
                 on_state(LinkState::Connecting);
                 let controller = new_abort_controller();
                 *abort_slot.borrow_mut() = Some(controller.clone());
-                let result = stream(&settings, &project_id, &controller, &mut last_event_id, &alive, &|| {
-                    failures.set(0);
-                    on_state(LinkState::Live);
-                }, &*on_event)
+                let result = stream(
+                    &settings,
+                    &project_id,
+                    &controller,
+                    &mut last_event_id,
+                    &alive,
+                    &|| {
+                        failures.set(0);
+                        on_state(LinkState::Live);
+                    },
+                    &*on_event,
+                )
                 .await;
                 if !alive.get() {
                     return;
@@ -136,7 +149,8 @@ async fn stream(
         settings.api_url.trim_end_matches('/'),
         js_sys::encode_uri_component(project_id)
     );
-    let response = open(&url, &settings.token, last_event_id.as_deref(), controller).await.map_err(|e| message(&e))?;
+    let response =
+        open(&url, &settings.token, last_event_id.as_deref(), controller).await.map_err(|e| message(&e))?;
     if !response.ok() {
         return Err(format!("the server answered {}", response.status()));
     }
@@ -149,10 +163,13 @@ async fn stream(
         .and_then(|f| f.dyn_into::<js_sys::Function>())
         .and_then(|f| f.call0(&body))
         .map_err(|e| message(&e))?;
-    let read = Reflect::get(&reader, &"read".into()).and_then(|f| f.dyn_into::<js_sys::Function>()).map_err(|e| message(&e))?;
+    let read = Reflect::get(&reader, &"read".into())
+        .and_then(|f| f.dyn_into::<js_sys::Function>())
+        .map_err(|e| message(&e))?;
     let mut parser = SseParser::resuming(last_event_id.clone());
     while alive.get() {
-        let promise: js_sys::Promise = read.call0(&reader).map_err(|e| message(&e))?.dyn_into().map_err(|e| message(&e))?;
+        let promise: js_sys::Promise =
+            read.call0(&reader).map_err(|e| message(&e))?.dyn_into().map_err(|e| message(&e))?;
         let chunk = JsFuture::from(promise).await.map_err(|e| message(&e))?;
         if Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
             return Ok(());
@@ -167,7 +184,12 @@ async fn stream(
     Ok(())
 }
 
-async fn open(url: &str, token: &str, last_event_id: Option<&str>, controller: &JsValue) -> Result<web_sys::Response, JsValue> {
+async fn open(
+    url: &str,
+    token: &str,
+    last_event_id: Option<&str>,
+    controller: &JsValue,
+) -> Result<web_sys::Response, JsValue> {
     let init = web_sys::RequestInit::new();
     init.set_method("GET");
     init.set_mode(web_sys::RequestMode::Cors);

@@ -103,7 +103,10 @@ impl Store {
     /// A held item's hold has run out by the local clock: worth a re-read.
     pub fn hold_ended(&self, now: Timestamp) -> bool {
         self.queue.with_value(|q| {
-            q.rows().any(|r| r.change.held && r.change.held_until.is_some_and(|u| u.unix_millis() + 500 < now.unix_millis()))
+            q.rows().any(|r| {
+                r.change.held
+                    && r.change.held_until.is_some_and(|u| u.unix_millis() + 500 < now.unix_millis())
+            })
         })
     }
 
@@ -138,8 +141,7 @@ pub fn reload(ctx: Ctx) {
     }
     store.reading.set_value((true, false));
     leptos::task::spawn_local(async move {
-        loop {
-            let Some(filter) = ctx.filter.get_untracked() else { break };
+        while let Some(filter) = ctx.filter.get_untracked() {
             let client = ctx.client.get_value();
             match read(&client, &filter).await {
                 Ok(list) => {
@@ -244,7 +246,9 @@ pub fn QueueView() -> impl IntoView {
 /// The ids of one section, as a signal of its own.
 fn section_ids(store: Store, section: Section) -> Memo<Vec<String>> {
     Memo::new(move |_| {
-        store.sections.with(|s| s.iter().find(|(s, _)| *s == section).map(|(_, ids)| ids.clone()).unwrap_or_default())
+        store
+            .sections
+            .with(|s| s.iter().find(|(s, _)| *s == section).map(|(_, ids)| ids.clone()).unwrap_or_default())
     })
 }
 
@@ -253,8 +257,9 @@ fn QueueSection(section: Section) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let ids = section_ids(ctx.store, section);
     let heading = format!("section-{}", section.slug());
+    let labelled_by = heading.clone();
     view! {
-        <section class=format!("queue-section {}", section.slug()) aria-labelledby=heading.clone() data-testid=format!("section-{}", section.slug())>
+        <section class=format!("queue-section {}", section.slug()) aria-labelledby=labelled_by data-testid=format!("section-{}", section.slug())>
             <h2 id=heading>{section.title()}" "<span class="count">{move || ids.with(Vec::len)}</span></h2>
             <ul role="list">
                 <For each=move || ids.get() key=|id| id.clone() let(id)>
@@ -282,7 +287,10 @@ fn HeldSection(outbox: RwSignal<Vec<OutboxItem>>) -> impl IntoView {
         let client = ctx.client.get_value();
         async move {
             for stage_id in stages {
-                client.call::<ReleaseChanges>(ReleaseChangesInput { stage_id }).await.map_err(|e| e.to_string())?;
+                client
+                    .call::<ReleaseChanges>(ReleaseChangesInput { stage_id })
+                    .await
+                    .map_err(|e| e.to_string())?;
             }
             reload(ctx);
             Ok::<(), String>(())
@@ -294,7 +302,7 @@ fn HeldSection(outbox: RwSignal<Vec<OutboxItem>>) -> impl IntoView {
             <h2 id="section-held">{Section::Held.title()}
                 {move || tray::waiting_label(outbox.with(|o| o.len() as u32)).map(|l| view! { <span class="hint">" · "{l}</span> })}
             </h2>
-            <Show when=move || has_held>
+            <Show when=has_held>
                 <div class="actions">
                     <button type="button" on:click=move |_| { send_now.dispatch(()); } disabled=move || send_now.pending().get()>
                         {move || if send_now.pending().get() { "Sending…" } else { "Send now" }}
@@ -352,8 +360,9 @@ fn HeldRow(id: String) -> impl IntoView {
             Ok::<(), String>(())
         }
     });
-    let failure =
-        move || edit.value().get().and_then(Result::err).or_else(|| withdraw.value().get().and_then(Result::err));
+    let failure = move || {
+        edit.value().get().and_then(Result::err).or_else(|| withdraw.value().get().and_then(Result::err))
+    };
     let status = {
         let row = row.clone();
         move || {
@@ -437,7 +446,8 @@ fn QueueRow(id: String) -> impl IntoView {
                     if let Some(claim) = r.claim_line(now) {
                         parts.push(claim);
                     } else if r.change.held {
-                        parts.push(format!("held by {}", r.change.filed_by.as_deref().unwrap_or("its filer")));
+                        parts
+                            .push(format!("held by {}", r.change.filed_by.as_deref().unwrap_or("its filer")));
                     }
                 }
             }
