@@ -12,6 +12,7 @@ use crate::Timestamp;
 /// "`status` is one of `open`, `claimed`, `needs_answer`, `in_progress`, `done`,
 /// `dismissed`."
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeStatus {
     Open,
@@ -51,6 +52,7 @@ impl ChangeStatus {
 
 /// Where an item was filed from: "`source` (`extension`, `panel`, `console`, `cli`)".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Extension,
@@ -78,6 +80,7 @@ impl Source {
 
 /// "`type` (`production` | `environment` | `preview`)" of a Stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StageType {
     Production,
@@ -103,6 +106,7 @@ impl StageType {
 
 /// "`authorKind` (`agent` | `user`)" of a Message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AuthorKind {
     Agent,
@@ -124,6 +128,7 @@ impl AuthorKind {
 
 /// "`kind: "option"|"evidence"`" of an Attachment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AttachmentKind {
     Option,
@@ -145,6 +150,7 @@ impl AttachmentKind {
 
 /// A point `{x, y}` in viewport CSS pixels (a stroke sample, or **(ours)** `scroll`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Point {
     pub x: f64,
     pub y: f64,
@@ -152,6 +158,7 @@ pub struct Point {
 
 /// A rectangle `{x, y, width, height}` in viewport CSS pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Rect {
     pub x: f64,
     pub y: f64,
@@ -164,6 +171,7 @@ pub type Bounds = Rect;
 
 /// "`viewport {width,height}`" of the filer's window, in CSS pixels.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Viewport {
     pub width: f64,
     pub height: f64,
@@ -173,6 +181,7 @@ pub struct Viewport {
 /// in viewport CSS pixels at the moment of capture, plus **(ours)** `devicePixelRatio`
 /// and `scroll {x,y}`."
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Capture {
     #[serde(default)]
@@ -193,6 +202,7 @@ pub struct Capture {
 /// plus **(ours)** `componentTestId|null` (nearest ancestor component-root test id),
 /// `role|null`, `name|null` (accessible name), `tag`."
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Element {
     #[serde(default)]
@@ -223,6 +233,7 @@ pub struct Element {
 /// "Change (an item)". `held` is computed on the server's clock (see [`crate::is_held`]);
 /// `screenshotUrl` is filled on read outputs only.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     pub change_id: String,
@@ -280,6 +291,7 @@ pub struct Change {
 /// createdAt`, plus **(ours)** `fence` ("a number that grows with every claim in the
 /// project").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Group {
     pub group_id: String,
@@ -298,6 +310,7 @@ pub struct Group {
 /// An attachment of a Message: `{key, label, kind: "option"|"evidence", url|null}`.
 /// `url` is filled on read outputs only; an option without an image has `url: null`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
     pub key: String,
@@ -309,6 +322,7 @@ pub struct Attachment {
 
 /// "Message (the thread)".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub message_id: String,
@@ -327,6 +341,7 @@ pub struct Message {
 
 /// "Stage": a place the app is deployed. "Production maps to branch `main`."
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Stage {
     pub stage_id: String,

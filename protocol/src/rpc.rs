@@ -26,6 +26,7 @@ pub trait Rpc {
 /// The request body: `{"rpcName": name, "data": {...}}`. The server also accepts the
 /// bare input object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Envelope<T> {
     pub rpc_name: String,
@@ -103,6 +104,7 @@ rpcs! {
 /// `listChanges`: "`projectId, stageId?, route?, status?[], groupId?, pickupOnly,
 /// includeDone, limit (≤200, default 50)`".
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListChangesInput {
     pub project_id: String,
@@ -127,6 +129,7 @@ pub struct ListChangesInput {
 
 /// `listChanges` → `{changes, groups}` (the groups of the listed items).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ListChangesOutput {
     pub changes: Vec<Change>,
     pub groups: Vec<Group>,
@@ -134,6 +137,7 @@ pub struct ListChangesOutput {
 
 /// `getChange`: `changeId, projectId?`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetChangeInput {
     pub change_id: String,
@@ -143,6 +147,7 @@ pub struct GetChangeInput {
 
 /// `getChange` → `{change, thread, stageUrl}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetChangeOutput {
     pub change: Change,
@@ -154,6 +159,7 @@ pub struct GetChangeOutput {
 /// `claimChanges`: "`projectId, groupId?, changeIds?, title?, claimedBy, leaseMinutes?`".
 /// No `changeIds` (and no `groupId`) claims every claimable item, at most 50.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimChangesInput {
     pub project_id: String,
@@ -171,6 +177,7 @@ pub struct ClaimChangesInput {
 
 /// `claimChanges` → `{group, changes}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClaimChangesOutput {
     pub group: Group,
     pub changes: Vec<Change>,
@@ -179,6 +186,7 @@ pub struct ClaimChangesOutput {
 /// `askChangeQuestion`: "`changeId, question, authorName, option?[]`" plus **(ours)**
 /// `groupId?`, `fence?` (see Leases). Options (≤ 6) become attachments of kind `option`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AskChangeQuestionInput {
     pub change_id: String,
@@ -198,6 +206,7 @@ pub struct AskChangeQuestionInput {
 /// `replyToChange`: "`changeId, projectId?, body, authorName, imageBase64?,
 /// contentType?, imageLabel?`" plus **(ours)** `groupId?`, `fence?`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyToChangeInput {
     pub change_id: String,
@@ -220,6 +229,7 @@ pub struct ReplyToChangeInput {
 /// `attachChangeShot`: "`changeId, label, kind, contentType (png/jpeg/webp),
 /// imageBase64, authorName`" plus **(ours)** `groupId?`, `fence?`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachChangeShotInput {
     pub change_id: String,
@@ -238,6 +248,7 @@ pub struct AttachChangeShotInput {
 
 /// `attachChangeShot` → `{message, key}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AttachChangeShotOutput {
     pub message: Message,
     pub key: String,
@@ -246,6 +257,7 @@ pub struct AttachChangeShotOutput {
 /// `completeChange`: "`changeId, branch?, headCommit?, note?, authorName?`" plus
 /// **(ours)** `groupId?`, `fence?`. A `note` becomes an agent message.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompleteChangeInput {
     pub change_id: String,
@@ -271,6 +283,7 @@ pub struct CompleteChangeInput {
 /// viewport?, capture?, screenshotKey?, consoleErrors?`" + **(ours)** `changeId?`
 /// ("client-made UUID: the same call twice files once").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreateChangeInput {
     pub stage_id: String,
@@ -300,12 +313,14 @@ pub struct CreateChangeInput {
 /// `{change}`: the output of `createChange`, `completeChange`, `setChangeStatus`,
 /// `updateChange` and `withdrawChange`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangeOutput {
     pub change: Change,
 }
 
 /// `{changes}`: the output of `releaseChanges` (the items whose hold ended).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangesOutput {
     pub changes: Vec<Change>,
 }
@@ -313,12 +328,14 @@ pub struct ChangesOutput {
 /// `{message}`: the output of `askChangeQuestion`, `replyToChange` and
 /// `answerChangeQuestion`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MessageOutput {
     pub message: Message,
 }
 
 /// `uploadShot` **(ours)**: `projectId, contentType, imageBase64`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UploadShotInput {
     pub project_id: String,
@@ -328,6 +345,7 @@ pub struct UploadShotInput {
 
 /// `uploadShot` → `{screenshotKey}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UploadShotOutput {
     pub screenshot_key: String,
@@ -335,6 +353,7 @@ pub struct UploadShotOutput {
 
 /// `answerChangeQuestion`: `changeId, body, chosenOption?`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerChangeQuestionInput {
     pub change_id: String,
@@ -348,6 +367,7 @@ pub struct AnswerChangeQuestionInput {
 
 /// `setChangeStatus`: `changeId, status` (`open`, `in_progress` or `dismissed`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SetChangeStatusInput {
     pub change_id: String,
@@ -358,6 +378,7 @@ pub struct SetChangeStatusInput {
 
 /// `updateChange` **(ours)**: `changeId, title?, body?` (filer, while held).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateChangeInput {
     pub change_id: String,
@@ -372,6 +393,7 @@ pub struct UpdateChangeInput {
 /// `withdrawChange` **(ours)**: `changeId` (filer, while held; "the item becomes
 /// `dismissed` and never reaches the agent").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WithdrawChangeInput {
     pub change_id: String,
@@ -382,6 +404,7 @@ pub struct WithdrawChangeInput {
 /// `releaseChanges` **(ours)**: `stageId` ("ends the caller's hold; nothing held is not
 /// an error").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseChangesInput {
     pub stage_id: String,
@@ -389,6 +412,7 @@ pub struct ReleaseChangesInput {
 
 /// `listStages`: `projectId`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListStagesInput {
     pub project_id: String,
@@ -396,18 +420,21 @@ pub struct ListStagesInput {
 
 /// `listStages` → `{stages}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ListStagesOutput {
     pub stages: Vec<Stage>,
 }
 
 /// `resolveStage` **(ours)**: `url` of a page.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResolveStageInput {
     pub url: String,
 }
 
 /// `resolveStage` → `{projectId, stageId, branch, gitSha}` (or 404).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ResolvedStage {
     pub project_id: String,
@@ -419,10 +446,12 @@ pub struct ResolvedStage {
 
 /// `getSession`: `{}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GetSessionInput {}
 
 /// A project the session may use, as listed in [`Session::projects`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionProject {
     pub project_id: String,
@@ -433,6 +462,7 @@ pub struct SessionProject {
 /// `changes:project:read` (see [`Scope`]); kept as strings so an unknown Fabric scope
 /// still reads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
     pub user_id: String,
@@ -443,10 +473,12 @@ pub struct Session {
 
 /// `requestCliAuth`: `{}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestCliAuthInput {}
 
 /// `requestCliAuth` → `{code, expiresAt, verifyUrl}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CliAuthRequest {
     pub code: String,
@@ -456,12 +488,14 @@ pub struct CliAuthRequest {
 
 /// `pollCliAuth`: `{code}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PollCliAuthInput {
     pub code: String,
 }
 
 /// The state of a sign-in code: `pending|confirmed|expired|rejected`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CliAuthStatus {
     Pending,
@@ -472,6 +506,7 @@ pub enum CliAuthStatus {
 
 /// `pollCliAuth` → `{status, token?}`; `token` only once `confirmed`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CliAuthPoll {
     pub status: CliAuthStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]

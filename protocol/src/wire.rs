@@ -12,6 +12,7 @@ pub const SCOPE_FILE: &str = "changes:project:file";
 
 /// A token scope. Serialized as its wire name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Scope {
     #[serde(rename = "changes:project:read")]
     Read,
@@ -74,6 +75,7 @@ pub mod codes {
 /// The error body: `{"message": "...", "code": "..."}`; a 409 `not_claimable` adds
 /// `items`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     pub message: String,
     pub code: String,
@@ -83,6 +85,7 @@ pub struct ErrorBody {
 
 /// Why an item named in a claim was not taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NotClaimableReason {
     Held,
@@ -96,6 +99,7 @@ pub enum NotClaimableReason {
 /// "held"|"leased"|"done"|"dismissed"|"not_found", claimableAt|null, claimedBy|null}`".
 /// For `not_found` the ids echo what the caller sent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NotClaimableItem {
     pub change_id: String,
@@ -110,6 +114,7 @@ pub struct NotClaimableItem {
 
 /// The `type` of a change event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeEventType {
     Filed,
@@ -162,6 +167,7 @@ impl ChangeEventType {
 /// "seq": ...}`. "Events are hints: a client re-reads the list, never trusts a payload
 /// as state." `seq` equals the event's SSE `id:` (the per-project sequence).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeEvent {
     #[serde(rename = "type")]

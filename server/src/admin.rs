@@ -87,12 +87,14 @@ pub struct StageSpec<'a> {
     pub url: &'a str,
     pub stage_type: Option<StageType>,
     pub git_sha: Option<&'a str>,
+    /// Whether people may file items on the stage; a new stage allows it.
+    pub changes_enabled: Option<bool>,
 }
 
-/// Adds a stage, or updates the stage of that branch (its url, type and, if given,
-/// its gitSha — a deploy). "Production maps to branch `main`": the type defaults to
-/// production for `main` and preview otherwise. A new gitSha marks done items whose
-/// `headCommit` it is as `live`.
+/// Adds a stage, or updates the stage of that branch (its url, type and, if given, its
+/// gitSha — a deploy — and whether changes may be filed on it). "Production maps to
+/// branch `main`": the type defaults to production for `main` and preview otherwise.
+/// A new gitSha marks done items whose `headCommit` it is as `live`.
 pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> anyhow::Result<Stage> {
     let project = project(store, spec.project).await?;
     let branch = spec.branch.trim();
@@ -121,12 +123,14 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
     let stage_id = match existing {
         Some(stage_id) => {
             sqlx::query(
-                "UPDATE stages SET stage_type = $2, url = $3, git_sha = COALESCE($4, git_sha) WHERE stage_id = $1",
+                "UPDATE stages SET stage_type = $2, url = $3, git_sha = COALESCE($4, git_sha), \
+                 changes_enabled = COALESCE($5, changes_enabled) WHERE stage_id = $1",
             )
             .bind(&stage_id)
             .bind(stage_type.as_str())
             .bind(url)
             .bind(spec.git_sha)
+            .bind(spec.changes_enabled.map(i64::from))
             .execute(&mut *tx)
             .await?;
             stage_id
@@ -134,8 +138,8 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
         None => {
             let stage_id = new_id();
             sqlx::query(
-                "INSERT INTO stages (stage_id, project_id, branch, stage_type, url, git_sha, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO stages (stage_id, project_id, branch, stage_type, url, git_sha, created_at, \
+                 changes_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(&stage_id)
             .bind(&project.project_id)
@@ -144,6 +148,7 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
             .bind(url)
             .bind(spec.git_sha)
             .bind(now.unix_millis())
+            .bind(i64::from(spec.changes_enabled.unwrap_or(true)))
             .execute(&mut *tx)
             .await?;
             stage_id

@@ -25,6 +25,17 @@ use crate::error::ApiError;
 /// How long a signed link works.
 pub const URL_LIFETIME: Duration = Duration::from_secs(3600);
 
+/// How long an uploaded screenshot waits to be filed before it is deleted.
+pub const UNATTACHED_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
+/// An image as an input carries it: the input field (for error messages), the declared
+/// content type, and the base64 bytes.
+pub struct ImageInput<'a> {
+    pub field: &'a str,
+    pub content_type: &'a str,
+    pub base64: &'a str,
+}
+
 #[derive(Debug)]
 pub struct Blobs {
     dir: PathBuf,
@@ -67,15 +78,16 @@ impl Blobs {
     /// Checks an image and stores it for `project_id`; returns its key. 415 for a type
     /// other than png/jpeg/webp or bytes that are not what `content_type` says, 413 over
     /// 8 MiB, 400 (naming `field`) for bad base64. A `data:` URL is accepted as well.
+    /// An image not `attached` yet is deleted unless [`Blobs::attach`]ed within a day.
     pub async fn save(
         &self,
         conn: &mut AnyConnection,
         project_id: &str,
-        field: &str,
-        content_type: &str,
-        image_base64: &str,
+        image: ImageInput<'_>,
+        attached: bool,
         now: Timestamp,
     ) -> Result<String, ApiError> {
+        let ImageInput { field, content_type, base64: image_base64 } = image;
         let declared = ImageType::from_content_type(content_type).ok_or_else(|| {
             ApiError::unsupported_media(format!("contentType {content_type:?}: expected png, jpeg or webp"))
         })?;
@@ -109,27 +121,75 @@ impl Blobs {
         tokio::fs::write(&tmp, &bytes).await.map_err(ApiError::internal)?;
         tokio::fs::rename(&tmp, self.dir.join(&key)).await.map_err(ApiError::internal)?;
         sqlx::query(
-            "INSERT INTO blobs (blob_key, project_id, content_type, size_bytes, created_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO blobs (blob_key, project_id, content_type, size_bytes, created_at, attached) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&key)
         .bind(project_id)
         .bind(declared.content_type())
         .bind(bytes.len() as i64)
         .bind(now.unix_millis())
+        .bind(i64::from(attached))
         .execute(&mut *conn)
         .await?;
         Ok(key)
     }
 
-    /// Whether `key` names an image of `project_id`.
-    pub async fn exists(conn: &mut AnyConnection, project_id: &str, key: &str) -> Result<bool, ApiError> {
-        let row = sqlx::query("SELECT 1 FROM blobs WHERE blob_key = $1 AND project_id = $2")
+    /// Marks `key`, an image of `project_id`, as referred to; false if there is no such
+    /// image. Being an update, it locks the row against a concurrent [`Blobs::collect`].
+    pub async fn attach(conn: &mut AnyConnection, project_id: &str, key: &str) -> Result<bool, ApiError> {
+        let updated = sqlx::query("UPDATE blobs SET attached = 1 WHERE blob_key = $1 AND project_id = $2")
             .bind(key)
             .bind(project_id)
-            .fetch_optional(conn)
-            .await?;
-        Ok(row.is_some())
+            .execute(conn)
+            .await?
+            .rows_affected();
+        Ok(updated == 1)
     }
+
+    /// Deletes the images uploaded more than [`UNATTACHED_LIFETIME`] ago that nothing
+    /// refers to; returns how many.
+    pub async fn collect(&self, store: &Store, now: Timestamp) -> Result<usize, sqlx::Error> {
+        let cutoff = now.unix_millis() - UNATTACHED_LIFETIME.as_millis() as i64;
+        let rows = sqlx::query("SELECT blob_key FROM blobs WHERE attached = 0 AND created_at < $1")
+            .bind(cutoff)
+            .fetch_all(store.pool())
+            .await?;
+        let mut deleted = 0;
+        for row in rows {
+            let key: String = row.try_get("blob_key")?;
+            // Re-checked in the delete: an item may have attached it meanwhile.
+            let gone = sqlx::query("DELETE FROM blobs WHERE blob_key = $1 AND attached = 0")
+                .bind(&key)
+                .execute(store.pool())
+                .await?
+                .rows_affected();
+            if gone == 1 {
+                if let Err(e) = tokio::fs::remove_file(self.dir.join(&key)).await
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    tracing::warn!(error = %e, key, "deleting an unfiled screenshot");
+                }
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// Runs [`Blobs::collect`] now and every hour.
+pub fn spawn_collector(state: AppState) {
+    tokio::spawn(async move {
+        let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            every_hour.tick().await;
+            match state.blobs.collect(&state.store, state.clock.now()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(n, "deleted unfiled screenshots"),
+                Err(e) => tracing::warn!(error = %e, "deleting unfiled screenshots"),
+            }
+        }
+    });
 }
 
 /// Keys are made by [`Blobs::save`]: 32 hex digits and an image extension. Anything

@@ -2,24 +2,27 @@
 //! `DIR/redline.db`) and Postgres. Migrations are embedded, numbered and forward-only;
 //! an applied migration whose text changed stops the server with its file name.
 
+use std::collections::HashMap;
 use std::path::Path;
-
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
-use sqlx::{Any, AnyPool, Executor, SqlSafeStr, Transaction};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use sqlx::{Any, AnyConnection, AnyPool, Executor, SqlSafeStr, Transaction};
+
+use crate::commit::Committer;
 
 /// `(version, file name, sql)` of each migration, in order, per engine.
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/sqlite/0001_init.sql")),
     (2, "0002_cli_auth.sql", include_str!("../migrations/sqlite/0002_cli_auth.sql")),
+    (3, "0003_blob_attached.sql", include_str!("../migrations/sqlite/0003_blob_attached.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
     (2, "0002_cli_auth.sql", include_str!("../migrations/postgres/0002_cli_auth.sql")),
+    (3, "0003_blob_attached.sql", include_str!("../migrations/postgres/0003_blob_attached.sql")),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,10 +35,12 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// SQLite has one writer at a time; queue writers of this process wait their turn
-    /// here, in order, instead of in SQLite's busy handler, which sleeps and retries
-    /// and so gives long tails under contention.
-    sqlite_writer: Option<Arc<Mutex<()>>>,
+    /// The group committers of this process's queue writes (see [`crate::commit`]):
+    /// one for the whole database on SQLite (one writer at a time anyway), one per
+    /// project on Postgres (whose project row lock serialises a project's writers, so
+    /// projects need not wait for each other). Queued writes hold no connection, and
+    /// never meet SQLite's busy handler, which sleeps and retries and so gives long tails.
+    committers: Arc<Mutex<HashMap<String, Committer>>>,
     /// The Postgres URL, for the connection that listens for other processes' events.
     /// Never logged: it may hold a password.
     postgres_url: Option<Arc<str>>,
@@ -70,6 +75,11 @@ impl Store {
                     if backend == Backend::Sqlite {
                         // WAL lets readers (lists, event streams) run beside the one writer.
                         conn.execute("PRAGMA journal_mode = WAL").await?;
+                        // Every commit waits for the WAL's fsync: an acknowledged
+                        // write survives power loss, not only a crash of the process.
+                        // Group commit (`crate::commit`) shares that fsync among the
+                        // writes of a batch.
+                        conn.execute("PRAGMA synchronous = FULL").await?;
                     }
                     Ok(())
                 })
@@ -77,9 +87,8 @@ impl Store {
             .connect(url)
             .await
             .context("opening the database")?;
-        let sqlite_writer = (backend == Backend::Sqlite).then(Arc::default);
         let postgres_url = (backend == Backend::Postgres).then(|| Arc::from(url));
-        let store = Store { pool, backend, sqlite_writer, postgres_url };
+        let store = Store { pool, backend, committers: Arc::default(), postgres_url };
         store.migrate().await?;
         Ok(store)
     }
@@ -124,32 +133,37 @@ impl Store {
         }
     }
 
-    /// Waits for this process's turn to write, on engines that allow one writer at a
-    /// time (SQLite); hold the guard until the write transaction ends.
-    pub async fn writer_turn(&self) -> Option<OwnedMutexGuard<()>> {
-        match &self.sqlite_writer {
-            Some(lock) => Some(lock.clone().lock_owned().await),
-            None => None,
-        }
+    /// The group committer of `project_id`'s queue writes (started on first use).
+    pub fn committer(&self, project_id: &str) -> Committer {
+        let key = match self.backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => project_id,
+        };
+        let mut committers = self.committers.lock().expect("committers lock");
+        committers.entry(key.to_owned()).or_insert_with(|| Committer::spawn(self.pool.clone())).clone()
     }
 
-    /// Begins a write transaction on `project_id`'s queue. The first statement
-    /// touches the project row, so writers of one project are serialised on both
-    /// engines (Postgres: a row lock that later statements, at read committed, look
-    /// past; SQLite: the database write lock, taken before anything is read, so no
-    /// transaction has to be retried for upgrading its lock). A non-key column is
-    /// touched so Postgres foreign-key checks of other writers are not blocked.
-    /// Returns `None` if the project does not exist.
+    /// Begins a write transaction on `project_id`'s queue outside the group
+    /// committer (admin commands). Returns `None` if the project does not exist.
     pub async fn write(&self, project_id: &str) -> Result<Option<Tx>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
-        let touched =
-            sqlx::query("UPDATE projects SET last_event_seq = last_event_seq WHERE project_id = $1")
-                .bind(project_id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-        Ok((touched == 1).then_some(tx))
+        Ok(touch_project(&mut tx, project_id).await?.then_some(tx))
     }
+}
+
+/// The first statement of a write on `project_id`'s queue: it touches the project
+/// row, so writers of one project are serialised on both engines (Postgres: a row
+/// lock that later statements, at read committed, look past; SQLite: the database
+/// write lock, taken before anything is read, so no transaction has to be retried for
+/// upgrading its lock). A non-key column is touched so Postgres foreign-key checks of
+/// other writers are not blocked. False if the project does not exist.
+pub async fn touch_project(conn: &mut AnyConnection, project_id: &str) -> Result<bool, sqlx::Error> {
+    let touched = sqlx::query("UPDATE projects SET last_event_seq = last_event_seq WHERE project_id = $1")
+        .bind(project_id)
+        .execute(conn)
+        .await?
+        .rows_affected();
+    Ok(touched == 1)
 }
 
 /// A new random id (UUID v4).

@@ -80,10 +80,6 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         self.status
     }
-
-    pub fn code(&self) -> &'static str {
-        self.code
-    }
 }
 
 impl From<FieldError> for ApiError {

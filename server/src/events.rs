@@ -33,12 +33,25 @@ pub const EVENTS_KEPT: i64 = 1000;
 pub const PG_CHANNEL: &str = "redline_events";
 
 /// Wakes the event streams of a project after a write commits.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventHub {
     projects: Mutex<HashMap<String, watch::Sender<i64>>>,
+    /// Becomes true when the server stops; every stream then ends.
+    stopping: watch::Sender<bool>,
+}
+
+impl Default for EventHub {
+    fn default() -> Self {
+        EventHub { projects: Mutex::default(), stopping: watch::channel(false).0 }
+    }
 }
 
 impl EventHub {
+    /// Ends every event stream (the server is stopping).
+    pub fn shut_down(&self) {
+        self.stopping.send_replace(true);
+    }
+
     fn sender(&self, project_id: &str) -> watch::Sender<i64> {
         let mut projects = self.projects.lock().expect("event hub lock");
         projects.entry(project_id.to_owned()).or_insert_with(|| watch::channel(0).0).clone()
@@ -125,8 +138,15 @@ pub async fn handle(
         }
     };
     let rx = state.events.subscribe(project_id);
-    let cursor =
-        Cursor { state: state.clone(), project_id: project_id.to_owned(), after, pending: first, rx };
+    let stopping = state.events.stopping.subscribe();
+    let cursor = Cursor {
+        state: state.clone(),
+        project_id: project_id.to_owned(),
+        after,
+        pending: first,
+        rx,
+        stopping,
+    };
     let keep_alive = KeepAlive::new().interval(state.keep_alive).text("ping");
     Ok(Sse::new(futures_util::stream::unfold(cursor, Cursor::next)).keep_alive(keep_alive))
 }
@@ -137,6 +157,7 @@ struct Cursor {
     after: i64,
     pending: VecDeque<Event>,
     rx: watch::Receiver<i64>,
+    stopping: watch::Receiver<bool>,
 }
 
 impl Cursor {
@@ -151,7 +172,10 @@ impl Cursor {
             match self.read().await {
                 Ok(events) if !events.is_empty() => self.pending.extend(events),
                 Ok(_) => {
-                    self.rx.changed().await.ok()?;
+                    tokio::select! {
+                        changed = self.rx.changed() => changed.ok()?,
+                        _ = self.stopping.wait_for(|stop| *stop) => return None,
+                    }
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "reading change events");

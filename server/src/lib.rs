@@ -6,10 +6,12 @@ pub mod auth;
 pub mod blobs;
 pub mod cli;
 pub mod clock;
+mod commit;
 pub mod db;
 pub mod error;
 pub mod events;
 pub mod limit;
+mod openapi;
 mod ops;
 mod queue;
 pub mod rows;
@@ -28,11 +30,10 @@ use tokio::net::TcpListener;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::blobs::Blobs;
 pub use crate::clock::Clock;
 pub use crate::db::Store;
 use crate::error::ApiError;
-
-use crate::blobs::Blobs;
 use crate::events::EventHub;
 use crate::limit::{Limiter, RateLimit};
 
@@ -90,6 +91,7 @@ pub fn app(state: AppState) -> Router {
         .max_age(Duration::from_secs(3600));
     let api = Router::new()
         .route("/rpc/{name}", post(rpc::handle))
+        .route("/openapi.json", get(openapi::handle))
         .route("/events/{stream}", get(events::handle))
         .route("/blobs/{key}", get(blobs::get))
         .layer(cors);
@@ -109,7 +111,18 @@ async fn healthz(State(state): State<AppState>) -> Result<impl IntoResponse, Api
 
 /// Serves until Ctrl-C / SIGTERM.
 pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await
+    let events = state.events.clone();
+    let stop = async move {
+        shutdown_signal().await;
+        // Event streams never end on their own; end them so the shutdown can finish.
+        events.shut_down();
+    };
+    blobs::spawn_collector(state.clone());
+    let store = state.store.clone();
+    let served = axum::serve(listener, app(state)).with_graceful_shutdown(stop).await;
+    // Closing the last SQLite connection checkpoints the WAL into the database file.
+    store.pool().close().await;
+    served
 }
 
 async fn shutdown_signal() {

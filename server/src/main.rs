@@ -150,6 +150,9 @@ enum StageCommand {
         /// The commit the stage now serves.
         #[arg(long)]
         sha: Option<String>,
+        /// Whether people may file items on the stage (a new stage: true).
+        #[arg(long, value_name = "BOOL")]
+        changes_enabled: Option<bool>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -234,7 +237,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 format!("project {} added (id {}, grace {} s)", p.name, p.project_id, p.grace_seconds)
             });
         }
-        Command::Stage { command: StageCommand::Add { project, branch, url, stage_type, sha, store } } => {
+        Command::Stage {
+            command: StageCommand::Add { project, branch, url, stage_type, sha, changes_enabled, store },
+        } => {
             let stage_type = stage_type.map(|t| match t {
                 StageTypeArg::Production => StageType::Production,
                 StageTypeArg::Environment => StageType::Environment,
@@ -246,6 +251,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 url: &url,
                 stage_type,
                 git_sha: sha.as_deref(),
+                changes_enabled,
             };
             let s = admin::add_stage(&store.open().await?, spec, clock.now()).await?;
             print(cli.json, &s, || {

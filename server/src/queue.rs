@@ -12,7 +12,8 @@ use sqlx::{AnyConnection, Row};
 use crate::AppState;
 use crate::auth::Principal;
 use crate::blobs::is_blob_key;
-use crate::db::{Backend, Tx, new_id};
+use crate::commit::Lent;
+use crate::db::{Backend, new_id, touch_project};
 use crate::error::ApiError;
 use crate::events::{EVENTS_KEPT, PG_CHANNEL};
 use crate::rows::{CHANGE_COLUMNS, change_from_row, to_json};
@@ -135,24 +136,23 @@ pub async fn find_item(
 /// are woken after the commit.
 pub struct ProjectWrite<'a> {
     ctx: &'a Ctx<'a>,
-    tx: Tx,
+    /// The batch transaction of the group committer (see [`crate::commit`]).
+    tx: Lent,
     last_seq: Option<i64>,
-    /// Held until the transaction ends (see [`crate::db::Store::writer_turn`]).
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl<'a> ProjectWrite<'a> {
     /// Begins a write on the caller's project.
     pub async fn begin(ctx: &'a Ctx<'a>) -> Result<Self, ApiError> {
-        let store = &ctx.state.store;
-        let turn = store.writer_turn().await;
-        let tx =
-            store.write(&ctx.who.project_id).await?.ok_or_else(|| ApiError::not_found("no such project"))?;
-        Ok(ProjectWrite { ctx, tx, last_seq: None, _turn: turn })
+        let mut tx = ctx.state.store.committer(&ctx.who.project_id).lend().await?;
+        if !touch_project(tx.conn(), &ctx.who.project_id).await? {
+            return Err(ApiError::not_found("no such project"));
+        }
+        Ok(ProjectWrite { ctx, tx, last_seq: None })
     }
 
     pub fn conn(&mut self) -> &mut AnyConnection {
-        &mut self.tx
+        self.tx.conn()
     }
 
     pub fn project_id(&self) -> &str {
@@ -170,7 +170,7 @@ impl<'a> ProjectWrite<'a> {
             "UPDATE projects SET last_event_seq = last_event_seq + 1 WHERE project_id = $1 RETURNING last_event_seq",
         )
         .bind(&project_id)
-        .fetch_one(&mut *self.tx)
+        .fetch_one(self.tx.conn())
         .await?
         .try_get("last_event_seq")?;
         sqlx::query(
@@ -183,12 +183,12 @@ impl<'a> ProjectWrite<'a> {
         .bind(&change.change_id)
         .bind(&change.short_id)
         .bind(self.ctx.now.unix_millis())
-        .execute(&mut *self.tx)
+        .execute(self.tx.conn())
         .await?;
         sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
             .bind(&project_id)
             .bind(seq - EVENTS_KEPT)
-            .execute(&mut *self.tx)
+            .execute(self.tx.conn())
             .await?;
         self.last_seq = Some(seq);
         Ok(seq)
@@ -228,7 +228,7 @@ impl<'a> ProjectWrite<'a> {
         .bind(to_json(&message.attachments))
         .bind(message.chosen_option.as_deref())
         .bind(message.created_at.unix_millis())
-        .execute(&mut *self.tx)
+        .execute(self.tx.conn())
         .await?;
         Ok(message)
     }
@@ -236,16 +236,17 @@ impl<'a> ProjectWrite<'a> {
     /// Re-reads an item inside this write.
     pub async fn item(&mut self, change_ref: &str) -> Result<Item, ApiError> {
         let (project_id, now) = (self.ctx.who.project_id.clone(), self.ctx.now);
-        find_item(&mut self.tx, &project_id, change_ref, now).await
+        find_item(self.tx.conn(), &project_id, change_ref, now).await
     }
 
+    /// Ends the write; returns once it is committed (with its batch).
     pub async fn commit(mut self) -> Result<(), ApiError> {
         if let (Some(seq), Backend::Postgres) = (self.last_seq, self.ctx.state.store.backend()) {
             // Delivered at commit, to every server process on this database.
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(PG_CHANNEL)
                 .bind(format!("{} {seq}", self.ctx.who.project_id))
-                .execute(&mut *self.tx)
+                .execute(self.tx.conn())
                 .await?;
         }
         self.tx.commit().await?;

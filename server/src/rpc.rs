@@ -53,9 +53,6 @@ pub async fn handle(
             match name.as_str() {
                 $(<$op as Rpc>::NAME => call::<$op>(&state, &name, &headers, body).await,)*
                 $(<$anon as Rpc>::NAME => call_anonymous::<$anon>(&state, &name, &headers, body).await,)*
-                _ if RPC_NAMES.contains(&name.as_str()) => {
-                    Err(ApiError::not_found(format!("{name} is not served by this server")))
-                }
                 _ => Err(ApiError::not_found(format!("unknown RPC {name:?}"))),
             }
         };

@@ -1,106 +1,178 @@
-//! Queue measurements over a real listener (numbers are printed, never asserted):
+//! The changes server's benchmarks (numbers are printed, never asserted), each beside
+//! an anchor measured in the same run on the same machine:
 //! `cargo test -p redline-server --release --test bench -- --ignored --nocapture`
 //! (SQLite), with `REDLINE_TEST_DATABASE_URL=postgres://…` for Postgres.
+//! Server and clients share the process and its 2 worker threads.
 
 mod common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::TestServer;
-use serde_json::json;
+use serde_json::{Value, json};
+use sqlx::{Connection, Executor};
 
-fn report(what: &str, n: usize, mut times: Vec<Duration>, wall: Duration) {
-    times.sort_unstable();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "| {what} | {n} | {:.0}/s | {:.2} ms | {:.2} ms |",
-        n as f64 / wall.as_secs_f64(),
-        ms(times[times.len() / 2]),
-        ms(times[times.len() * 9 / 10]),
-    );
-}
-
-async fn timed<F: Future>(f: F) -> (Duration, F::Output) {
-    let start = Instant::now();
-    let out = f.await;
-    (start.elapsed(), out)
-}
+/// Clients filing at once in the throughput run, and filings in all.
+const FILERS: usize = 64;
+const FILINGS: usize = 4000;
+/// Agents claiming at once, and claims each.
+const AGENTS: usize = 50;
+const CLAIMS_EACH: usize = 10;
+const SUBSCRIBERS: usize = 1000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement; run with --ignored --nocapture"]
-async fn queue_throughput_and_latency() {
-    // Measure the queue, not the per-token rate limit.
+async fn changes_server() {
     let s = TestServer::start_with(|state| {
+        // Measure the queue, not the per-token rate limit or keep-alive pings.
         state.rate_limit = redline_server::limit::RateLimit { per_second: 1e9, burst: 1e9 };
+        state.keep_alive = Duration::from_secs(3600);
     })
     .await;
-    let engine = if std::env::var("REDLINE_TEST_DATABASE_URL").is_ok_and(|u| !u.is_empty()) {
-        "postgres"
-    } else {
-        "sqlite"
+    let engine = match s.store.postgres_url() {
+        Some(_) => "postgres",
+        None => "sqlite (WAL, synchronous=FULL)",
     };
-    println!("\nengine: {engine}\n\n| operation | n | throughput | median | p90 |\n|---|---|---|---|---|");
-    let file = |i: usize| {
-        json!({"stageId": s.stage_id, "title": format!("item {i}"), "route": "/orders",
+    println!("\nengine: {engine}");
+    let (commits, commit_latency) = bare_sqlite_commits("FULL", 500).await;
+    let (commits_normal, _) = bare_sqlite_commits("NORMAL", 5000).await;
+    println!(
+        "anchor: bare SQLite single-row commits, synchronous=FULL: {commits:.0}/s, p50 {commit_latency:.2} ms"
+    );
+    println!("anchor: bare SQLite single-row commits, synchronous=NORMAL: {commits_normal:.0}/s");
+
+    let filed = create_change_throughput(&s).await;
+    println!(
+        "createChange, {FILERS} clients, {FILINGS} filings: {filed:.0}/s = {:.1}× the FULL anchor, {:.2}× the NORMAL one",
+        filed / commits,
+        filed / commits_normal
+    );
+
+    let claims = claim_latency(&s).await;
+    println!(
+        "claimChanges (one item each), {AGENTS} agents × {CLAIMS_EACH}: p50 {:.2} ms, p99 {:.2} ms = {:.1}× the FULL commit p50",
+        ms(percentile(&claims, 0.5)),
+        ms(percentile(&claims, 0.99)),
+        ms(percentile(&claims, 0.99)) / commit_latency
+    );
+
+    let one = event_fan_out(&s, 1).await;
+    let many = event_fan_out(&s, SUBSCRIBERS).await;
+    println!(
+        "one event to {SUBSCRIBERS} subscribers: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms = {:.1}× the p99 to 1 subscriber ({:.1} ms)",
+        ms(percentile(&many, 0.5)),
+        ms(percentile(&many, 0.99)),
+        ms(percentile(&many, 1.0)),
+        ms(percentile(&many, 0.99)) / ms(percentile(&one, 0.99)),
+        ms(percentile(&one, 0.99)),
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The `q` quantile (nearest rank) of `times`.
+fn percentile(times: &[Duration], q: f64) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// The anchor: `n` single-row transactions in a loop on a fresh SQLite file with the
+/// server's pragmas (WAL) and `synchronous`; returns commits/s and the median commit.
+async fn bare_sqlite_commits(synchronous: &str, n: usize) -> (f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("anchor.db").display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    conn.execute("PRAGMA journal_mode = WAL").await.unwrap();
+    conn.execute(sqlx::AssertSqlSafe(format!("PRAGMA synchronous = {synchronous}"))).await.unwrap();
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").await.unwrap();
+    let body = "x".repeat(4000);
+    let mut times = Vec::with_capacity(n);
+    let start = Instant::now();
+    for _ in 0..n {
+        let one = Instant::now();
+        sqlx::query("INSERT INTO t (body) VALUES (?)").bind(&body).execute(&mut conn).await.unwrap();
+        times.push(one.elapsed());
+    }
+    (n as f64 / start.elapsed().as_secs_f64(), ms(percentile(&times, 0.5)))
+}
+
+/// A filing as the extension sends it: a 200-point stroke and 20 elements.
+fn filing(s: &TestServer, i: usize) -> Value {
+    json!({"stageId": s.stage_id, "title": format!("item {i}"), "body": "The total is wrong", "route": "/orders",
         "capture": {"stroke": (0..200).map(|k| json!({"x": k, "y": k})).collect::<Vec<_>>(),
                     "elements": (0..20).map(|k| json!({"testId": format!("el-{k}"), "tag": "div"})).collect::<Vec<_>>()}})
-    };
+}
 
-    let n = 300;
+/// `createChange`s per second with `FILERS` clients filing at once.
+async fn create_change_throughput(s: &TestServer) -> f64 {
     let start = Instant::now();
-    let mut times = Vec::new();
-    for i in 0..n {
-        times.push(timed(s.ok(&s.ann, "createChange", file(i))).await.0);
-    }
-    report("createChange, one client", n, times, start.elapsed());
-
-    let start = Instant::now();
-    let tasks = (0..8).map(|c| {
-        let s = &s;
-        async move {
-            let mut times = Vec::new();
-            for i in 0..n / 8 {
-                times.push(timed(s.ok(&s.bob, "createChange", file(1000 + c * 100 + i))).await.0);
-            }
-            times
+    let clients = (0..FILERS).map(|c| async move {
+        for i in (c..FILINGS).step_by(FILERS) {
+            s.ok(if c % 2 == 0 { &s.ann } else { &s.bob }, "createChange", filing(s, i)).await;
         }
     });
-    let times: Vec<Duration> = futures_util::future::join_all(tasks).await.into_iter().flatten().collect();
-    report("createChange, 8 clients", times.len(), times, start.elapsed());
+    futures_util::future::join_all(clients).await;
+    FILINGS as f64 / start.elapsed().as_secs_f64()
+}
 
+/// The latency of each claim when `AGENTS` agents each claim `CLAIMS_EACH` items of
+/// their own, one at a time, all at once.
+async fn claim_latency(s: &TestServer) -> Vec<Duration> {
+    let mut ids = Vec::new();
+    for i in 0..AGENTS * CLAIMS_EACH {
+        ids.push(s.ok(&s.ann, "createChange", filing(s, i)).await["change"]["changeId"].clone());
+    }
     s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
-    s.ok(&s.bob, "releaseChanges", json!({"stageId": s.stage_id})).await;
-
-    let start = Instant::now();
-    let mut times = Vec::new();
-    for _ in 0..100 {
-        let list = json!({"projectId": s.project_id, "limit": 50});
-        times.push(timed(s.ok(&s.agent, "listChanges", list)).await.0);
-    }
-    report("listChanges (50 of ~600)", 100, times, start.elapsed());
-
-    let start = Instant::now();
-    let tasks = (0..4).map(|c| {
-        let s = &s;
-        async move {
-            let mut times = Vec::new();
-            for i in 0..50 {
-                let id = format!("#{}", 1 + c * 50 + i);
-                let claim =
-                    json!({"projectId": s.project_id, "changeIds": [id], "claimedBy": format!("agent-{c}")});
-                times.push(timed(s.ok(&s.agent, "claimChanges", claim)).await.0);
-            }
-            times
+    let ids = &ids;
+    let agents = (0..AGENTS).map(|a| async move {
+        let mut times = Vec::new();
+        for id in &ids[a * CLAIMS_EACH..(a + 1) * CLAIMS_EACH] {
+            let claim =
+                json!({"projectId": s.project_id, "changeIds": [id], "claimedBy": format!("agent-{a}")});
+            let start = Instant::now();
+            s.ok(&s.agent, "claimChanges", claim).await;
+            times.push(start.elapsed());
         }
+        times
     });
-    let times: Vec<Duration> = futures_util::future::join_all(tasks).await.into_iter().flatten().collect();
-    report("claimChanges one item, 4 agents", times.len(), times, start.elapsed());
+    futures_util::future::join_all(agents).await.into_iter().flatten().collect()
+}
 
-    let start = Instant::now();
+/// Opens `n` event streams, files one item, and returns how long after the filing
+/// began each stream had its `filed` event.
+async fn event_fan_out(s: &TestServer, n: usize) -> Vec<Duration> {
+    let url = format!("{}/events/changes:{}", s.base, s.project_id);
+    let connect = (0..n).map(|_| async {
+        let mut res = s.http.get(&url).bearer_auth(&s.agent).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        res.chunk().await.unwrap().expect("the `connected` comment");
+        res
+    });
+    let streams = futures_util::future::join_all(connect).await;
+    let title = format!("fan-out to {n}");
+    let start = Arc::new(tokio::sync::OnceCell::new());
+    let waits: Vec<_> = streams
+        .into_iter()
+        .map(|mut res| {
+            let start = start.clone();
+            tokio::spawn(async move {
+                let mut seen = String::new();
+                while !seen.contains("\"type\":\"filed\"") {
+                    seen.push_str(&String::from_utf8_lossy(&res.chunk().await.unwrap().unwrap()));
+                }
+                start.get().copied().map(|t: Instant| t.elapsed()).expect("the filing began")
+            })
+        })
+        .collect();
+    start.set(Instant::now()).unwrap();
+    s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": title})).await;
     let mut times = Vec::new();
-    for i in 0..100 {
-        let id = format!("#{}", 1 + i);
-        times.push(timed(s.ok(&s.agent, "getChange", json!({"changeId": id}))).await.0);
+    for wait in waits {
+        times.push(wait.await.unwrap());
     }
-    report("getChange", 100, times, start.elapsed());
+    times
 }

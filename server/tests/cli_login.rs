@@ -116,9 +116,11 @@ async fn stage_deploy_marks_contained_items_live() {
     agent.run_in(repo.path(), &["done", "2"]).await.ok();
     let unknown = "0123456789abcdef0123456789abcdef01234567";
     agent.run_in(repo.path(), &["done", "3", "--commit", unknown]).await.ok();
-    let data = s.dir.path().to_str().unwrap();
+    // `--data DIR`, or `--database-url URL` when the suite runs on Postgres.
+    let store = s.store_args();
+    let (store_flag, store_value) = (store[0].as_str(), store[1].as_str());
     let out = agent
-        .run_in(repo.path(), &["stage", "deploy", "--stage", "main", "--sha", &c2, "--data", data])
+        .run_in(repo.path(), &["stage", "deploy", "--stage", "main", "--sha", &c2, store_flag, store_value])
         .await;
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
@@ -142,8 +144,8 @@ async fn stage_deploy_marks_contained_items_live() {
                 "https://demo.example.com",
                 "--sha",
                 "HEAD",
-                "--data",
-                data,
+                store_flag,
+                store_value,
                 "--json",
             ],
         )
@@ -153,7 +155,7 @@ async fn stage_deploy_marks_contained_items_live() {
     assert_eq!(out["stage"]["gitSha"], c3.as_str());
     assert_eq!(out["live"], json!(["1", "2"]));
     let out = agent
-        .run_in(repo.path(), &["stage", "deploy", "--stage", "nope", "--sha", &c3, "--data", data])
+        .run_in(repo.path(), &["stage", "deploy", "--stage", "nope", "--sha", &c3, store_flag, store_value])
         .await;
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("no stage \"nope\""), "{out:?}");

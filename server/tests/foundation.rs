@@ -20,6 +20,39 @@ async fn envelope_and_bare_input() {
 }
 
 #[tokio::test]
+async fn openapi_lists_every_rpc_with_schemas_from_the_types() {
+    let s = TestServer::start().await;
+    let res = s.http.get(format!("{}/openapi.json", s.base)).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let doc: Value = serde_json::from_str(&res.text().await.unwrap()).expect("openapi.json parses");
+    assert_eq!(doc["openapi"], "3.0.3");
+    for name in redline_protocol::RPC_NAMES {
+        let op = &doc["paths"][format!("/rpc/{name}")]["post"];
+        assert_eq!(op["operationId"], *name, "{name} has no path");
+        let input = &op["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        let output = &op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"];
+        assert!(input.is_string() && output.is_string(), "{name}: {op}");
+    }
+    let schemas = &doc["components"]["schemas"];
+    let required = |schema: &str| {
+        let mut r: Vec<String> = serde_json::from_value(schemas[schema]["required"].clone()).unwrap();
+        r.sort();
+        r
+    };
+    // Required fields are the wire names of those without a default.
+    assert_eq!(required("CreateChangeInput"), ["stageId", "title"]);
+    assert_eq!(required("ClaimChangesInput"), ["claimedBy", "projectId"]);
+    assert_eq!(required("Stage"), ["branch", "changesEnabled", "createdAt", "projectId", "stageId", "type"]);
+    let create = &schemas["CreateChangeInput"]["properties"];
+    assert!(["changeId", "screenshotKey", "consoleErrors", "capture"].iter().all(|f| create[f].is_object()));
+    assert_eq!(
+        doc["paths"]["/rpc/createChange"]["post"]["responses"]["200"]["content"]["application/json"]["schema"],
+        json!({"$ref": "#/components/schemas/ChangeOutput"})
+    );
+    assert_eq!(schemas["ChangeStatus"]["enum"].as_array().map(Vec::len), Some(6));
+}
+
+#[tokio::test]
 async fn get_session_names_the_person_project_and_scopes() {
     let s = TestServer::start().await;
     let session = s.ok(&s.ann, "getSession", json!({})).await;
@@ -172,6 +205,22 @@ fn admin_commands_via_the_binary() {
         ],
     );
     assert_eq!(preview["type"], "preview");
+    let off = redline_json(
+        d,
+        &[
+            "stage",
+            "add",
+            "--project",
+            "shop",
+            "--branch",
+            "main",
+            "--url",
+            "https://shop.example",
+            "--changes-enabled",
+            "false",
+        ],
+    );
+    assert_eq!((off["changesEnabled"].as_bool(), off["gitSha"].as_str()), (Some(false), Some("abc")));
     let (ok, _, err) = redline(
         d,
         &[
@@ -232,40 +281,66 @@ fn admin_commands_via_the_binary() {
     assert!(!ok && err.contains("BCDF-GHJK is unknown"), "{err}");
 }
 
+/// A child process that is killed when the test ends, even by a panic.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn serve_prints_the_real_port_and_never_logs_tokens() {
     use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
-    redline_json(dir.path(), &["project", "add", "shop"]);
+    let project = redline_json(dir.path(), &["project", "add", "shop"]);
+    let project_id = project["projectId"].as_str().unwrap().to_owned();
     let token = redline_json(
         dir.path(),
         &["token", "create", "--project", "shop", "--scope", "changes:project:read", "--name", "Ann"],
     );
     let token = token["token"].as_str().unwrap().to_owned();
     let log_path = dir.path().join("stderr.log");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
-        .arg(dir.path())
-        .env("RUST_LOG", "trace")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+            .arg(dir.path())
+            .env("RUST_LOG", "trace")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&log_path).unwrap())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
     assert!(!url.ends_with(":0"), "{url}");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (health, session, bad) = rt.block_on(async {
+    let (health, session, bad, stopped) = rt.block_on(async {
         let http = common::http_client();
         let health = http.get(format!("{url}/healthz")).send().await.unwrap().status();
         let call = |t: String| http.post(format!("{url}/rpc/getSession")).bearer_auth(t).body("{}").send();
         let session = call(token.clone()).await.unwrap().status();
         let bad = call(format!("{token}x")).await.unwrap().status();
-        (health, session, bad)
+        // An open event stream must not keep a stopping server alive.
+        let mut events =
+            http.get(format!("{url}/events/changes:{project_id}")).bearer_auth(&token).send().await.unwrap();
+        assert!(events.chunk().await.unwrap().is_some());
+        let pid = child.0.id().to_string();
+        assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let mut stopped = false;
+        for _ in 0..50 {
+            if child.0.try_wait().unwrap().is_some() {
+                stopped = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        (health, session, bad, stopped)
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
+    assert!(stopped, "SIGTERM should stop the server within 5 s, open event streams included");
     assert_eq!((health.as_u16(), session.as_u16(), bad.as_u16()), (200, 200, 401));
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains("getSession"), "trace logging should show requests: {log}");
@@ -325,4 +400,13 @@ async fn oversized_bodies_get_413() {
         format!(r#"{{"projectId":"p","contentType":"image/png","imageBase64":"{}"}}"#, "A".repeat(13 << 20));
     let (status, body) = s.post(&s.ann, "uploadShot", huge).await;
     assert_eq!((status, body["code"].as_str()), (413, Some("too_large")), "{body}");
+}
+
+#[tokio::test]
+async fn every_rpc_of_the_protocol_is_served() {
+    let s = TestServer::start().await;
+    for name in redline_protocol::RPC_NAMES {
+        let (status, body) = s.post("", name, "{}".into()).await;
+        assert_ne!(status, 404, "{name}: {body}");
+    }
 }

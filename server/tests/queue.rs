@@ -4,6 +4,8 @@
 mod common;
 
 use common::{START, TestServer};
+use redline_protocol::Scope;
+use redline_server::admin;
 use serde_json::{Value, json};
 
 impl TestServer {
@@ -346,13 +348,60 @@ async fn renewing_extends_the_lease_and_keeps_the_fence() {
 async fn concurrent_claims_of_one_item_give_it_to_exactly_one() {
     let s = TestServer::start().await;
     let c = s.file_released("contended").await;
-    let claims = (0..8).map(|i| {
+    let claims = (0..50).map(|i| {
         let (s, c) = (&s, &c);
         async move { s.claim(&format!("agent-{i}"), &[c]).await.0 }
     });
-    let mut statuses = futures_util::future::join_all(claims).await;
-    statuses.sort_unstable();
-    assert_eq!(statuses, [200, 409, 409, 409, 409, 409, 409, 409]);
+    let statuses = futures_util::future::join_all(claims).await;
+    assert_eq!(statuses.iter().filter(|&&st| st == 200).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|&st| st == 200 || st == 409), "{statuses:?}");
+}
+
+/// 50 agents at once, each naming three of 25 items, the sets overlapping: every item
+/// ends in exactly one live group, the one whose claim answered it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_agents_claiming_overlapping_sets_never_share_an_item() {
+    let s = TestServer::start().await;
+    let mut items = Vec::new();
+    for i in 0..25 {
+        items.push(s.file(&s.ann, &format!("item {i}")).await);
+    }
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let claims = (0..50).map(|i| {
+        let (s, items) = (&s, &items);
+        async move {
+            let set = [&items[i % 25], &items[(i + 3) % 25], &items[(i + 11) % 25]];
+            (format!("agent-{i}"), s.claim(&format!("agent-{i}"), &set).await)
+        }
+    });
+    let mut group_of = std::collections::HashMap::new();
+    for (agent, (status, body)) in futures_util::future::join_all(claims).await {
+        if status == 409 {
+            assert_eq!(body["code"], "not_claimable", "{body}");
+            continue;
+        }
+        assert_eq!((status, body["group"]["claimedBy"].as_str()), (200, Some(agent.as_str())), "{body}");
+        let group_id = body["group"]["groupId"].as_str().unwrap().to_owned();
+        for change in body["changes"].as_array().unwrap() {
+            assert_eq!(change["groupId"], group_id.as_str());
+            let id = change["changeId"].as_str().unwrap().to_owned();
+            let earlier = group_of.insert(id, group_id.clone());
+            assert!(
+                earlier.is_none(),
+                "{} was claimed twice: {earlier:?} and {group_id}",
+                change["changeId"]
+            );
+        }
+    }
+    // Every item was named by some agent, so each is now in the one group that took it.
+    assert_eq!(group_of.len(), 25);
+    for change in s.list(json!({"limit": 200})).await {
+        assert_eq!(change["status"], "claimed");
+        assert_eq!(
+            change["groupId"].as_str(),
+            group_of.get(change["changeId"].as_str().unwrap()).map(String::as_str)
+        );
+    }
 }
 
 #[tokio::test]
@@ -454,14 +503,15 @@ async fn live_follows_the_stage_deploying_the_head_commit() {
     let done =
         s.ok(&s.agent, "completeChange", json!({"changeId": c["changeId"], "headCommit": "beef"})).await;
     assert_eq!(done["change"]["live"], false);
-    let spec = redline_server::admin::StageSpec {
+    let spec = admin::StageSpec {
         project: "demo",
         branch: "main",
         url: "https://demo.example.com",
         stage_type: None,
         git_sha: Some("beef"),
+        changes_enabled: None,
     };
-    redline_server::admin::add_stage(&s.store, spec, START).await.unwrap();
+    admin::add_stage(&s.store, spec, START).await.unwrap();
     let got = s.ok(&s.agent, "getChange", json!({"changeId": c["changeId"]})).await;
     assert_eq!(got["change"]["live"], true);
 }
@@ -503,4 +553,76 @@ async fn agents_cannot_write_to_held_items() {
         "wrong_status",
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_claim_takes_the_claimable_part_of_what_it_names() {
+    let s = TestServer::start().await;
+    let free = s.file_released("free").await;
+    let held = s.file(&s.ann, "held").await;
+    let (status, out) = s.claim("a", &[&free, &held]).await;
+    assert_eq!(status, 200, "{out}");
+    let taken: Vec<&Value> = out["changes"].as_array().unwrap().iter().map(|c| &c["changeId"]).collect();
+    assert_eq!(taken, [&free["changeId"]]);
+    assert_eq!(out["group"]["title"], "free");
+
+    // Items in a conversation are the claimant's: reported as leased.
+    s.ok(
+        &s.agent,
+        "askChangeQuestion",
+        json!({"changeId": free["changeId"], "question": "q", "authorName": "a"}),
+    )
+    .await;
+    let (status, body) = s.claim("b", &[&free]).await;
+    assert_eq!(status, 409);
+    assert_eq!(body["items"][0]["reason"], "leased");
+    assert_eq!(body["items"][0]["claimedBy"], "a");
+}
+
+#[tokio::test]
+async fn another_projects_token_sees_nothing() {
+    let s = TestServer::start().await;
+    let c = s.file_released("private").await;
+    admin::add_project(&s.store, "other", None, START).await.unwrap();
+    let all = [Scope::Read, Scope::Write, Scope::File];
+    let other = admin::create_token(&s.store, "other", &all, "Olga", START).await.unwrap().token;
+    let id = c["changeId"].clone();
+    s.err(&other, "getChange", json!({"changeId": id}), 404, "not_found").await;
+    s.err(&other, "getChange", json!({"changeId": "#1", "projectId": s.project_id}), 403, "forbidden").await;
+    s.err(&other, "listChanges", json!({"projectId": s.project_id}), 403, "forbidden").await;
+    s.err(&other, "claimChanges", json!({"projectId": s.project_id, "claimedBy": "x"}), 403, "forbidden")
+        .await;
+    s.err(&other, "replyToChange", json!({"changeId": id, "body": "b", "authorName": "x"}), 404, "not_found")
+        .await;
+    s.err(&other, "setChangeStatus", json!({"changeId": id, "status": "dismissed"}), 404, "not_found").await;
+    s.err(&other, "createChange", json!({"stageId": s.stage_id, "title": "t"}), 404, "not_found").await;
+    s.err(&other, "releaseChanges", json!({"stageId": s.stage_id}), 404, "not_found").await;
+    let mine = s.ok(&other, "listChanges", json!({"projectId": other_project(&s, &other).await})).await;
+    assert_eq!(mine["changes"], json!([]));
+    assert_eq!(s.list(json!({})).await.len(), 1, "the first project is untouched");
+}
+
+async fn other_project(s: &TestServer, token: &str) -> String {
+    s.ok(token, "getSession", json!({})).await["projects"][0]["projectId"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_stage_can_refuse_new_items() {
+    let s = TestServer::start().await;
+    let off = admin::StageSpec {
+        project: "demo",
+        branch: "main",
+        url: "https://demo.example.com",
+        stage_type: None,
+        git_sha: None,
+        changes_enabled: Some(false),
+    };
+    let stage = admin::add_stage(&s.store, off, START).await.unwrap();
+    assert!(!stage.changes_enabled);
+    assert_eq!(stage.git_sha.as_deref(), Some("a91c4e2"), "an update keeps what it does not name");
+    let body =
+        s.err(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t"}), 403, "forbidden").await;
+    assert!(body["message"].as_str().unwrap().contains("turned off"));
+    let listed = s.ok(&s.ann, "listStages", json!({"projectId": s.project_id})).await;
+    assert_eq!(listed["stages"][0]["changesEnabled"], false);
 }

@@ -276,3 +276,30 @@ async fn postgres_wakes_the_streams_of_other_server_processes() {
     s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t"})).await;
     read_sse(&mut res, &mut text, |t| t.contains("\"filed\"")).await;
 }
+
+#[tokio::test]
+async fn unfiled_screenshots_are_deleted_after_a_day() {
+    let s = TestServer::start().await;
+    let upload = json!({"projectId": s.project_id, "contentType": "image/png", "imageBase64": png()});
+    let filed =
+        s.ok(&s.ann, "uploadShot", upload.clone()).await["screenshotKey"].as_str().unwrap().to_owned();
+    let unfiled = s.ok(&s.ann, "uploadShot", upload).await["screenshotKey"].as_str().unwrap().to_owned();
+    let c = s
+        .ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t", "screenshotKey": filed}))
+        .await;
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let reply = json!({"changeId": c["change"]["changeId"], "body": "b", "authorName": "a",
+                       "imageBase64": png(), "contentType": "image/png"});
+    let evidence = s.ok(&s.agent, "replyToChange", reply).await["message"]["attachments"][0]["key"].clone();
+
+    let blobs = s.dir.path().join("blobs");
+    let state = redline_server::AppState::new(s.store.clone(), s.clock.clone(), blobs.clone()).await.unwrap();
+    let now = || s.clock.now();
+    assert_eq!(state.blobs.collect(&s.store, now()).await.unwrap(), 0, "a fresh upload waits");
+    s.advance_secs(24 * 3600 + 1);
+    assert_eq!(state.blobs.collect(&s.store, now()).await.unwrap(), 1);
+    assert!(!blobs.join(&unfiled).exists());
+    assert!(blobs.join(&filed).exists() && blobs.join(evidence.as_str().unwrap()).exists());
+    let late = json!({"stageId": s.stage_id, "title": "t", "screenshotKey": unfiled});
+    s.err(&s.ann, "createChange", late, 400, "bad_input").await;
+}

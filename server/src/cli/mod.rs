@@ -2,7 +2,7 @@
 //! admin command `redline stage deploy`.
 //!
 //! A coding agent works the queue with these commands; they mirror
-//! `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`] and
+//! `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
 //! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
 
 pub mod client;

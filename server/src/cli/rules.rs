@@ -37,7 +37,7 @@ pub fn sleep_until_wake(wake: Timestamp, now: Timestamp, early_wakes: u32) -> Du
     Duration::from_millis(ms).max(floor)
 }
 
-/// The title `next --claim` gives its group: "Changes on <route>" when every item
+/// The title `next --claim` gives its group: "Changes on `<route>`" when every item
 /// shares one route, else "Changes batch".
 pub fn group_title(changes: &[Change]) -> String {
     let mut routes = changes.iter().map(|c| c.route.as_deref());

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use redline_protocol::*;
 use sqlx::Row;
 
+use crate::blobs::ImageInput;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, set_status};
@@ -18,7 +19,9 @@ enum Bind {
     Int(i64),
 }
 
-/// A `WHERE` clause built from optional filters, numbering placeholders as it goes.
+/// A statement built from optional filters. Conditions are written with `?` and
+/// numbered `$1, $2, …` as they are added: the one placeholder syntax both SQLite and
+/// Postgres accept.
 struct Filter {
     sql: String,
     binds: Vec<Bind>,
@@ -421,7 +424,13 @@ impl Op for ReplyToChange {
             let key = ctx
                 .state
                 .blobs
-                .save(w.conn(), &project_id, "imageBase64", content_type, image, ctx.now)
+                .save(
+                    w.conn(),
+                    &project_id,
+                    ImageInput { field: "imageBase64", content_type, base64: image },
+                    true,
+                    ctx.now,
+                )
                 .await?;
             let label = input.image_label.unwrap_or_else(|| "image".to_owned());
             attachments.push(Attachment { key, label, kind: AttachmentKind::Evidence, url: None });
@@ -447,7 +456,17 @@ impl Op for AttachChangeShot {
         let key = ctx
             .state
             .blobs
-            .save(w.conn(), &project_id, "imageBase64", &input.content_type, &input.image_base64, ctx.now)
+            .save(
+                w.conn(),
+                &project_id,
+                ImageInput {
+                    field: "imageBase64",
+                    content_type: &input.content_type,
+                    base64: &input.image_base64,
+                },
+                true,
+                ctx.now,
+            )
             .await?;
         let label = input.label.trim().to_owned();
         let attachment = Attachment { key: key.clone(), label: label.clone(), kind: input.kind, url: None };

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use crate::auth::hex;
-use crate::blobs::Blobs;
+use crate::blobs::{Blobs, ImageInput};
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{Ctx, Item, ProjectWrite, set_status};
@@ -24,9 +24,12 @@ impl Op for UploadShot {
             .save(
                 &mut tx,
                 &input.project_id,
-                "imageBase64",
-                &input.content_type,
-                &input.image_base64,
+                ImageInput {
+                    field: "imageBase64",
+                    content_type: &input.content_type,
+                    base64: &input.image_base64,
+                },
+                false,
                 ctx.now,
             )
             .await?;
@@ -72,8 +75,11 @@ impl Op for CreateChange {
             }
         }
         let stage = stage(&mut w, &input.stage_id).await?;
+        if !stage.changes_enabled {
+            return Err(ApiError::forbidden("changes are turned off on this stage"));
+        }
         if let Some(key) = &input.screenshot_key
-            && !Blobs::exists(w.conn(), &stage.project_id, key).await?
+            && !Blobs::attach(w.conn(), &stage.project_id, key).await?
         {
             return Err(ApiError::bad_input(
                 "screenshotKey",

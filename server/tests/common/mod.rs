@@ -49,6 +49,7 @@ impl TestServer {
                 url: "https://demo.example.com",
                 stage_type: None,
                 git_sha: Some("a91c4e2"),
+                changes_enabled: None,
             },
             START,
         )
@@ -114,6 +115,15 @@ impl TestServer {
         let (got, body) = self.call(token, name, data).await;
         assert_eq!((got, body["code"].as_str().unwrap_or("")), (status, code), "{name}: {body}");
         body
+    }
+
+    /// The arguments that point the `redline` binary at this server's store:
+    /// `--data DIR` (SQLite) or `--database-url URL` (Postgres test runs).
+    pub fn store_args(&self) -> Vec<String> {
+        match self.store.postgres_url() {
+            Some(url) => vec!["--database-url".into(), url.into()],
+            None => vec!["--data".into(), self.dir.path().to_str().unwrap().into()],
+        }
     }
 
     pub fn advance_secs(&self, secs: i64) {

@@ -1,0 +1,163 @@
+//! Group commit. One writer task per [`Committer`] owns the open write transaction
+//! and lends it to the queued queue writes one after another, each inside its own
+//! savepoint (so a write that fails or is abandoned undoes only itself). When no write
+//! is waiting, or the batch is full, the task commits once and only then acknowledges
+//! every write of the batch: an acknowledged write is as durable as the engine's
+//! commit, and concurrent writes share one fsync instead of paying one each.
+//!
+//! Writes arriving while a batch commits queue up and form the next batch, so batches
+//! grow with load and a lone write is committed at once.
+
+use sqlx::{AnyConnection, AnyPool, Executor};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::db::Tx;
+use crate::error::ApiError;
+
+/// The most writes one batch takes; later ones wait for the next batch, so a long
+/// queue cannot hold the first write's acknowledgement back without bound.
+const MAX_BATCH: usize = 128;
+
+/// A request for the transaction, answered when it is this write's turn.
+type Turn = oneshot::Sender<Lent>;
+
+/// Where a finished write learns whether its batch committed.
+type Ack = oneshot::Sender<Result<(), String>>;
+
+/// The queue of one writer task.
+#[derive(Clone, Debug)]
+pub struct Committer {
+    queue: mpsc::UnboundedSender<Turn>,
+}
+
+/// How a lent transaction came back: the write is done (acknowledge it after the
+/// commit) or was dropped without finishing (undo it).
+enum Outcome {
+    Done(Ack),
+    Abandoned,
+}
+
+/// The batch's transaction, lent to one write. Dropping it unfinished (an error, a
+/// cancelled request) gives it back to be undone.
+pub struct Lent {
+    tx: Option<Tx>,
+    back: Option<oneshot::Sender<(Tx, Outcome)>>,
+}
+
+impl Lent {
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        self.tx.as_mut().expect("a lent transaction is held until it is given back")
+    }
+
+    /// Finishes this write; returns once the batch holding it has committed.
+    pub async fn commit(mut self) -> Result<(), ApiError> {
+        let (ack, acked) = oneshot::channel();
+        self.give_back(Outcome::Done(ack));
+        match acked.await {
+            Ok(result) => result.map_err(ApiError::internal),
+            Err(_) => Err(ApiError::internal("the writer task ended before committing")),
+        }
+    }
+
+    fn give_back(&mut self, outcome: Outcome) {
+        if let (Some(tx), Some(back)) = (self.tx.take(), self.back.take()) {
+            // The writer task waits for this; it only ends with the runtime.
+            let _ = back.send((tx, outcome));
+        }
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        self.give_back(Outcome::Abandoned);
+    }
+}
+
+impl Committer {
+    /// Starts the writer task for `pool`.
+    pub fn spawn(pool: AnyPool) -> Committer {
+        let (queue, waiting) = mpsc::unbounded_channel();
+        tokio::spawn(run(pool, waiting));
+        Committer { queue }
+    }
+
+    /// Waits for this write's turn and borrows the batch's transaction.
+    pub async fn lend(&self) -> Result<Lent, ApiError> {
+        let (turn, lent) = oneshot::channel();
+        self.queue.send(turn).map_err(|_| ApiError::internal("the writer task has ended"))?;
+        lent.await.map_err(|_| ApiError::internal("could not begin a write transaction"))
+    }
+}
+
+async fn run(pool: AnyPool, mut waiting: mpsc::UnboundedReceiver<Turn>) {
+    while let Some(first) = waiting.recv().await {
+        match pool.begin().await {
+            Ok(tx) => batch(tx, first, &mut waiting).await,
+            // Dropping `first` answers that write with an error; the next one retries.
+            Err(e) => tracing::error!(error = %e, "beginning a write transaction"),
+        }
+    }
+}
+
+/// Lends `tx` to `first` and to every write queued meanwhile, then commits once and
+/// acknowledges them all with the commit's result.
+async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Turn>) {
+    let mut acks = Vec::new();
+    let mut next = Some(first);
+    while let Some(turn) = next.take() {
+        tx = match lend(tx, turn).await {
+            Ok((tx, Some(ack))) => {
+                acks.push(ack);
+                tx
+            }
+            Ok((tx, None)) => tx,
+            Err(e) => return acknowledge(acks, Err(e)),
+        };
+        if acks.len() < MAX_BATCH {
+            next = waiting.try_recv().ok();
+        }
+    }
+    let committed = tx.commit().await.map_err(|e| e.to_string());
+    acknowledge(acks, committed);
+}
+
+/// One write's turn inside a savepoint. Returns the transaction and, if the write
+/// finished, where to acknowledge it. An error here breaks the whole batch (the
+/// transaction is dropped, so rolled back).
+async fn lend(mut tx: Tx, turn: Turn) -> Result<(Tx, Option<Ack>), String> {
+    exec(&mut tx, "SAVEPOINT queue_write").await?;
+    let (back, returned) = oneshot::channel();
+    if let Err(mut unused) = turn.send(Lent { tx: Some(tx), back: Some(back) }) {
+        // The write was cancelled while queued: take the transaction back unused.
+        unused.back = None;
+        tx = unused.tx.take().expect("an unsent lent transaction still holds it");
+        exec(&mut tx, "RELEASE SAVEPOINT queue_write").await?;
+        return Ok((tx, None));
+    }
+    let (mut tx, outcome) = returned.await.map_err(|_| "a lent transaction was lost".to_owned())?;
+    match outcome {
+        Outcome::Done(ack) => {
+            exec(&mut tx, "RELEASE SAVEPOINT queue_write").await?;
+            Ok((tx, Some(ack)))
+        }
+        Outcome::Abandoned => {
+            exec(&mut tx, "ROLLBACK TO SAVEPOINT queue_write").await?;
+            exec(&mut tx, "RELEASE SAVEPOINT queue_write").await?;
+            Ok((tx, None))
+        }
+    }
+}
+
+async fn exec(tx: &mut Tx, sql: &'static str) -> Result<(), String> {
+    (&mut **tx).execute(sql).await.map(drop).map_err(|e| e.to_string())
+}
+
+fn acknowledge(acks: Vec<Ack>, result: Result<(), String>) {
+    if let Err(e) = &result {
+        tracing::error!(error = %e, writes = acks.len(), "a write batch failed");
+    }
+    for ack in acks {
+        // A write whose request was cancelled meanwhile no longer listens.
+        let _ = ack.send(result.clone());
+    }
+}
