@@ -230,6 +230,24 @@ mod tests {
         }
     }
 
+    #[wasm_bindgen_test]
+    fn test_ids_shared_or_odd_still_give_paths_to_exactly_one_element() {
+        // Repeated test ids, and ids with quotes, spaces and brackets in them.
+        let document = parse(
+            r#"<main data-testid="order-list">
+                 <div data-testid="order-row"><button data-testid="orders.open">Open</button></div>
+                 <div data-testid="order-row"><button data-testid="orders.open">Open</button></div>
+                 <p data-testid='say "hi"'>a</p><p data-testid="a b">b</p><p data-testid="x]y">c</p>
+                 <span data-test="t1" data-cy="c1">d</span><span data-cy="c1">e</span>
+               </main>"#,
+        );
+        let mut batch = CssPaths::new();
+        for element in all_elements(&document) {
+            let path = batch.css_path(&element).expect("a path");
+            assert_finds_only(&document, &path, &element);
+        }
+    }
+
     fn attach_open_shadow(host: &Element, html: &str) -> ShadowRoot {
         let root = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Open)).unwrap();
         root.set_inner_html(html);

@@ -47,8 +47,12 @@ impl Report {
     }
 }
 
+/// `extension/`, or the folder `REDLINE_EXTENSION_DIR` names: engineers building side by
+/// side in one checkout each test their own build.
 pub fn extension_dir() -> PathBuf {
-    crate::root().join("extension")
+    std::env::var_os("REDLINE_EXTENSION_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::root().join("extension"))
 }
 
 /// Builds everything Chrome loads from `extension/`.
@@ -83,8 +87,16 @@ pub fn web_module(features: &str, profile: Profile, out_dir: &Path, name: &str) 
 /// no file of an older build lingers.
 fn clear_generated(out: &Path) -> Result<()> {
     fs::create_dir_all(out)?;
-    for entry in fs::read_dir(out)? {
-        let path = entry?.path();
+    let is_ours = |entry: &fs::DirEntry| {
+        let name = entry.file_name();
+        name == "manifest.json" || name == "README.md"
+    };
+    let entries: Vec<fs::DirEntry> = fs::read_dir(out)?.collect::<Result<_, _>>()?;
+    if !entries.is_empty() && !entries.iter().any(is_ours) {
+        anyhow::bail!("{} holds something other than a built extension; not clearing it", out.display());
+    }
+    for entry in entries {
+        let path = entry.path();
         if path.file_name().is_some_and(|n| n == "README.md") {
             continue;
         }
