@@ -1,7 +1,7 @@
 //! The messages the extension's contexts send each other. Pure serde types: the worker,
 //! panel, overlay and content script all agree on them through this one module.
 
-use redline_protocol::{Capture, Element, Point, Viewport};
+use redline_protocol::{Capture, Element, Point, Rect, Viewport};
 use serde::{Deserialize, Serialize};
 
 use crate::locate::Located;
@@ -95,6 +95,14 @@ pub enum OverlayEvent {
     /// The person released the lasso: the simplified outline, viewport CSS pixels.
     #[serde(rename = "redline:circled")]
     Circled { stroke: Vec<Point> },
+}
+
+impl Captured {
+    /// The circle's bounds, or the whole viewport when the outline had none.
+    pub fn bounds_or_viewport(&self) -> Rect {
+        let viewport = Rect { x: 0.0, y: 0.0, width: self.viewport.width, height: self.viewport.height };
+        self.capture.bounds.unwrap_or(viewport)
+    }
 }
 
 /// What the content script tells its overlay frame (posted to the frame's window with

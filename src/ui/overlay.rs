@@ -131,12 +131,7 @@ pub fn Overlay() -> impl IntoView {
                 leptos::task::spawn_local(async move {
                     let shot = match &captured.screenshot {
                         Ok(data_url) => {
-                            let bounds = captured.capture.bounds.unwrap_or(redline_protocol::Rect {
-                                x: 0.0,
-                                y: 0.0,
-                                width: captured.viewport.width,
-                                height: captured.viewport.height,
-                            });
+                            let bounds = captured.bounds_or_viewport();
                             let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
                             shot::annotate(data_url, &outline, bounds, dpr)
                                 .await
@@ -312,7 +307,7 @@ fn ConsoleWatch(pattern: String) -> impl IntoView {
 /// Where the composer sits: beside the circle, inside the viewport.
 fn composer_position(composition: &Composition) -> String {
     let viewport = composition.captured.viewport;
-    let bounds = composition.captured.capture.bounds.unwrap_or_default_rect();
+    let bounds = composition.captured.bounds_or_viewport();
     let (width, height) = (340.0, 320.0);
     let right_of_circle = bounds.x + bounds.width + 16.0;
     let left = if right_of_circle + width <= viewport.width {
@@ -322,16 +317,6 @@ fn composer_position(composition: &Composition) -> String {
     };
     let top = bounds.y.clamp(8.0, (viewport.height - height - 8.0).max(8.0));
     format!("left: {left:.0}px; top: {top:.0}px; width: {width:.0}px;")
-}
-
-trait OrDefaultRect {
-    fn unwrap_or_default_rect(self) -> redline_protocol::Rect;
-}
-
-impl OrDefaultRect for Option<redline_protocol::Rect> {
-    fn unwrap_or_default_rect(self) -> redline_protocol::Rect {
-        self.unwrap_or(redline_protocol::Rect { x: 0.0, y: 0.0, width: 0.0, height: 0.0 })
-    }
 }
 
 /// Says what is wrong: first line the title, the rest the body; `Enter` files,

@@ -68,6 +68,10 @@ pub struct Ctx {
     enlarged: RwSignal<Option<(String, String)>>,
     /// The clock, ticking each second, for countdowns and relative times.
     now: RwSignal<i64>,
+    /// The clock in whole minutes, for the rows' relative times.
+    minute: Memo<i64>,
+    /// Which row is selected, tracked per row (only the rows that change re-render).
+    selection: StoredValue<Selector<Option<String>>>,
 }
 
 async fn load_settings() -> Result<Settings, ChromeError> {
@@ -179,15 +183,19 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
         return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
     };
     let project_id = RwSignal::new(project.project_id.clone());
+    let now = RwSignal::new(js_sys::Date::now() as i64);
+    let selected = RwSignal::new(None::<String>);
     let ctx = Ctx {
         client: StoredValue::new(Client::new(&settings)),
         store: Store::new(session.name.clone()),
         filter: RwSignal::new(None),
         tab: RwSignal::new(None),
-        selected: RwSignal::new(None),
+        selected,
         open: RwSignal::new(None),
         enlarged: RwSignal::new(None),
-        now: RwSignal::new(js_sys::Date::now() as i64),
+        now,
+        minute: Memo::new(move |_| now.get() / 60_000),
+        selection: StoredValue::new(Selector::new(move || selected.get())),
     };
     provide_context(ctx);
     let scope = RwSignal::new(Scope::Tab);
@@ -371,16 +379,21 @@ fn on_key(ctx: Ctx, event: &web_sys::KeyboardEvent) {
     }
 }
 
+/// Moves the focus to the selected row once it is rendered (a timeout rather than an
+/// animation frame: frames do not run while the panel is hidden).
 fn focus_selected(ctx: Ctx) {
-    request_animation_frame(move || {
-        let Some(id) = ctx.selected.get_untracked() else { return };
-        let selector = format!("[data-change-id=\"{}\"] .row-main", id.replace('"', ""));
-        if let Ok(Some(element)) = document().query_selector(&selector)
-            && let Ok(element) = element.dyn_into::<web_sys::HtmlElement>()
-        {
-            let _ = element.focus();
-        }
-    });
+    set_timeout(
+        move || {
+            let Some(id) = ctx.selected.get_untracked() else { return };
+            let selector = format!("[data-change-id=\"{}\"] .row-main", id.replace('"', ""));
+            if let Ok(Some(element)) = document().query_selector(&selector)
+                && let Ok(element) = element.dyn_into::<web_sys::HtmlElement>()
+            {
+                let _ = element.focus();
+            }
+        },
+        Duration::ZERO,
+    );
 }
 
 /// An image shown large; `Esc`, a click or Close dismisses it.

@@ -190,6 +190,8 @@ export async function prepareServer({ stageUrl }) {
     token,
     projectId,
     stageId,
+    /** Runs an admin command on this server's store (e.g. `auth approve`); resolves with its JSON. */
+    admin: async (...args) => admin(...args),
     async start() {
       ({ child } = await spawnUntilUrl(bin, ["serve", "--addr", addr, "--data", data], /listening/));
     },

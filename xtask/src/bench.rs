@@ -24,7 +24,18 @@ pub fn run() -> Result<()> {
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)?;
     capture()?;
+    panel()?;
     selectors()
+}
+
+/// The side panel on a 1,000-item queue: render, and one event applied (BENCHMARKS.md,
+/// "Side panel"), against plain DOM code measured in the same run.
+fn panel() -> Result<()> {
+    let mut bench = cmd("node");
+    bench.arg("tests/bench/panel.mjs");
+    bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+    bench.env("CHROMIUM", setup::CHROMIUM);
+    process::run(&mut bench)
 }
 
 /// Circle → item on a 10,000-element page with a real server (BENCHMARKS.md, "Circle

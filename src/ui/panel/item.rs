@@ -86,6 +86,10 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
             })}
         </header>
         {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
+        {question.map(|question| {
+            let options = queue::open_options(&thread);
+            view! { <Answer change=change.clone() question options /> }
+        })}
         {change.screenshot_url.clone().map(|url| {
             let label = format!("Screenshot of {}", change.title);
             view! { <ImageButton url label class="screenshot" /> }
@@ -99,10 +103,6 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
             </section>
         })}
         <Thread thread=thread.clone() />
-        {question.map(|question| {
-            let options = queue::open_options(&thread);
-            view! { <Answer change=change.clone() question options /> }
-        })}
         <StatusActions change=change.clone() />
     }
 }

@@ -412,70 +412,71 @@ fn HeldRow(id: String) -> impl IntoView {
 }
 
 /// One item in a section: number, title (text, never HTML), and the line that matters
-/// for its section.
+/// for its section. Two effects per row: its contents (re-rendered when the item
+/// changes, or each minute for the relative time) and whether it is selected.
 #[component]
 fn QueueRow(id: String) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let Some(row) = ctx.store.row(&id) else { return ().into_any() };
     let selected = {
-        let id = id.clone();
-        move || ctx.selected.with(|s| s.as_deref() == Some(id.as_str()))
+        let key = Some(id.clone());
+        move || ctx.selection.with_value(|s| s.selected(&key)).then_some("true")
     };
-    let r = row.clone();
-    let class = move || {
-        r.with(|r| match r.change.status {
-            ChangeStatus::Done => "row done",
-            ChangeStatus::Dismissed => "row dismissed",
-            ChangeStatus::NeedsAnswer => "row asks",
-            _ => "row",
-        })
-    };
-    let r = row.clone();
-    let line = move || {
-        let now = Timestamp::from_unix_millis(ctx.now.get());
-        r.with(|r| {
-            let mut parts: Vec<String> = Vec::new();
-            match r.change.status {
-                ChangeStatus::Done => {
-                    if let Some(build) = r.build_line() {
-                        parts.push(build);
-                    }
-                }
-                ChangeStatus::NeedsAnswer => parts.push("the agent asks you something".to_owned()),
-                _ => {
-                    if let Some(claim) = r.claim_line(now) {
-                        parts.push(claim);
-                    } else if r.change.held {
-                        parts
-                            .push(format!("held by {}", r.change.filed_by.as_deref().unwrap_or("its filer")));
-                    }
-                }
-            }
-            parts.push(queue::relative_time(r.change.created_at, now));
-            parts.join(" · ")
-        })
-    };
-    let r = row.clone();
-    let live = move || r.with(|r| r.change.status == ChangeStatus::Done && r.change.live == Some(true));
-    let r = row.clone();
-    let number = move || r.with(Row::number);
-    let r = row.clone();
-    let title = move || r.with(|r| r.change.title.clone());
     let open_id = id.clone();
+    let contents = move || {
+        let now = Timestamp::from_unix_millis(ctx.minute.get() * 60_000);
+        row.with(|r| {
+            let line = row_line(r, now);
+            let live = r.change.status == ChangeStatus::Done && r.change.live == Some(true);
+            let open_id = open_id.clone();
+            view! {
+                <button type="button" class="row-main" on:click=move |_| {
+                    ctx.selected.set(Some(open_id.clone()));
+                    ctx.open.set(Some(open_id.clone()));
+                }>
+                    <span class="number">{r.number()}</span>
+                    <span class="title" data-testid="row-title">{r.change.title.clone()}</span>
+                </button>
+                <span class="hint row-line">
+                    {line}
+                    {live.then(|| view! { " · " <span class="live">"live"</span> })}
+                </span>
+            }
+        })
+    };
+    let class_row = ctx.store.row(&id);
+    let class = move || {
+        class_row.as_ref().map_or("row", |r| {
+            r.with(|r| match r.change.status {
+                ChangeStatus::Done => "row done",
+                ChangeStatus::Dismissed => "row dismissed",
+                ChangeStatus::NeedsAnswer => "row asks",
+                _ => "row",
+            })
+        })
+    };
     view! {
-        <li class=class data-testid="queue-row" data-change-id=id.clone() aria-current=move || selected().then_some("true")>
-            <button type="button" class="row-main" on:click=move |_| {
-                ctx.selected.set(Some(open_id.clone()));
-                ctx.open.set(Some(open_id.clone()));
-            }>
-                <span class="number">{number}</span>
-                <span class="title" data-testid="row-title">{title}</span>
-            </button>
-            <span class="hint row-line">
-                {line}
-                <Show when=live.clone()>" · "<span class="live">"live"</span></Show>
-            </span>
+        <li class=class data-testid="queue-row" data-change-id=id aria-current=selected>
+            {contents}
         </li>
     }
     .into_any()
+}
+
+/// The second line of a row: build, question, claim or hold, and when it was filed.
+fn row_line(r: &Row, now: Timestamp) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    match r.change.status {
+        ChangeStatus::Done => parts.extend(r.build_line()),
+        ChangeStatus::NeedsAnswer => parts.push("the agent asks you something".to_owned()),
+        _ => {
+            if let Some(claim) = r.claim_line(now) {
+                parts.push(claim);
+            } else if r.change.held {
+                parts.push(format!("held by {}", r.change.filed_by.as_deref().unwrap_or("its filer")));
+            }
+        }
+    }
+    parts.push(queue::relative_time(r.change.created_at, now));
+    parts.join(" · ")
 }

@@ -1,0 +1,285 @@
+// The side panel, end to end against the real server and the agent CLI: it follows the
+// tab's stage, shows the agent's option images live, picks one (the agent wakes), shows
+// what got done, renders server text as text, and outlines an item's elements on the page.
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { launchBrowser, prepareServer, startStage, watchErrors } from "./harness.mjs";
+
+const run = promisify(execFile);
+
+describe("the side panel", () => {
+  let stage, server, browser, panel, stagePage, work, agentEnv, errors;
+
+  before(async () => {
+    stage = await startStage();
+    server = await prepareServer({ stageUrl: stage.url });
+    await server.start();
+    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+    stagePage = await browser.context.newPage();
+    await stagePage.setViewportSize({ width: 1200, height: 700 });
+    await stagePage.goto(`${stage.url}/`);
+    panel = await browser.context.newPage();
+    errors = watchErrors(panel);
+    await panel.setViewportSize({ width: 420, height: 900 });
+    await panel.goto(browser.extensionUrl("panel.html"));
+    await panel.getByRole("button", { name: "Settings" }).click();
+    await panel.locator("#api-url").fill(server.url);
+    await panel.locator("#token").fill(server.token);
+    await panel.getByRole("button", { name: "Save" }).click();
+    await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
+
+    // The agent: its own config dir, and a git checkout for `redline done`.
+    work = mkdtempSync(join(tmpdir(), "redline-e2e-agent-"));
+    mkdirSync(join(work, "config"));
+    mkdirSync(join(work, "repo"));
+    agentEnv = {
+      ...process.env,
+      XDG_CONFIG_HOME: join(work, "config"),
+      HOME: work,
+      REDLINE_API_URL: server.url,
+      REDLINE_TOKEN: server.token,
+    };
+    const git = (...args) => run("git", args, { cwd: join(work, "repo"), env: agentEnv });
+    await git("init", "-q", "-b", "main");
+    await git("-c", "user.name=agent", "-c", "user.email=agent@example.com", "commit", "-q", "--allow-empty", "-m", "Fix");
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.dispose();
+    await stage?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const redline = (args, options = {}) =>
+    run(process.env.REDLINE_BIN, args, { env: agentEnv, cwd: join(work, "repo"), ...options });
+
+  /** Files an item as the panel's person would, and ends its hold at once. */
+  async function file(title, extra = {}) {
+    const { change } = await server.rpc("createChange", { stageId: server.stageId, title, route: "/", ...extra });
+    await server.rpc("releaseChanges", { stageId: server.stageId });
+    return change;
+  }
+
+  /** A small PNG of one colour, drawn by the browser. */
+  async function png(colour) {
+    const base64 = await panel.evaluate(async (colour) => {
+      const canvas = new OffscreenCanvas(160, 90);
+      const context = canvas.getContext("2d");
+      context.fillStyle = colour;
+      context.fillRect(0, 0, 160, 90);
+      const bytes = new Uint8Array(await (await canvas.convertToBlob({ type: "image/png" })).arrayBuffer());
+      return btoa(String.fromCharCode(...bytes));
+    }, colour);
+    const path = join(work, `${colour}.png`);
+    writeFileSync(path, Buffer.from(base64, "base64"));
+    return path;
+  }
+
+  /** With REDLINE_PANEL_SCREENSHOTS=DIR, saves the panel as NAME-light.png and NAME-dark.png (README). */
+  async function screenshots(name) {
+    const dir = process.env.REDLINE_PANEL_SCREENSHOTS;
+    if (!dir) return;
+    await panel.bringToFront();
+    for (const scheme of ["light", "dark"]) {
+      await panel.emulateMedia({ colorScheme: scheme });
+      await panel.waitForTimeout(300);
+      await panel.screenshot({ path: join(dir, `${name}-${scheme}.png`) });
+    }
+    await panel.emulateMedia({ colorScheme: null });
+  }
+
+  const row = (title) => panel.getByTestId("queue-row").filter({ hasText: title });
+  /** The row once the item reached "Waiting" (its hold is over). */
+  const waitingRow = (title) => panel.getByTestId("section-waiting").getByTestId("queue-row").filter({ hasText: title });
+
+  test("follows the tab's stage and stays live", async () => {
+    await stagePage.bringToFront();
+    await panel.getByTestId("scope-line").getByText("Stage main").waitFor();
+    await panel.getByTestId("link-state").getByText("live").waitFor();
+    await panel.getByTestId("queue-empty").waitFor();
+  });
+
+  test("the agent asks with three option images; picking the second answers it and wakes the agent", async () => {
+    // The side panel is visible while used (it keeps following the stage's tab).
+    await panel.bringToFront();
+    const change = await file("Export button colour", {
+      capture: { stroke: [], elements: [{ testId: "orders.export", tag: "button" }] },
+    });
+    await row("Export button colour").waitFor();
+
+    await redline(["next", "--claim", "--claimed-by", "agent-1", "--once"]);
+    await panel.getByTestId("section-working").getByText("Export button colour").waitFor();
+    await panel.getByTestId("section-working").getByText("claimed by agent-1").waitFor();
+    for (const colour of ["red", "green", "blue"]) {
+      await redline(["shot", change.shortId, "--image", await png(colour), "--label", colour, "--kind", "option"]);
+    }
+    await redline(["ask", change.shortId, "Which colour should the button be?"]);
+
+    await panel.getByTestId("section-needs-answer").getByText("Export button colour").waitFor();
+    let badge;
+    for (let i = 0; i < 50 && badge !== "1"; i++) {
+      badge = await browser.worker.evaluate(() => chrome.action.getBadgeText({}));
+      if (badge !== "1") await panel.waitForTimeout(100);
+    }
+    assert.equal(badge, "1", "the toolbar badge counts the question");
+
+    // The agent waits for the answer.
+    const waiting = redline(["next", "--claimed-by", "agent-1", "--timeout", "60"]);
+
+    await panel.getByTestId("section-needs-answer").getByText("Export button colour").click();
+    const options = panel.getByTestId("answer").getByTestId("option");
+    await options.nth(2).waitFor();
+    assert.equal(await options.count(), 3);
+    assert.deepEqual(await options.locator("figcaption").allInnerTexts().then((t) => t.map((s) => s.trim().split(" ")[0])), ["red", "green", "blue"]);
+    const widths = await options.locator("img").evaluateAll((images) =>
+      Promise.all(images.map((image) => image.decode().then(() => image.naturalWidth))),
+    );
+    assert.deepEqual(widths, [160, 160, 160], "the three images load");
+    await screenshots("panel");
+    const chosenKey = await options.nth(1).getAttribute("data-option-key");
+    await panel.getByRole("button", { name: "Pick green" }).click();
+
+    const woke = await waiting;
+    assert.match(woke.stdout, /green|answer/i, "redline next printed the answer");
+    const { change: answered, thread } = await server.rpc("getChange", { changeId: change.changeId });
+    assert.equal(answered.status, "in_progress");
+    const answer = thread.at(-1);
+    assert.equal(answer.authorKind, "user");
+    assert.equal(answer.chosenOption, chosenKey);
+
+    await redline(["done", change.shortId, "--note", "Made it green"]);
+    const { stdout: head } = await run("git", ["rev-parse", "HEAD"], { cwd: join(work, "repo") });
+    await panel.getByTestId("item-build").getByText(`main @ ${head.trim().slice(0, 7)}`).waitFor();
+    await panel.keyboard.press("Escape");
+    const done = panel.getByTestId("section-done").getByTestId("queue-row").filter({ hasText: "Export button colour" });
+    await done.getByText(`main @ ${head.trim().slice(0, 7)}`).waitFor();
+    const decoration = await done.getByTestId("row-title").evaluate((e) => getComputedStyle(e).textDecorationLine);
+    assert.equal(decoration, "line-through");
+    badge = await browser.worker.evaluate(() => chrome.action.getBadgeText({}));
+    assert.equal(badge, "", "no question is left");
+  });
+
+  test("server text is rendered as text", async () => {
+    // The side panel is visible while used; a background tab's timers are throttled.
+    await panel.bringToFront();
+    let dialogs = 0;
+    panel.on("dialog", (dialog) => {
+      dialogs++;
+      dialog.dismiss();
+    });
+    const title = "<img src=x onerror=alert(1)>";
+    await file(title, { body: "<b>bold?</b>" });
+    const shown = waitingRow(title);
+    await shown.waitFor();
+    assert.equal(await shown.getByTestId("row-title").textContent(), title);
+    assert.equal(await panel.locator("main img[src=x]").count(), 0);
+    await shown.locator(".row-main").click();
+    await panel.getByTestId("item-title").getByText(title).waitFor();
+    await panel.getByText("<b>bold?</b>").waitFor();
+    assert.equal(await panel.locator("main b").count(), 0);
+    await panel.keyboard.press("Escape");
+    assert.equal(dialogs, 0);
+  });
+
+  test("j/k move through the queue, Enter opens the item and Esc goes back", async () => {
+    await panel.locator("body").click({ position: { x: 5, y: 5 } });
+    const rows = panel.getByTestId("queue-row");
+    const ids = await rows.evaluateAll((all) => all.map((r) => r.dataset.changeId));
+    assert.ok(ids.length >= 2);
+    const current = () => panel.locator('[data-testid="queue-row"][aria-current="true"]').getAttribute("data-change-id");
+    for (let i = 0; i < ids.length; i++) await panel.keyboard.press("k");
+    assert.equal(await current(), ids[0]);
+    await panel.keyboard.press("j");
+    assert.equal(await current(), ids[1]);
+    const title = await rows.nth(1).getByTestId("row-title").textContent();
+    await panel.waitForFunction((id) => document.activeElement?.closest(`[data-change-id="${id}"]`), ids[1]);
+    await panel.keyboard.press("Enter");
+    await panel.getByTestId("item-title").getByText(title).waitFor();
+    await panel.keyboard.press("Escape");
+    await panel.locator(`[data-change-id="${ids[1]}"][aria-current="true"]`).waitFor();
+  });
+
+  test("Show on page outlines the item's elements on the demo stage", async () => {
+    // A CSS path that names the heading without its test id.
+    const titlePath = "section.orders > .section-head > h1";
+    assert.equal(await stagePage.locator(titlePath).getAttribute("data-testid"), "orders.title");
+    const change = await file("Toolbar is cramped", {
+      capture: {
+        stroke: [],
+        elements: [
+          { testId: "orders.export", tag: "button", text: "Export CSV" },
+          { testId: "orders.removed-long-ago", tag: "button", text: "No such button" },
+          { cssPath: titlePath, tag: "h1" },
+        ],
+      },
+    });
+    // The panel follows the stage's tab (and keeps following it while it is in front).
+    await stagePage.bringToFront();
+    await panel.getByTestId("scope-line").getByText("Stage main").waitFor();
+    await panel.bringToFront();
+    await waitingRow("Toolbar is cramped").locator(".row-main").click();
+    await panel.getByRole("button", { name: "Show on page" }).click();
+    const located = panel.getByTestId("located");
+    await located.waitFor();
+    assert.deepEqual(await located.locator("li").allInnerTexts(), [
+      "orders.export: found by test id",
+      "orders.removed-long-ago: not on this build",
+      `${titlePath}: found by CSS path`,
+    ]);
+    const boxes = JSON.parse(await stagePage.locator("#redline-show-host").getAttribute("data-redline-boxes"));
+    const expected = [await stagePage.getByTestId("orders.export").boundingBox(), await stagePage.getByTestId("orders.title").boundingBox()];
+    assert.equal(boxes.length, 2);
+    for (const [box, want] of boxes.map((b, i) => [b, expected[i]])) {
+      for (const key of ["x", "y", "width", "height"]) {
+        assert.ok(Math.abs(box[key] - want[key]) < 1, `${key}: ${box[key]} vs ${want[key]}`);
+      }
+    }
+    assert.ok(change.changeId);
+    assert.deepEqual(errors, []);
+
+    await panel.keyboard.press("Escape");
+    await screenshots("panel-queue");
+  });
+
+  test("Dismiss and Reopen ask first; dismissed items show only when asked for", async () => {
+    await panel.bringToFront();
+    const change = await file("Not a real problem");
+    await waitingRow("Not a real problem").locator(".row-main").click();
+    await panel.getByRole("button", { name: "Dismiss" }).click();
+    const confirm = panel.getByRole("alertdialog", { name: "Dismiss #" + change.shortId + "?" });
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    assert.equal((await server.rpc("getChange", { changeId: change.changeId })).change.status, "open");
+    await panel.getByRole("button", { name: "Dismiss" }).click();
+    await confirm.getByRole("button", { name: "Yes, dismiss" }).click();
+    await panel.getByTestId("item-status").getByText("dismissed").waitFor();
+    assert.equal((await server.rpc("getChange", { changeId: change.changeId })).change.status, "dismissed");
+    await panel.keyboard.press("Escape");
+    await row("Not a real problem").waitFor({ state: "detached" });
+    await panel.getByLabel("Show dismissed").check();
+    await panel.getByTestId("section-dismissed").getByText("Not a real problem").click();
+    await panel.getByRole("button", { name: "Reopen" }).click();
+    await panel.getByRole("alertdialog").getByRole("button", { name: "Yes, reopen" }).click();
+    await panel.getByTestId("item-status").getByText("open").waitFor();
+    await panel.keyboard.press("Escape");
+    await waitingRow("Not a real problem").waitFor();
+    await panel.getByLabel("Show dismissed").uncheck();
+  });
+
+  test("Settings signs in with a code approved on the server host", async () => {
+    await panel.bringToFront();
+    await panel.getByRole("button", { name: "Settings" }).click();
+    await panel.getByRole("button", { name: "Get a sign-in code" }).click();
+    const code = (await panel.getByTestId("sign-in-code").textContent()).trim();
+    await server.admin("auth", "approve", code, "--project", "dev", "--scope", "changes:project:read,changes:project:file", "--name", "reviewer");
+    await panel.getByTestId("connection-status").getByText("Connected as reviewer").waitFor();
+    const { settings } = await panel.evaluate(() => chrome.storage.local.get("settings"));
+    assert.equal(settings.apiUrl, server.url);
+    assert.notEqual(settings.token, server.token, "a token of its own");
+  });
+});
