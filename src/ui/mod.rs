@@ -1,6 +1,7 @@
 //! The extension's pages with a UI, in Leptos: the side panel and the overlay iframe
 //! that the content script mounts over the page. One wasm module serves both.
 
+mod held;
 mod overlay;
 mod panel;
 mod shot;

@@ -4,14 +4,14 @@
 
 use leptos::ev;
 use leptos::prelude::*;
-use redline_protocol::rpc::{GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput, ResolveStage};
 use redline_protocol::rpc::{
-    ResolveStageInput, UpdateChange, UpdateChangeInput, WithdrawChange, WithdrawChangeInput,
+    GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput, ResolveStage, ResolveStageInput,
 };
 use redline_protocol::{Element, Point, ResolvedStage};
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
+use super::held;
 use super::shot::{self, Shot};
 use crate::api::{ApiError, Client};
 use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
@@ -489,24 +489,13 @@ fn TrayRow(
     let edit = Action::new_local({
         let change_id = change_id.clone();
         move |new_title: &String| {
-            let input = UpdateChangeInput {
-                change_id: change_id.clone(),
-                project_id: None,
-                title: Some(new_title.clone()),
-                body: None,
-            };
-            async move {
-                let target = target.await?;
-                target.client.call::<UpdateChange>(input).await.map(drop).map_err(|e| e.to_string())
-            }
+            let (change_id, new_title) = (change_id.clone(), new_title.clone());
+            async move { held::retitle(&target.await?.client, change_id, new_title).await }
         }
     });
     let withdraw = Action::new_local(move |_: &()| {
-        let input = WithdrawChangeInput { change_id: change_id.clone(), project_id: None };
-        async move {
-            let target = target.await?;
-            target.client.call::<WithdrawChange>(input).await.map(drop).map_err(|e| e.to_string())
-        }
+        let change_id = change_id.clone();
+        async move { held::withdraw(&target.await?.client, change_id).await }
     });
     let failure = move || {
         edit.value().get().and_then(Result::err).or_else(|| withdraw.value().get().and_then(Result::err))

@@ -5,8 +5,7 @@ use std::collections::HashMap;
 
 use leptos::prelude::*;
 use redline_protocol::rpc::{
-    ListChanges, ListChangesInput, ListChangesOutput, ReleaseChanges, ReleaseChangesInput, UpdateChange,
-    UpdateChangeInput, WithdrawChange, WithdrawChangeInput,
+    ListChanges, ListChangesInput, ListChangesOutput, ReleaseChanges, ReleaseChangesInput,
 };
 use redline_protocol::{ChangeStatus, Timestamp};
 
@@ -16,6 +15,7 @@ use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::OutboxItem;
 use crate::queue::{self, Queue, Row, Section};
 use crate::tray::{self, TrayItem};
+use crate::ui::held;
 
 /// Whether the list has been read.
 #[derive(Debug, Clone, PartialEq)]
@@ -337,25 +337,19 @@ fn HeldRow(id: String) -> impl IntoView {
     let edit = Action::new_local({
         let change_id = change_id.clone();
         move |new_title: &String| {
-            let input = UpdateChangeInput {
-                change_id: change_id.clone(),
-                project_id: None,
-                title: Some(new_title.clone()),
-                body: None,
-            };
-            let client = ctx.client.get_value();
+            let (client, change_id, new_title) =
+                (ctx.client.get_value(), change_id.clone(), new_title.clone());
             async move {
-                client.call::<UpdateChange>(input).await.map_err(|e| e.to_string())?;
+                held::retitle(&client, change_id, new_title).await?;
                 reload(ctx);
                 Ok::<(), String>(())
             }
         }
     });
     let withdraw = Action::new_local(move |_: &()| {
-        let input = WithdrawChangeInput { change_id: change_id.clone(), project_id: None };
-        let client = ctx.client.get_value();
+        let (client, change_id) = (ctx.client.get_value(), change_id.clone());
         async move {
-            client.call::<WithdrawChange>(input).await.map_err(|e| e.to_string())?;
+            held::withdraw(&client, change_id).await?;
             reload(ctx);
             Ok::<(), String>(())
         }
