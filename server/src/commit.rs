@@ -40,11 +40,18 @@ enum Outcome {
 /// The batch's transaction, lent to one write. Dropping it unfinished (an error, a
 /// cancelled request) gives it back to be undone.
 pub struct Lent {
+    /// True while no write of this batch has finished: this write must take the
+    /// batch's locks (see [`crate::queue::ProjectWrite::begin`]).
+    first: bool,
     tx: Option<Tx>,
     back: Option<oneshot::Sender<(Tx, Outcome)>>,
 }
 
 impl Lent {
+    pub fn first(&self) -> bool {
+        self.first
+    }
+
     pub fn conn(&mut self) -> &mut AnyConnection {
         self.tx.as_mut().expect("a lent transaction is held until it is given back")
     }
@@ -100,50 +107,56 @@ async fn run(pool: AnyPool, mut waiting: mpsc::UnboundedReceiver<Turn>) {
 }
 
 /// Lends `tx` to `first` and to every write queued meanwhile, then commits once and
-/// acknowledges them all with the commit's result.
+/// acknowledges them all with the commit's result. Each write runs inside the
+/// savepoint `queue_write`; moving from one write to the next costs one round trip to
+/// the database (the writes' statements are the bottleneck, not the fsync).
 async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Turn>) {
     let mut acks = Vec::new();
+    if let Err(e) = exec(&mut tx, "SAVEPOINT queue_write").await {
+        return acknowledge(acks, Err(e));
+    }
     let mut next = Some(first);
     while let Some(turn) = next.take() {
-        tx = match lend(tx, turn).await {
-            Ok((tx, Some(ack))) => {
-                acks.push(ack);
-                tx
-            }
-            Ok((tx, None)) => tx,
+        let (returned, outcome) = match lend(tx, turn, acks.is_empty()).await {
+            Ok(returned) => returned,
             Err(e) => return acknowledge(acks, Err(e)),
         };
+        tx = returned;
         if acks.len() < MAX_BATCH {
             next = waiting.try_recv().ok();
+        }
+        // After a rollback the savepoint is still open, ready for the next write; after
+        // a finished write a new one is opened. The commit ends either.
+        let step = match outcome {
+            Some(Outcome::Done(ack)) => {
+                acks.push(ack);
+                next.is_some().then_some("RELEASE SAVEPOINT queue_write; SAVEPOINT queue_write")
+            }
+            Some(Outcome::Abandoned) => Some("ROLLBACK TO SAVEPOINT queue_write"),
+            None => None,
+        };
+        if let Some(sql) = step
+            && let Err(e) = exec(&mut tx, sql).await
+        {
+            return acknowledge(acks, Err(e));
         }
     }
     let committed = tx.commit().await.map_err(|e| e.to_string());
     acknowledge(acks, committed);
 }
 
-/// One write's turn inside a savepoint. Returns the transaction and, if the write
-/// finished, where to acknowledge it. An error here breaks the whole batch (the
-/// transaction is dropped, so rolled back).
-async fn lend(mut tx: Tx, turn: Turn) -> Result<(Tx, Option<Ack>), String> {
-    exec(&mut tx, "SAVEPOINT queue_write").await?;
+/// Lends `tx` to one write and waits for it back with the write's outcome; `None` if
+/// the write was cancelled while it waited for its turn (the transaction is unused).
+async fn lend(tx: Tx, turn: Turn, first: bool) -> Result<(Tx, Option<Outcome>), String> {
     let (back, returned) = oneshot::channel();
-    if let Err(mut unused) = turn.send(Lent { tx: Some(tx), back: Some(back) }) {
-        // The write was cancelled while queued: take the transaction back unused.
-        unused.back = None;
-        tx = unused.tx.take().expect("an unsent lent transaction still holds it");
-        exec(&mut tx, "RELEASE SAVEPOINT queue_write").await?;
-        return Ok((tx, None));
-    }
-    let (mut tx, outcome) = returned.await.map_err(|_| "a lent transaction was lost".to_owned())?;
-    match outcome {
-        Outcome::Done(ack) => {
-            exec(&mut tx, "RELEASE SAVEPOINT queue_write").await?;
-            Ok((tx, Some(ack)))
+    match turn.send(Lent { first, tx: Some(tx), back: Some(back) }) {
+        Ok(()) => {
+            let (tx, outcome) = returned.await.map_err(|_| "a lent transaction was lost".to_owned())?;
+            Ok((tx, Some(outcome)))
         }
-        Outcome::Abandoned => {
-            exec(&mut tx, "ROLLBACK TO SAVEPOINT queue_write").await?;
-            exec(&mut tx, "RELEASE SAVEPOINT queue_write").await?;
-            Ok((tx, None))
+        Err(mut unused) => {
+            unused.back = None;
+            Ok((unused.tx.take().expect("an unsent lent transaction still holds it"), None))
         }
     }
 }
@@ -159,5 +172,35 @@ fn acknowledge(acks: Vec<Ack>, result: Result<(), String>) {
     for ack in acks {
         // A write whose request was cancelled meanwhile no longer listens.
         let _ = ack.send(result.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_batch_commits_finished_writes_and_undoes_abandoned_ones() {
+        sqlx::any::install_default_drivers();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let pool = AnyPool::connect(&url).await.unwrap();
+        (&pool).execute("CREATE TABLE t (v TEXT NOT NULL)").await.unwrap();
+        let committer = Committer::spawn(pool.clone());
+        let write = |v: &'static str, finish: bool| {
+            let committer = committer.clone();
+            async move {
+                let mut lent = committer.lend().await.unwrap();
+                sqlx::query("INSERT INTO t (v) VALUES ($1)").bind(v).execute(lent.conn()).await.unwrap();
+                if finish {
+                    lent.commit().await.unwrap();
+                }
+            }
+        };
+        // Queued together, so (at least partly) one batch.
+        tokio::join!(write("a", true), write("b", false), write("c", true));
+        let kept: Vec<String> =
+            sqlx::query_scalar("SELECT v FROM t ORDER BY v").fetch_all(&pool).await.unwrap();
+        assert_eq!(kept, ["a", "c"]);
     }
 }

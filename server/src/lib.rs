@@ -26,6 +26,7 @@ use axum::extract::State;
 use axum::http::{HeaderName, Method, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
@@ -119,6 +120,13 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
     };
     blobs::spawn_collector(state.clone());
     let store = state.store.clone();
+    // Small answers and event frames go out at once: with Nagle's algorithm a write
+    // waits for the peer's delayed ACK (~40 ms) whenever earlier data is unacknowledged.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!(error = %e, "setting TCP_NODELAY");
+        }
+    });
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(stop).await;
     // Closing the last SQLite connection checkpoints the WAL into the database file.
     store.pool().close().await;

@@ -4,7 +4,7 @@
 
 use redline_protocol::*;
 use sha2::{Digest, Sha256};
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use crate::auth::hex;
 use crate::blobs::{Blobs, ImageInput};
@@ -38,11 +38,11 @@ impl Op for UploadShot {
     }
 }
 
-/// The stage `stage_id` of the caller's project, or 404.
-async fn stage(w: &mut ProjectWrite<'_>, stage_id: &str) -> Result<Stage, ApiError> {
-    let row = sqlx::query(STAGE_SELECT_BY_ID).bind(stage_id).fetch_optional(w.conn()).await?;
+/// The stage `stage_id` of `project_id`, or 404.
+async fn stage(conn: &mut AnyConnection, project_id: &str, stage_id: &str) -> Result<Stage, ApiError> {
+    let row = sqlx::query(STAGE_SELECT_BY_ID).bind(stage_id).fetch_optional(conn).await?;
     match row.map(|r| stage_from_row(&r)).transpose()? {
-        Some(stage) if stage.project_id == w.project_id() => Ok(stage),
+        Some(stage) if stage.project_id == project_id => Ok(stage),
         _ => Err(ApiError::not_found("stageId: no such stage in this project")),
     }
 }
@@ -55,6 +55,11 @@ impl Op for CreateChange {
         validate_create_change(&input)?;
         input.change_id = input.change_id.map(|id| id.to_ascii_lowercase());
         let payload_hash = hex(&Sha256::digest(to_json(&input).as_bytes()));
+        // Read before the write, outside the serialised part: a stage changes rarely,
+        // and reading it a moment early is as if the request had come a moment early.
+        let mut conn = ctx.state.store.pool().acquire().await?;
+        let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await;
+        drop(conn);
         let mut w = ProjectWrite::begin(ctx).await?;
         if let Some(id) = &input.change_id {
             let row = sqlx::query("SELECT project_id, payload_hash FROM changes WHERE change_id = $1")
@@ -74,7 +79,7 @@ impl Op for CreateChange {
                 return Ok(ChangeOutput { change: ctx.present(item.change) });
             }
         }
-        let stage = stage(&mut w, &input.stage_id).await?;
+        let stage = stage?;
         if !stage.changes_enabled {
             return Err(ApiError::forbidden("changes are turned off on this stage"));
         }
@@ -109,39 +114,68 @@ impl Op for CreateChange {
             Some(sha) => (Some(sha), input.deployment_id),
             None => (stage.git_sha.clone(), input.deployment_id.or(stage.deployment_id.clone())),
         };
-        let change_id = input.change_id.unwrap_or_else(new_id);
+        // The answer is built from what is stored rather than read back, which would
+        // cost the serialised write a query and a parse of the capture.
+        let change = Change {
+            change_id: input.change_id.unwrap_or_else(new_id),
+            short_id: short_id.to_string(),
+            project_id: stage.project_id,
+            stage_id: stage.stage_id,
+            group_id: None,
+            title: input.title.trim().to_owned(),
+            body: input.body,
+            status: ChangeStatus::Open,
+            route: input.route,
+            git_sha,
+            deployment_id,
+            locale: input.locale,
+            viewport: input.viewport,
+            capture: input.capture,
+            screenshot_key: input.screenshot_key,
+            console_errors: input.console_errors.unwrap_or_default(),
+            source: Source::Extension,
+            filed_by: Some(ctx.who.user_name.clone()),
+            branch: None,
+            head_commit: None,
+            resolved_at: None,
+            live: None,
+            created_at: ctx.now,
+            held: is_held(Some(held_until), ctx.now),
+            held_until: Some(held_until),
+            screenshot_url: None,
+        };
         sqlx::query(
             "INSERT INTO changes (change_id, project_id, short_id, stage_id, title, body, status, route, git_sha, \
              deployment_id, locale, viewport, capture, screenshot_key, console_errors, source, filed_by, \
              filer_user_id, created_at, held_until, payload_hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
         )
-        .bind(&change_id)
-        .bind(&stage.project_id)
+        .bind(&change.change_id)
+        .bind(&change.project_id)
         .bind(short_id)
-        .bind(&stage.stage_id)
-        .bind(input.title.trim())
-        .bind(input.body)
-        .bind(input.route)
-        .bind(git_sha)
-        .bind(deployment_id)
-        .bind(input.locale)
-        .bind(input.viewport.map(|v| to_json(&v)))
-        .bind(input.capture.map(|c| to_json(&c)))
-        .bind(input.screenshot_key)
-        .bind(to_json(&input.console_errors.unwrap_or_default()))
-        .bind(Source::Extension.as_str())
-        .bind(&ctx.who.user_name)
+        .bind(&change.stage_id)
+        .bind(&change.title)
+        .bind(&change.body)
+        .bind(change.status.as_str())
+        .bind(&change.route)
+        .bind(&change.git_sha)
+        .bind(&change.deployment_id)
+        .bind(&change.locale)
+        .bind(change.viewport.as_ref().map(to_json))
+        .bind(change.capture.as_ref().map(to_json))
+        .bind(&change.screenshot_key)
+        .bind(to_json(&change.console_errors))
+        .bind(change.source.as_str())
+        .bind(&change.filed_by)
         .bind(&ctx.who.user_id)
-        .bind(ctx.now.unix_millis())
+        .bind(change.created_at.unix_millis())
         .bind(held_until.unix_millis())
         .bind(&payload_hash)
         .execute(w.conn())
         .await?;
-        let item = w.item(&change_id).await?;
-        w.event(ChangeEventType::Filed, &item.change).await?;
+        w.event(ChangeEventType::Filed, &change).await?;
         w.commit().await?;
-        Ok(ChangeOutput { change: ctx.present(item.change) })
+        Ok(ChangeOutput { change: ctx.present(change) })
     }
 }
 
@@ -208,7 +242,8 @@ impl Op for ReleaseChanges {
     /// "ends the caller's hold" on the stage ("send now"); nothing held is not an error.
     async fn run(ctx: &Ctx<'_>, input: ReleaseChangesInput) -> Result<ChangesOutput, ApiError> {
         let mut w = ProjectWrite::begin(ctx).await?;
-        let stage = stage(&mut w, &input.stage_id).await?;
+        let project_id = w.project_id().to_owned();
+        let stage = stage(w.conn(), &project_id, &input.stage_id).await?;
         let rows = sqlx::query(
             "UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
              RETURNING change_id",
