@@ -1,14 +1,17 @@
 // The side panel, end to end against the real server and the agent CLI: it follows the
 // tab's stage, shows the agent's option images live, picks one (the agent wakes), shows
-// what got done, renders server text as text, and outlines an item's elements on the page.
+// what got done (and "live" once deployed), renders server text as text, and outlines an
+// item's elements on the page; while the server is away it shows what waits to send, and
+// a held item's failed edit or withdraw with a Retry.
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { launchBrowser, prepareServer, startStage, watchErrors } from "./harness.mjs";
+import { launchBrowser, openConnectedPanel, prepareServer, startStage, watchErrors } from "./harness.mjs";
 
 const run = promisify(execFile);
 
@@ -163,6 +166,25 @@ describe("the side panel", () => {
     assert.equal(decoration, "line-through");
     badge = await browser.worker.evaluate(() => chrome.action.getBadgeText({}));
     assert.equal(badge, "", "no question is left");
+
+    // The stage now serves that commit: `redline stage deploy` on the server host, in the
+    // checkout that has it, marks the item live.
+    const cwd = process.cwd();
+    process.chdir(join(work, "repo"));
+    let deployed;
+    try {
+      deployed = await server.admin("stage", "deploy", "--stage", "main", "--sha", head.trim());
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.deepEqual(deployed.live, [String(change.shortId)]);
+    // A deploy writes no change event, so an open panel learns it on its next read:
+    // reopen it (and let it find the stage's tab again).
+    await panel.reload();
+    await stagePage.bringToFront();
+    await panel.getByTestId("scope-line").getByText("Stage main").waitFor();
+    await panel.bringToFront();
+    await done.locator(".live").getByText("live", { exact: true }).waitFor();
   });
 
   test("server text is rendered as text", async () => {
@@ -281,5 +303,76 @@ describe("the side panel", () => {
     const { settings } = await panel.evaluate(() => chrome.storage.local.get("settings"));
     assert.equal(settings.apiUrl, server.url);
     assert.notEqual(settings.token, server.token, "a token of its own");
+  });
+});
+
+describe("the side panel while the server is away", () => {
+  let server, browser, panel;
+  const title = "Filed while the server is away";
+
+  before(async () => {
+    server = await prepareServer({ stageUrl: "http://127.0.0.1:9" });
+    await server.start();
+    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+    panel = await openConnectedPanel(browser, server);
+    await panel.getByTestId("queue-empty").waitFor();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.dispose();
+  });
+
+  const heldRow = () => panel.getByTestId("section-held").getByTestId("queue-row").filter({ hasText: title });
+
+  test("an item still in the outbox shows as waiting to send, then as held once the server has it", async () => {
+    await server.stop();
+    // Sent exactly as the composer sends a draft.
+    const draft = {
+      changeId: randomUUID(),
+      projectId: server.projectId,
+      input: { stageId: server.stageId, title, route: "/orders" },
+    };
+    const reply = await panel.evaluate((draft) => chrome.runtime.sendMessage({ kind: "file", draft }), draft);
+    assert.deepEqual(reply, { kind: "queued", changeId: draft.changeId });
+    const waiting = panel.getByTestId("outbox-row").filter({ hasText: title });
+    await waiting.getByText("waiting to send").waitFor();
+    await panel.getByTestId("section-held").getByText("waiting to send (1)").waitFor();
+
+    await server.start();
+    // Delivered on the outbox's next attempt (its backoff), then read by the panel.
+    await heldRow().getByTestId("hold-status").getByText(/^held · goes to the agent in \d+ s$/).waitFor({ timeout: 60_000 });
+    await waiting.waitFor({ state: "detached" });
+    const { changes } = await server.rpc("listChanges", { projectId: server.projectId, includeDone: true, limit: 10 });
+    assert.deepEqual(changes.map((change) => change.changeId), [draft.changeId]);
+  });
+
+  test("an edit or a withdraw that fails says so with a Retry, which does it", async () => {
+    await heldRow().waitFor();
+    const changeId = await heldRow().getAttribute("data-change-id");
+    // Found by id: the edit changes its title.
+    const row = panel.locator(`[data-testid="section-held"] [data-change-id="${changeId}"]`);
+    const onServer = async () => (await server.rpc("getChange", { changeId })).change;
+
+    await server.stop();
+    await row.getByRole("button", { name: "Edit" }).click();
+    await row.getByLabel("Title").fill("Edited while the server is away");
+    await row.getByLabel("Title").press("Enter");
+    const editFailure = row.getByRole("alert").filter({ hasText: "Could not edit: " });
+    await editFailure.waitFor();
+    await server.start();
+    await editFailure.getByRole("button", { name: "Retry" }).click();
+    await row.getByText("Edited while the server is away").waitFor();
+    await editFailure.waitFor({ state: "detached" });
+    assert.equal((await onServer()).title, "Edited while the server is away");
+
+    await server.stop();
+    await row.getByRole("button", { name: "Withdraw" }).click();
+    const withdrawFailure = row.getByRole("alert").filter({ hasText: "Could not withdraw: " });
+    await withdrawFailure.waitFor();
+    await server.start();
+    await withdrawFailure.getByRole("button", { name: "Retry" }).click();
+    await row.waitFor({ state: "detached" });
+    assert.equal((await onServer()).status, "dismissed", "withdrawn");
   });
 });

@@ -334,9 +334,12 @@ fn HeldRow(id: String) -> impl IntoView {
     let editing = RwSignal::new(false);
     let title = RwSignal::new(row.with_untracked(|r| r.change.title.clone()));
     let change_id = id.clone();
+    // The title last sent, so Retry sends the same one.
+    let sent_title = StoredValue::new(String::new());
     let edit = Action::new_local({
         let change_id = change_id.clone();
         move |new_title: &String| {
+            sent_title.set_value(new_title.clone());
             let (client, change_id, new_title) =
                 (ctx.client.get_value(), change_id.clone(), new_title.clone());
             async move {
@@ -354,9 +357,8 @@ fn HeldRow(id: String) -> impl IntoView {
             Ok::<(), String>(())
         }
     });
-    let failure = move || {
-        edit.value().get().and_then(Result::err).or_else(|| withdraw.value().get().and_then(Result::err))
-    };
+    let edit_failure = move || edit.value().get().and_then(Result::err);
+    let withdraw_failure = move || withdraw.value().get().and_then(Result::err);
     let status = {
         let row = row.clone();
         move || {
@@ -399,7 +401,18 @@ fn HeldRow(id: String) -> impl IntoView {
                 <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>"Edit"</button>
                 <button type="button" on:click=move |_| { withdraw.dispatch(()); } disabled=move || withdraw.pending().get()>"Withdraw"</button>
             </span>
-            {move || failure().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            {move || edit_failure().map(|m| view! {
+                <p class="error" role="alert">{format!("Could not edit: {m}")}" "
+                    <button type="button" on:click=move |_| { edit.dispatch(sent_title.get_value()); }
+                        disabled=move || edit.pending().get()>"Retry"</button>
+                </p>
+            })}
+            {move || withdraw_failure().map(|m| view! {
+                <p class="error" role="alert">{format!("Could not withdraw: {m}")}" "
+                    <button type="button" on:click=move |_| { withdraw.dispatch(()); }
+                        disabled=move || withdraw.pending().get()>"Retry"</button>
+                </p>
+            })}
         </li>
     }
     .into_any()
