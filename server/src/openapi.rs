@@ -10,6 +10,8 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
+use crate::rpc::with_served_rpcs;
+
 /// `GET /openapi.json`.
 pub async fn handle() -> Json<Value> {
     Json(document())
@@ -26,28 +28,7 @@ pub fn document() -> Value {
             $(paths.insert(format!("/rpc/{}", <$anon>::NAME), path::<$anon>(&mut generator, false));)*
         };
     }
-    // The same operations as the dispatch in `rpc::handle`.
-    paths!(
-        GetSession,
-        ListStages,
-        ResolveStage,
-        UploadShot,
-        CreateChange,
-        UpdateChange,
-        WithdrawChange,
-        ReleaseChanges,
-        AnswerChangeQuestion,
-        SetChangeStatus,
-        ListChanges,
-        GetChange,
-        ClaimChanges,
-        AskChangeQuestion,
-        ReplyToChange,
-        AttachChangeShot,
-        CompleteChange;
-        anonymous: RequestCliAuth,
-        PollCliAuth,
-    );
+    with_served_rpcs!(paths);
     let error = generator.subschema_for::<ErrorBody>();
     json!({
         "openapi": "3.0.3",

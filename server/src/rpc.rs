@@ -38,6 +38,35 @@ pub trait AnonymousOp: Rpc {
     ) -> impl Future<Output = Result<Self::Output, ApiError>> + Send;
 }
 
+/// Calls macro `$m` with every RPC the server serves (those that need a token, then
+/// `anonymous:` the sign-in pair), so dispatch and `/openapi.json` list the same ones.
+macro_rules! with_served_rpcs {
+    ($m:ident) => {
+        $m!(
+            GetSession,
+            ListStages,
+            ResolveStage,
+            UploadShot,
+            CreateChange,
+            UpdateChange,
+            WithdrawChange,
+            ReleaseChanges,
+            AnswerChangeQuestion,
+            SetChangeStatus,
+            ListChanges,
+            GetChange,
+            ClaimChanges,
+            AskChangeQuestion,
+            ReplyToChange,
+            AttachChangeShot,
+            CompleteChange;
+            anonymous: RequestCliAuth,
+            PollCliAuth,
+        )
+    };
+}
+pub(crate) use with_served_rpcs;
+
 /// The rate-limit key of calls without a token.
 const ANONYMOUS: &str = "(anonymous)";
 
@@ -57,27 +86,7 @@ pub async fn handle(
             }
         };
     }
-    served!(
-        GetSession,
-        ListStages,
-        ResolveStage,
-        UploadShot,
-        CreateChange,
-        UpdateChange,
-        WithdrawChange,
-        ReleaseChanges,
-        AnswerChangeQuestion,
-        SetChangeStatus,
-        ListChanges,
-        GetChange,
-        ClaimChanges,
-        AskChangeQuestion,
-        ReplyToChange,
-        AttachChangeShot,
-        CompleteChange;
-        anonymous: RequestCliAuth,
-        PollCliAuth,
-    )
+    with_served_rpcs!(served)
 }
 
 async fn call<R: Op>(
