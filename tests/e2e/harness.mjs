@@ -16,9 +16,30 @@ const env = (name) => {
   return value;
 };
 
+/** Every process the harness started, ended when the test process exits, however it ends. */
+const started = new Set();
+process.on("exit", () => {
+  for (const child of started) {
+    try {
+      process.kill(child.detached ? -child.pid : child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** Starts `program` and remembers it for the exit clean-up. */
+function startProcess(program, args, options) {
+  const child = spawn(program, args, options);
+  child.detached = Boolean(options.detached);
+  started.add(child);
+  child.on("exit", () => started.delete(child));
+  return child;
+}
+
 /** Spawns a long-running command and resolves with the first URL it prints on a line matching `ready`. */
 function spawnUntilUrl(program, args, ready) {
-  const child = spawn(program, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = startProcess(program, args, { stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
@@ -68,7 +89,7 @@ async function openBrowser(extension, profile) {
   // toolbar button as a person would, which grants `activeTab` (and so screenshots).
   const portFile = join(profile, "DevToolsActivePort");
   rmSync(portFile, { force: true });
-  const chromiumProcess = spawn(env("CHROMIUM"), [
+  const chromiumProcess = startProcess(env("CHROMIUM"), [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,800",
     "--enable-unsafe-extension-debugging", "--remote-debugging-port=0",

@@ -4,7 +4,7 @@
 // item's elements on the page; while the server is away it shows what waits to send, and
 // a held item's failed edit or withdraw with a Retry.
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
