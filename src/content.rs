@@ -124,11 +124,6 @@ pub fn unmount() -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Whether an overlay is mounted in this page.
-pub fn is_mounted() -> bool {
-    MOUNTED.with_borrow(|m| m.as_ref().is_some_and(|m| m.host.is_connected()))
-}
-
 fn overlay_frame(document: &Document, overlay_url: &str) -> Result<HtmlIFrameElement, JsValue> {
     let frame: HtmlIFrameElement = document.create_element("iframe")?.dyn_into()?;
     frame.set_src(overlay_url);
@@ -153,10 +148,8 @@ async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
     else {
         return;
     };
-    let (Some(window), Some(document)) = (web_sys::window(), web_sys::window().and_then(|w| w.document()))
-    else {
-        return;
-    };
+    let Some(window) = web_sys::window() else { return };
+    let Some(document) = window.document() else { return };
     let polygon = Polygon::new(stroke);
     // User Timing entries, so the time from release to elements captured can be
     // measured on any page (see tests/bench/capture.mjs).
@@ -213,6 +206,11 @@ mod tests {
     wasm_bindgen_test_configure!(run_in_browser);
 
     const ORIGIN: &str = "chrome-extension://abcdefghijklmnop";
+
+    /// Whether an overlay is mounted in this page.
+    fn is_mounted() -> bool {
+        MOUNTED.with_borrow(|m| m.as_ref().is_some_and(|m| m.host.is_connected()))
+    }
 
     fn hosts() -> u32 {
         let document = web_sys::window().unwrap().document().unwrap();

@@ -11,7 +11,7 @@ use sqlx::{AnyConnection, Row};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::blobs::is_blob_key;
+use crate::blobs::{ImageInput, is_blob_key};
 use crate::commit::Lent;
 use crate::db::{Backend, new_id, touch_project};
 use crate::error::ApiError;
@@ -166,6 +166,12 @@ impl<'a> ProjectWrite<'a> {
 
     pub fn now(&self) -> Timestamp {
         self.ctx.now
+    }
+
+    /// Stores an image that a message of this write attaches; returns its key.
+    pub async fn save_attached_image(&mut self, image: ImageInput<'_>) -> Result<String, ApiError> {
+        let ctx = self.ctx;
+        ctx.state.blobs.save(self.tx.conn(), &ctx.who.project_id, image, true, ctx.now).await
     }
 
     /// Records a change event; returns its sequence number.

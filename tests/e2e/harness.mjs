@@ -163,9 +163,8 @@ function removeTemporary(dir) {
   }
 }
 
-/** Collects a page's console errors and uncaught exceptions, to assert there were none. */
-export function watchErrors(page) {
-  const errors = [];
+/** Collects a page's console errors and uncaught exceptions (into `errors`), to assert there were none. */
+export function watchErrors(page, errors = []) {
   page.on("pageerror", (error) => errors.push(String(error)));
   page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
   return errors;
@@ -235,9 +234,14 @@ export async function prepareServer({ stageUrl }) {
   };
 }
 
-/** The side panel, signed in to `server` through its settings form. */
-export async function openConnectedPanel(browser, server) {
+/**
+ * The side panel, signed in to `server` through its settings form. `viewport` sizes the
+ * page first; `errors`, when given, collects the panel's errors from its first load.
+ */
+export async function openConnectedPanel(browser, server, { viewport, errors } = {}) {
   const panel = await browser.context.newPage();
+  if (errors) watchErrors(panel, errors);
+  if (viewport) await panel.setViewportSize(viewport);
   await panel.goto(browser.extensionUrl("panel.html"));
   await panel.getByRole("button", { name: "Settings" }).click();
   await panel.locator("#api-url").fill(server.url);

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { launchBrowser, openConnectedPanel, prepareServer, startStage, watchErrors } from "./harness.mjs";
+import { launchBrowser, openConnectedPanel, prepareServer, startStage } from "./harness.mjs";
 
 const run = promisify(execFile);
 
@@ -26,15 +26,8 @@ describe("the side panel", () => {
     stagePage = await browser.context.newPage();
     await stagePage.setViewportSize({ width: 1200, height: 700 });
     await stagePage.goto(`${stage.url}/`);
-    panel = await browser.context.newPage();
-    errors = watchErrors(panel);
-    await panel.setViewportSize({ width: 420, height: 900 });
-    await panel.goto(browser.extensionUrl("panel.html"));
-    await panel.getByRole("button", { name: "Settings" }).click();
-    await panel.locator("#api-url").fill(server.url);
-    await panel.locator("#token").fill(server.token);
-    await panel.getByRole("button", { name: "Save" }).click();
-    await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
+    errors = [];
+    panel = await openConnectedPanel(browser, server, { viewport: { width: 420, height: 900 }, errors });
 
     // The agent: its own config dir, and a git checkout for `redline done`.
     work = mkdtempSync(join(tmpdir(), "redline-e2e-agent-"));

@@ -92,8 +92,9 @@ struct DevSetup {
 impl DevSetup {
     fn load_or_create(redline: &Path, data: &Path, stage_url: &str) -> Result<DevSetup> {
         let file = data.join("dev.json");
-        if let Ok(text) = std::fs::read_to_string(&file) {
-            let saved: Value = serde_json::from_str(&text)?;
+        let saved = std::fs::read_to_string(&file).ok();
+        if let Some(text) = &saved {
+            let saved: Value = serde_json::from_str(text)?;
             if saved["stageUrl"] == stage_url
                 && let Some(token) = saved["token"].as_str()
             {
@@ -105,8 +106,8 @@ impl DevSetup {
             command.args(args).arg("--data").arg(data).arg("--json");
             Ok(serde_json::from_str(&process::output(&mut command)?)?)
         };
-        let has_project = std::fs::read_to_string(&file).is_ok();
-        if !has_project {
+        // dev.json is written after the project exists: without it, there is no project yet.
+        if saved.is_none() {
             admin(&["project", "add", "dev"])?;
         }
         admin(&[

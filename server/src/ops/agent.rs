@@ -420,17 +420,8 @@ impl Op for ReplyToChange {
                 .content_type
                 .as_deref()
                 .ok_or_else(|| ApiError::bad_input("contentType", "is required with imageBase64"))?;
-            let project_id = w.project_id().to_owned();
-            let key = ctx
-                .state
-                .blobs
-                .save(
-                    w.conn(),
-                    &project_id,
-                    ImageInput { field: "imageBase64", content_type, base64: image },
-                    true,
-                    ctx.now,
-                )
+            let key = w
+                .save_attached_image(ImageInput { field: "imageBase64", content_type, base64: image })
                 .await?;
             let label = input.image_label.unwrap_or_else(|| "image".to_owned());
             attachments.push(Attachment { key, label, kind: AttachmentKind::Evidence, url: None });
@@ -452,21 +443,12 @@ impl Op for AttachChangeShot {
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
-        let project_id = w.project_id().to_owned();
-        let key = ctx
-            .state
-            .blobs
-            .save(
-                w.conn(),
-                &project_id,
-                ImageInput {
-                    field: "imageBase64",
-                    content_type: &input.content_type,
-                    base64: &input.image_base64,
-                },
-                true,
-                ctx.now,
-            )
+        let key = w
+            .save_attached_image(ImageInput {
+                field: "imageBase64",
+                content_type: &input.content_type,
+                base64: &input.image_base64,
+            })
             .await?;
         let label = input.label.trim().to_owned();
         let attachment = Attachment { key: key.clone(), label: label.clone(), kind: input.kind, url: None };
