@@ -50,9 +50,11 @@ pub fn run() -> Result<()> {
     let phase = Instant::now();
     let redline = crate::start::build_server()?;
     let mut e2e = cmd("node");
-    // A test that fails before its clean-up may leave a child process behind; the runner
-    // still exits (and the harness kills what it started) rather than hang CI.
-    e2e.args(["--test", "--test-force-exit", "--test-concurrency=1", "--test-reporter=spec", "tests/e2e/"]);
+    // A test that fails before its clean-up may leave a child process behind, and a
+    // browser call without a deadline can wait forever: the runner fails such a test after
+    // three minutes and still exits (the harness kills what it started) rather than hang CI.
+    e2e.args(["--test", "--test-force-exit", "--test-timeout=180000", "--test-concurrency=1"]);
+    e2e.args(["--test-reporter=spec", "tests/e2e/"]);
     e2e.env("REDLINE_BIN", redline);
     e2e.env("XTASK_BIN", std::env::current_exe()?);
     e2e.env("REDLINE_EXTENSION_DIR", build::extension_dir());
