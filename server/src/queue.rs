@@ -131,6 +131,12 @@ pub async fn find_item(
     Ok(item_from_row(&row, now)?)
 }
 
+/// A project counter that a write advances together with the event sequence.
+pub enum Counter {
+    NextShortId,
+    LastFence,
+}
+
 /// A write to one project's queue: a transaction that holds the project (see
 /// [`crate::db::Store::write`]) and numbers the events it records. The event streams
 /// are woken after the commit.
@@ -176,37 +182,85 @@ impl<'a> ProjectWrite<'a> {
 
     /// Records a change event; returns its sequence number.
     pub async fn event(&mut self, event_type: ChangeEventType, change: &Change) -> Result<i64, ApiError> {
-        let project_id = self.ctx.who.project_id.clone();
-        let seq: i64 = sqlx::query(
-            "UPDATE projects SET last_event_seq = last_event_seq + 1 WHERE project_id = $1 RETURNING last_event_seq",
-        )
-        .bind(&project_id)
+        let seq = self.reserve_events(1).await?;
+        self.insert_events(seq, event_type, std::slice::from_ref(change)).await?;
+        Ok(seq)
+    }
+
+    /// Reserves `n` event sequence numbers; returns the first.
+    pub async fn reserve_events(&mut self, n: usize) -> Result<i64, ApiError> {
+        let row = self.advance(n, "", "").await?;
+        Ok(row.try_get::<i64, _>("last_event_seq")? - n as i64 + 1)
+    }
+
+    /// [`ProjectWrite::reserve_events`], advancing `counter` by one in the same
+    /// statement (each statement of a write is a round trip while every other write
+    /// waits); returns the first sequence number and the counter's new value.
+    pub async fn reserve_events_and(&mut self, n: usize, counter: Counter) -> Result<(i64, i64), ApiError> {
+        let column = match counter {
+            Counter::NextShortId => "next_short_id",
+            Counter::LastFence => "last_fence",
+        };
+        let row =
+            self.advance(n, &format!(", {column} = {column} + 1"), &format!(", {column} AS counter")).await?;
+        Ok((row.try_get::<i64, _>("last_event_seq")? - n as i64 + 1, row.try_get("counter")?))
+    }
+
+    async fn advance(&mut self, events: usize, set: &str, returning: &str) -> Result<AnyRow, ApiError> {
+        Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE projects SET last_event_seq = last_event_seq + $2{set} WHERE project_id = $1 \
+             RETURNING last_event_seq{returning}"
+        )))
+        .bind(self.ctx.who.project_id.clone())
+        .bind(events as i64)
         .fetch_one(self.tx.conn())
-        .await?
-        .try_get("last_event_seq")?;
-        sqlx::query(
-            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&project_id)
-        .bind(seq)
-        .bind(event_type.as_str())
-        .bind(&change.change_id)
-        .bind(&change.short_id)
-        .bind(self.ctx.now.unix_millis())
-        .execute(self.tx.conn())
-        .await?;
-        // Pruning at every 64th event rather than at each spares the write a statement;
-        // the table keeps between EVENTS_KEPT and EVENTS_KEPT + 63 events.
-        if seq % 64 == 0 {
+        .await?)
+    }
+
+    /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
+    /// (reserved with [`ProjectWrite::reserve_events`]), in one statement.
+    pub async fn insert_events(
+        &mut self,
+        first_seq: i64,
+        event_type: ChangeEventType,
+        changes: &[Change],
+    ) -> Result<(), ApiError> {
+        let Some(last_seq) = (changes.len() as i64).checked_sub(1).map(|n| first_seq + n) else {
+            return Ok(());
+        };
+        let rows: Vec<String> = (0..changes.len())
+            .map(|i| {
+                let p = 6 * i;
+                format!("(${}, ${}, ${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) VALUES {}",
+            rows.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (seq, change) in (first_seq..).zip(changes) {
+            query = query
+                .bind(&self.ctx.who.project_id)
+                .bind(seq)
+                .bind(event_type.as_str())
+                .bind(&change.change_id)
+                .bind(&change.short_id)
+                .bind(self.ctx.now.unix_millis());
+        }
+        query.execute(self.tx.conn()).await?;
+        // Pruning when the sequence passes a multiple of 64 rather than at each event
+        // spares the write a statement; the table keeps between EVENTS_KEPT and
+        // EVENTS_KEPT + 63 events (plus those of one write).
+        if (first_seq..=last_seq).any(|seq| seq % 64 == 0) {
             sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
-                .bind(&project_id)
-                .bind(seq - EVENTS_KEPT)
+                .bind(&self.ctx.who.project_id)
+                .bind(last_seq - EVENTS_KEPT)
                 .execute(self.tx.conn())
                 .await?;
         }
-        self.last_seq = Some(seq);
-        Ok(seq)
+        self.last_seq = Some(last_seq);
+        Ok(())
     }
 
     /// Adds a message to an item's thread, recorded as event `event_type`.

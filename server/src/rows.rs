@@ -17,11 +17,22 @@ macro_rules! stage_columns {
 pub const STAGE_COLUMNS: &str = stage_columns!();
 pub const STAGE_SELECT_BY_ID: &str = concat!("SELECT ", stage_columns!(), " FROM stages WHERE stage_id = $1");
 
+/// The columns of a change, each prefixed with `$p` (the table's alias, or nothing).
+macro_rules! change_columns {
+    ($p:literal) => {
+        change_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title", "body",
+            "status", "route", "git_sha", "deployment_id", "locale", "viewport", "capture",
+            "screenshot_key", "console_errors", "source", "filed_by", "branch", "head_commit",
+            "resolved_at", "live", "created_at", "held_until")
+    };
+    ($p:literal; $first:literal $(, $column:literal)*) => {
+        concat!($p, $first $(, ", ", $p, $column)*)
+    };
+}
 /// The columns of a change, for statements that name the table `changes c`.
-pub const CHANGE_COLUMNS: &str = "c.change_id, c.project_id, c.short_id, c.stage_id, c.group_id, c.title, c.body, \
-     c.status, c.route, c.git_sha, c.deployment_id, c.locale, c.viewport, c.capture, \
-     c.screenshot_key, c.console_errors, c.source, c.filed_by, c.branch, c.head_commit, \
-     c.resolved_at, c.live, c.created_at, c.held_until";
+pub const CHANGE_COLUMNS: &str = change_columns!("c.");
+/// The columns of a change for `RETURNING`, which takes no table alias on SQLite.
+pub const CHANGE_RETURNING: &str = change_columns!("");
 
 pub const GROUP_COLUMNS: &str =
     "group_id, project_id, title, claimed_by, claim_expires_at, fence, created_at";

@@ -99,6 +99,19 @@ async fn filing_is_idempotent_on_change_id() {
     .await;
 }
 
+/// Retries racing their original (the extension retries on a timeout) file once, and
+/// every one of them answers the same item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_filings_of_one_change_id_file_once() {
+    let s = TestServer::start().await;
+    let input =
+        json!({"stageId": s.stage_id, "title": "once", "changeId": "9b2f1c3e-0d6a-4c8e-8f00-1a2b3c4d5e6f"});
+    let filings = (0..20).map(|_| s.ok(&s.ann, "createChange", input.clone()));
+    let answers = futures_util::future::join_all(filings).await;
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+    assert_eq!(s.list(json!({})).await.len(), 1);
+}
+
 #[tokio::test]
 async fn filing_validates_its_input() {
     let s = TestServer::start().await;

@@ -9,8 +9,12 @@ use sqlx::Row;
 use crate::blobs::ImageInput;
 use crate::db::new_id;
 use crate::error::ApiError;
-use crate::queue::{Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, set_status};
-use crate::rows::{GROUP_COLUMNS, MESSAGE_COLUMNS, group_from_row, message_from_row};
+use crate::queue::{
+    Counter, Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, set_status,
+};
+use crate::rows::{
+    CHANGE_RETURNING, GROUP_COLUMNS, MESSAGE_COLUMNS, change_from_row, group_from_row, message_from_row,
+};
 use crate::rpc::Op;
 
 /// A value bound to a dynamically built statement.
@@ -254,13 +258,7 @@ async fn claim(
     claimed_by: &str,
     lease_end: Timestamp,
 ) -> Result<(Group, Vec<Change>), ApiError> {
-    let fence: i64 = sqlx::query(
-        "UPDATE projects SET last_fence = last_fence + 1 WHERE project_id = $1 RETURNING last_fence",
-    )
-    .bind(w.project_id().to_owned())
-    .fetch_one(w.conn())
-    .await?
-    .try_get("last_fence")?;
+    let (seq, fence) = w.reserve_events_and(items.len(), Counter::LastFence).await?;
     let title = match (title, items.as_slice()) {
         (Some(t), _) => t.trim().to_owned(),
         (None, [one]) => one.change.title.clone(),
@@ -288,17 +286,18 @@ async fn claim(
     .bind(group.created_at.unix_millis())
     .execute(w.conn())
     .await?;
-    let mut changes = Vec::with_capacity(items.len());
-    for item in items {
-        sqlx::query("UPDATE changes SET group_id = $2, status = 'claimed' WHERE change_id = $1")
-            .bind(&item.change.change_id)
-            .bind(&group.group_id)
-            .execute(w.conn())
-            .await?;
-        let item = w.item(&item.change.change_id).await?;
-        w.event(ChangeEventType::Claimed, &item.change).await?;
-        changes.push(item.change);
-    }
+    let ids: Vec<String> = items.into_iter().map(|item| item.change.change_id).collect();
+    let mut update =
+        Filter::new("UPDATE changes SET group_id = $1, status = 'claimed' WHERE 1 = 1".to_owned());
+    update.binds.push(Bind::Text(group.group_id.clone()));
+    update.and(&format!("change_id IN ({})", placeholders(ids.len())), ids.iter().cloned().map(Bind::Text));
+    update.sql.push_str(&format!(" RETURNING {CHANGE_RETURNING}"));
+    let now = w.now();
+    let rows = update.fetch(w.conn()).await?;
+    let mut changes = rows.iter().map(|r| change_from_row(r, now)).collect::<Result<Vec<_>, _>>()?;
+    // In the order the items were chosen (RETURNING's order is the engine's).
+    changes.sort_by_key(|c| ids.iter().position(|id| *id == c.change_id));
+    w.insert_events(seq, ChangeEventType::Claimed, &changes).await?;
     Ok((group, changes))
 }
 

@@ -10,8 +10,8 @@ use crate::auth::hex;
 use crate::blobs::{Blobs, ImageInput};
 use crate::db::new_id;
 use crate::error::ApiError;
-use crate::queue::{Ctx, Item, ProjectWrite, set_status};
-use crate::rows::{STAGE_SELECT_BY_ID, stage_from_row, to_json};
+use crate::queue::{Counter, Ctx, Item, ProjectWrite, find_item, set_status};
+use crate::rows::{CHANGE_RETURNING, STAGE_SELECT_BY_ID, change_from_row, stage_from_row, to_json};
 use crate::rpc::Op;
 
 impl Op for UploadShot {
@@ -47,6 +47,27 @@ async fn stage(conn: &mut AnyConnection, project_id: &str, stage_id: &str) -> Re
     }
 }
 
+/// The item filed earlier with `change_id`, if any (seen from `conn`). The same
+/// `changeId` with the same input answers that item; with another input (or from
+/// another project), 409 `id_reused`.
+async fn filed_before(
+    ctx: &Ctx<'_>,
+    conn: &mut AnyConnection,
+    change_id: &str,
+    payload_hash: &str,
+) -> Result<Option<Change>, ApiError> {
+    let row = sqlx::query("SELECT project_id, payload_hash FROM changes WHERE change_id = $1")
+        .bind(change_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    let (project_id, hash): (String, String) = (row.try_get("project_id")?, row.try_get("payload_hash")?);
+    if project_id != ctx.who.project_id || hash != payload_hash {
+        return Err(ApiError::conflict(codes::ID_REUSED, "this changeId was filed with a different payload"));
+    }
+    Ok(Some(find_item(conn, &project_id, change_id, ctx.now).await?.change))
+}
+
 impl Op for CreateChange {
     /// Files an item, held for the project's grace window; the filer's other held
     /// items on the stage are held as long again. The same `changeId` with the same
@@ -55,70 +76,31 @@ impl Op for CreateChange {
         validate_create_change(&input)?;
         input.change_id = input.change_id.map(|id| id.to_ascii_lowercase());
         let payload_hash = hex(&Sha256::digest(to_json(&input).as_bytes()));
-        // Read before the write, outside the serialised part: a stage changes rarely,
-        // and reading it a moment early is as if the request had come a moment early.
+        // Reads before the write, outside the serialised part: a stage changes rarely,
+        // and reading it a moment early is as if the request had come a moment early;
+        // a retry of a committed filing is answered without waiting for the writer.
         let mut conn = ctx.state.store.pool().acquire().await?;
-        let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await;
-        drop(conn);
-        let mut w = ProjectWrite::begin(ctx).await?;
-        if let Some(id) = &input.change_id {
-            let row = sqlx::query("SELECT project_id, payload_hash FROM changes WHERE change_id = $1")
-                .bind(id)
-                .fetch_optional(w.conn())
-                .await?;
-            if let Some(row) = row {
-                let (project_id, hash): (String, String) =
-                    (row.try_get("project_id")?, row.try_get("payload_hash")?);
-                if project_id != w.project_id() || hash != payload_hash {
-                    return Err(ApiError::conflict(
-                        codes::ID_REUSED,
-                        "this changeId was filed with a different payload",
-                    ));
-                }
-                let item = w.item(id).await?;
-                return Ok(ChangeOutput { change: ctx.present(item.change) });
-            }
+        if let Some(id) = &input.change_id
+            && let Some(change) = filed_before(ctx, &mut conn, id, &payload_hash).await?
+        {
+            return Ok(ChangeOutput { change: ctx.present(change) });
         }
-        let stage = stage?;
+        let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await?;
+        drop(conn);
         if !stage.changes_enabled {
             return Err(ApiError::forbidden("changes are turned off on this stage"));
         }
-        if let Some(key) = &input.screenshot_key
-            && !Blobs::attach(w.conn(), &stage.project_id, key).await?
-        {
-            return Err(ApiError::bad_input(
-                "screenshotKey",
-                "no uploaded image has this key (use uploadShot)",
-            ));
-        }
-        let row = sqlx::query(
-            "UPDATE projects SET next_short_id = next_short_id + 1 WHERE project_id = $1 \
-             RETURNING next_short_id - 1 AS short_id, grace_seconds",
-        )
-        .bind(&stage.project_id)
-        .fetch_one(w.conn())
-        .await?;
-        let short_id: i64 = row.try_get("short_id")?;
-        let held_until = ctx.now.plus_seconds(row.try_get("grace_seconds")?);
-        // "Filing sets heldUntil … on every item the same filer still holds on the same
-        // stage, so a batch being typed is released together."
-        sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")
-            .bind(held_until.unix_millis())
-            .bind(&stage.stage_id)
-            .bind(&ctx.who.user_id)
-            .bind(ctx.now.unix_millis())
-            .execute(w.conn())
-            .await?;
         // Without the page's own build, the item is filed against the stage's.
         let (git_sha, deployment_id) = match input.git_sha {
             Some(sha) => (Some(sha), input.deployment_id),
             None => (stage.git_sha.clone(), input.deployment_id.or(stage.deployment_id.clone())),
         };
         // The answer is built from what is stored rather than read back, which would
-        // cost the serialised write a query and a parse of the capture.
-        let change = Change {
+        // cost the serialised write a query and a parse of the capture; the short id
+        // and the hold are filled in from the write.
+        let mut change = Change {
             change_id: input.change_id.unwrap_or_else(new_id),
-            short_id: short_id.to_string(),
+            short_id: String::new(),
             project_id: stage.project_id,
             stage_id: stage.stage_id,
             group_id: None,
@@ -140,19 +122,38 @@ impl Op for CreateChange {
             resolved_at: None,
             live: None,
             created_at: ctx.now,
-            held: is_held(Some(held_until), ctx.now),
-            held_until: Some(held_until),
+            held: false,
+            held_until: None,
             screenshot_url: None,
         };
-        sqlx::query(
+        // Serialised here, not while every other write waits.
+        let (viewport, capture) =
+            (change.viewport.as_ref().map(to_json), change.capture.as_ref().map(to_json));
+        let console_errors = to_json(&change.console_errors);
+
+        let mut w = ProjectWrite::begin(ctx).await?;
+        if let Some(key) = &change.screenshot_key
+            && !Blobs::attach(w.conn(), &change.project_id, key).await?
+        {
+            return Err(ApiError::bad_input(
+                "screenshotKey",
+                "no uploaded image has this key (use uploadShot)",
+            ));
+        }
+        // The short id and the hold come from the project row, which the next
+        // statement advances; a `changeId` filed meanwhile (a retry racing its
+        // original) inserts nothing and is answered below.
+        let inserted = sqlx::query(
             "INSERT INTO changes (change_id, project_id, short_id, stage_id, title, body, status, route, git_sha, \
              deployment_id, locale, viewport, capture, screenshot_key, console_errors, source, filed_by, \
              filer_user_id, created_at, held_until, payload_hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+             VALUES ($1, $2, (SELECT next_short_id FROM projects WHERE project_id = $2), $3, $4, $5, $6, $7, $8, \
+             $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+             $18 + 1000 * (SELECT grace_seconds FROM projects WHERE project_id = $2), $19) \
+             ON CONFLICT (change_id) DO NOTHING RETURNING short_id, held_until",
         )
         .bind(&change.change_id)
         .bind(&change.project_id)
-        .bind(short_id)
         .bind(&change.stage_id)
         .bind(&change.title)
         .bind(&change.body)
@@ -161,19 +162,40 @@ impl Op for CreateChange {
         .bind(&change.git_sha)
         .bind(&change.deployment_id)
         .bind(&change.locale)
-        .bind(change.viewport.as_ref().map(to_json))
-        .bind(change.capture.as_ref().map(to_json))
+        .bind(viewport)
+        .bind(capture)
         .bind(&change.screenshot_key)
-        .bind(to_json(&change.console_errors))
+        .bind(console_errors)
         .bind(change.source.as_str())
         .bind(&change.filed_by)
         .bind(&ctx.who.user_id)
         .bind(change.created_at.unix_millis())
-        .bind(held_until.unix_millis())
         .bind(&payload_hash)
-        .execute(w.conn())
+        .fetch_optional(w.conn())
         .await?;
-        w.event(ChangeEventType::Filed, &change).await?;
+        let Some(inserted) = inserted else {
+            let earlier = filed_before(ctx, w.conn(), &change.change_id, &payload_hash).await?;
+            let earlier =
+                earlier.ok_or_else(|| ApiError::internal("a conflicting changeId was not found"))?;
+            // This write changed nothing, but the earlier filing may be in this batch:
+            // answer once it is committed.
+            w.commit().await?;
+            return Ok(ChangeOutput { change: ctx.present(earlier) });
+        };
+        change.short_id = inserted.try_get::<i64, _>("short_id")?.to_string();
+        let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
+        (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
+        let (seq, _) = w.reserve_events_and(1, Counter::NextShortId).await?;
+        w.insert_events(seq, ChangeEventType::Filed, std::slice::from_ref(&change)).await?;
+        // "Filing sets heldUntil … on every item the same filer still holds on the same
+        // stage, so a batch being typed is released together."
+        sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")
+            .bind(held_until.unix_millis())
+            .bind(&change.stage_id)
+            .bind(&ctx.who.user_id)
+            .bind(ctx.now.unix_millis())
+            .execute(w.conn())
+            .await?;
         w.commit().await?;
         Ok(ChangeOutput { change: ctx.present(change) })
     }
@@ -241,28 +263,29 @@ impl Op for WithdrawChange {
 impl Op for ReleaseChanges {
     /// "ends the caller's hold" on the stage ("send now"); nothing held is not an error.
     async fn run(ctx: &Ctx<'_>, input: ReleaseChangesInput) -> Result<ChangesOutput, ApiError> {
+        // Read before the write, as in `createChange`.
+        let mut conn = ctx.state.store.pool().acquire().await?;
+        let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await?;
+        drop(conn);
         let mut w = ProjectWrite::begin(ctx).await?;
-        let project_id = w.project_id().to_owned();
-        let stage = stage(w.conn(), &project_id, &input.stage_id).await?;
-        let rows = sqlx::query(
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
-             RETURNING change_id",
-        )
+             RETURNING {CHANGE_RETURNING}"
+        )))
         .bind(ctx.now.unix_millis())
         .bind(&stage.stage_id)
         .bind(&ctx.who.user_id)
         .fetch_all(w.conn())
         .await?;
-        let mut changes = Vec::with_capacity(rows.len());
-        for row in rows {
-            let id: String = row.try_get("change_id")?;
-            let item = w.item(&id).await?;
-            w.event(ChangeEventType::Released, &item.change).await?;
-            changes.push(ctx.present(item.change));
-        }
+        let mut changes =
+            rows.iter().map(|row| change_from_row(row, ctx.now)).collect::<Result<Vec<_>, _>>()?;
         changes.sort_by_key(|c| c.short_id.parse::<u64>().unwrap_or(0));
+        if !changes.is_empty() {
+            let seq = w.reserve_events(changes.len()).await?;
+            w.insert_events(seq, ChangeEventType::Released, &changes).await?;
+        }
         w.commit().await?;
-        Ok(ChangesOutput { changes })
+        Ok(ChangesOutput { changes: changes.into_iter().map(|c| ctx.present(c)).collect() })
     }
 }
 
