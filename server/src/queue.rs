@@ -131,6 +131,24 @@ pub async fn find_item(
     Ok(item_from_row(&row, now)?)
 }
 
+/// What an event names of a change.
+pub struct ChangeKey<'a> {
+    pub change_id: &'a str,
+    pub short_id: i64,
+}
+
+impl<'a> ChangeKey<'a> {
+    pub fn of(change: &'a Change) -> Result<Self, ApiError> {
+        let short_id = change.short_id.parse().map_err(ApiError::internal)?;
+        Ok(ChangeKey { change_id: &change.change_id, short_id })
+    }
+
+    /// The key of a row with `change_id` and `short_id` (e.g. of `RETURNING`).
+    pub fn from_row(row: &'a AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(ChangeKey { change_id: row.try_get("change_id")?, short_id: row.try_get("short_id")? })
+    }
+}
+
 /// A project counter that a write advances together with the event sequence.
 pub enum Counter {
     NextShortId,
@@ -183,7 +201,7 @@ impl<'a> ProjectWrite<'a> {
     /// Records a change event; returns its sequence number.
     pub async fn event(&mut self, event_type: ChangeEventType, change: &Change) -> Result<i64, ApiError> {
         let seq = self.reserve_events(1).await?;
-        self.insert_events(seq, event_type, std::slice::from_ref(change)).await?;
+        self.insert_events(seq, event_type, &[ChangeKey::of(change)?]).await?;
         Ok(seq)
     }
 
@@ -223,7 +241,7 @@ impl<'a> ProjectWrite<'a> {
         &mut self,
         first_seq: i64,
         event_type: ChangeEventType,
-        changes: &[Change],
+        changes: &[ChangeKey<'_>],
     ) -> Result<(), ApiError> {
         let Some(last_seq) = (changes.len() as i64).checked_sub(1).map(|n| first_seq + n) else {
             return Ok(());
@@ -244,8 +262,8 @@ impl<'a> ProjectWrite<'a> {
                 .bind(&self.ctx.who.project_id)
                 .bind(seq)
                 .bind(event_type.as_str())
-                .bind(&change.change_id)
-                .bind(&change.short_id)
+                .bind(change.change_id)
+                .bind(change.short_id.to_string())
                 .bind(self.ctx.now.unix_millis());
         }
         query.execute(self.tx.conn()).await?;

@@ -5,12 +5,14 @@ use std::collections::BTreeSet;
 
 use redline_protocol::*;
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
 use crate::blobs::ImageInput;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{
-    Counter, Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, set_status,
+    ChangeKey, Counter, Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select,
+    set_status,
 };
 use crate::rows::{
     CHANGE_RETURNING, GROUP_COLUMNS, MESSAGE_COLUMNS, change_from_row, group_from_row, message_from_row,
@@ -201,7 +203,14 @@ impl Op for ClaimChanges {
             }
         };
         w.commit().await?;
-        Ok(ClaimChangesOutput { group: out.0, changes: out.1.into_iter().map(|c| ctx.present(c)).collect() })
+        // The items' rows are parsed (captures included) after the commit, not while
+        // every other write waits.
+        let (group, rows) = out;
+        let changes = rows
+            .iter()
+            .map(|row| change_from_row(row, ctx.now).map(|c| ctx.present(c)))
+            .collect::<Result<_, _>>()?;
+        Ok(ClaimChangesOutput { group, changes })
     }
 }
 
@@ -257,7 +266,7 @@ async fn claim(
     title: Option<String>,
     claimed_by: &str,
     lease_end: Timestamp,
-) -> Result<(Group, Vec<Change>), ApiError> {
+) -> Result<(Group, Vec<AnyRow>), ApiError> {
     let (seq, fence) = w.reserve_events_and(items.len(), Counter::LastFence).await?;
     let title = match (title, items.as_slice()) {
         (Some(t), _) => t.trim().to_owned(),
@@ -292,13 +301,15 @@ async fn claim(
     update.binds.push(Bind::Text(group.group_id.clone()));
     update.and(&format!("change_id IN ({})", placeholders(ids.len())), ids.iter().cloned().map(Bind::Text));
     update.sql.push_str(&format!(" RETURNING {CHANGE_RETURNING}"));
-    let now = w.now();
-    let rows = update.fetch(w.conn()).await?;
-    let mut changes = rows.iter().map(|r| change_from_row(r, now)).collect::<Result<Vec<_>, _>>()?;
+    let mut rows = update.fetch(w.conn()).await?;
     // In the order the items were chosen (RETURNING's order is the engine's).
-    changes.sort_by_key(|c| ids.iter().position(|id| *id == c.change_id));
-    w.insert_events(seq, ChangeEventType::Claimed, &changes).await?;
-    Ok((group, changes))
+    rows.sort_by_cached_key(|row| {
+        let id: Option<String> = row.try_get("change_id").ok();
+        ids.iter().position(|chosen| Some(chosen) == id.as_ref())
+    });
+    let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+    w.insert_events(seq, ChangeEventType::Claimed, &keys).await?;
+    Ok((group, rows))
 }
 
 /// "a claim naming a `groupId` held by the same `claimedBy` renews its lease" (the
@@ -308,7 +319,7 @@ async fn renew(
     group_id: &str,
     claimed_by: &str,
     lease_end: Timestamp,
-) -> Result<(Group, Vec<Change>), ApiError> {
+) -> Result<(Group, Vec<AnyRow>), ApiError> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {GROUP_COLUMNS} FROM claim_groups WHERE group_id = $1 AND project_id = $2"
     )))
@@ -324,11 +335,8 @@ async fn renew(
     let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
     filter.sql.push_str(" ORDER BY c.short_id");
-    let now = w.now();
     let rows = filter.fetch(w.conn()).await?;
-    let changes: Vec<Change> =
-        rows.iter().map(|r| item_from_row(r, now).map(|i| i.change)).collect::<Result<_, _>>()?;
-    if changes.is_empty() {
+    if rows.is_empty() {
         return Err(ApiError::conflict(
             codes::LEASE_LOST,
             "every item of this group has been claimed again since",
@@ -340,7 +348,7 @@ async fn renew(
         .execute(w.conn())
         .await?;
     group.claim_expires_at = Some(lease_end);
-    Ok((group, changes))
+    Ok((group, rows))
 }
 
 /// What every agent write checks first: the item has reached the agent (not held,

@@ -10,7 +10,7 @@ use crate::auth::hex;
 use crate::blobs::{Blobs, ImageInput};
 use crate::db::new_id;
 use crate::error::ApiError;
-use crate::queue::{Counter, Ctx, Item, ProjectWrite, find_item, set_status};
+use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, set_status};
 use crate::rows::{CHANGE_RETURNING, STAGE_SELECT_BY_ID, change_from_row, stage_from_row, to_json};
 use crate::rpc::Op;
 
@@ -186,7 +186,7 @@ impl Op for CreateChange {
         let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
         let (seq, _) = w.reserve_events_and(1, Counter::NextShortId).await?;
-        w.insert_events(seq, ChangeEventType::Filed, std::slice::from_ref(&change)).await?;
+        w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey::of(&change)?]).await?;
         // "Filing sets heldUntil … on every item the same filer still holds on the same
         // stage, so a batch being typed is released together."
         sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")
@@ -277,14 +277,20 @@ impl Op for ReleaseChanges {
         .bind(&ctx.who.user_id)
         .fetch_all(w.conn())
         .await?;
-        let mut changes =
-            rows.iter().map(|row| change_from_row(row, ctx.now)).collect::<Result<Vec<_>, _>>()?;
-        changes.sort_by_key(|c| c.short_id.parse::<u64>().unwrap_or(0));
-        if !changes.is_empty() {
-            let seq = w.reserve_events(changes.len()).await?;
-            w.insert_events(seq, ChangeEventType::Released, &changes).await?;
+        let mut rows = rows
+            .iter()
+            .map(|row| Ok((ChangeKey::from_row(row)?, row)))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        rows.sort_by_key(|(key, _)| key.short_id);
+        let (keys, rows): (Vec<_>, Vec<_>) = rows.into_iter().unzip();
+        if !keys.is_empty() {
+            let seq = w.reserve_events(keys.len()).await?;
+            w.insert_events(seq, ChangeEventType::Released, &keys).await?;
         }
         w.commit().await?;
+        // Parsed (captures included) after the commit, not while every write waits.
+        let changes =
+            rows.into_iter().map(|row| change_from_row(row, ctx.now)).collect::<Result<Vec<_>, _>>()?;
         Ok(ChangesOutput { changes: changes.into_iter().map(|c| ctx.present(c)).collect() })
     }
 }
