@@ -308,6 +308,11 @@ pub struct CreateChangeInput {
     pub console_errors: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_id: Option<String>,
+    /// **(ours)** Where the item is filed from; `extension` when left out (the
+    /// protocol's `createChange` input has no `source`, and the extension is its filer).
+    /// The agent CLI's `redline file` sends `cli`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
 }
 
 /// `{change}`: the output of `createChange`, `completeChange`, `setChangeStatus`,

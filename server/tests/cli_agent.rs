@@ -432,6 +432,7 @@ async fn list_and_file() {
     let filed =
         ann.run(&["file", "Second", "--stage", "https://demo.example.com/x", "--json"]).await.ok().json();
     assert_eq!(filed["change"]["shortId"], "2");
+    assert_eq!(filed["change"]["source"], "cli");
     let held_until = hhmm_utc(filed["change"]["heldUntil"].as_str().unwrap());
     let agent = Agent::new(&s, &s.agent);
     let out = agent.run(&["list"]).await.ok();

@@ -77,6 +77,12 @@ async fn filing_holds_the_item_and_stamps_the_stage_build() {
     let own =
         s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t", "gitSha": "fff"})).await;
     assert_eq!(own["change"]["gitSha"], "fff");
+    // `source` (ours) says where the item was filed from; it is stored, not only echoed.
+    let cli =
+        s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t", "source": "cli"})).await;
+    assert_eq!(cli["change"]["source"], "cli");
+    let got = s.ok(&s.agent, "getChange", json!({"changeId": cli["change"]["changeId"]})).await;
+    assert_eq!(got["change"]["source"], "cli");
 }
 
 #[tokio::test]

@@ -572,6 +572,7 @@ async fn file(a: FileArgs, json: bool) -> Result<i32, Error> {
         title: a.title,
         body: a.body,
         route: a.route,
+        source: Some(Source::Cli),
         ..Default::default()
     };
     let out = ctx.api.call::<CreateChange>(input).await?;

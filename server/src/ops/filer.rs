@@ -115,7 +115,7 @@ impl Op for CreateChange {
             capture: input.capture,
             screenshot_key: input.screenshot_key,
             console_errors: input.console_errors.unwrap_or_default(),
-            source: Source::Extension,
+            source: input.source.unwrap_or(Source::Extension),
             filed_by: Some(ctx.who.user_name.clone()),
             branch: None,
             head_commit: None,
