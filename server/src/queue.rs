@@ -224,6 +224,8 @@ impl<'a> ProjectWrite<'a> {
         Ok((row.try_get::<i64, _>("last_event_seq")? - n as i64 + 1, row.try_get("counter")?))
     }
 
+    /// The project row's update behind both: the event sequence grows by `events`;
+    /// `set` and `returning` add further columns.
     async fn advance(&mut self, events: usize, set: &str, returning: &str) -> Result<AnyRow, ApiError> {
         Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE projects SET last_event_seq = last_event_seq + $2{set} WHERE project_id = $1 \
