@@ -6,6 +6,11 @@
 //! notification (a `watch` of the project's latest sequence) for more. A reconnect
 //! with `Last-Event-ID` replays what was missed, or gets `event: reset` when that is
 //! older than what is kept (or from another database).
+//!
+//! Writes made by another process (`redline stage deploy`, a second server) wake the
+//! streams too: on Postgres through `LISTEN/NOTIFY`, on SQLite by a watch of the
+//! projects' latest sequence numbers while anyone is subscribed (see
+//! [`spawn_store_watch`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -16,13 +21,14 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use redline_protocol::{ChangeEvent, ChangeEventType, EVENT_RESET, Scope};
-use sqlx::Row;
+use redline_protocol::{ChangeEvent, ChangeEventType, EVENT_RESET, Scope, Timestamp};
 use sqlx::postgres::PgListener;
+use sqlx::{AnyConnection, Row};
 use tokio::sync::watch;
 
 use crate::AppState;
 use crate::auth::authenticate;
+use crate::db::{Backend, Store};
 use crate::error::ApiError;
 
 /// How many events per project are kept for replay.
@@ -31,6 +37,72 @@ pub const EVENTS_KEPT: i64 = 1000;
 /// The Postgres channel on which a committed write names its project and last event,
 /// `"{projectId} {seq}"`, so the streams of every server process on the database wake.
 pub const PG_CHANNEL: &str = "redline_events";
+
+/// How often a server on SQLite looks for events written by another process, while a
+/// stream is open. Such writes are rare (a deploy), so a second of delay is fine and the
+/// check (one small read) costs nothing measurable.
+pub const STORE_WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Records a change event inside a write's transaction (which holds the project, see
+/// [`crate::db::touch_project`]): the project's next sequence number and the event's
+/// row. Returns the sequence number. The streams are woken after the commit:
+/// [`announce`] before it, [`EventHub::notify`] after it.
+pub async fn record(
+    conn: &mut AnyConnection,
+    project_id: &str,
+    event_type: ChangeEventType,
+    (change_id, short_id): (&str, &str),
+    at: Timestamp,
+) -> Result<i64, sqlx::Error> {
+    let seq: i64 = sqlx::query(
+        "UPDATE projects SET last_event_seq = last_event_seq + 1 WHERE project_id = $1 RETURNING last_event_seq",
+    )
+    .bind(project_id)
+    .fetch_one(&mut *conn)
+    .await?
+    .try_get("last_event_seq")?;
+    sqlx::query(
+        "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(project_id)
+    .bind(seq)
+    .bind(event_type.as_str())
+    .bind(change_id)
+    .bind(short_id)
+    .bind(at.unix_millis())
+    .execute(&mut *conn)
+    .await?;
+    // Pruning at every 64th event rather than at each spares the write a statement;
+    // the table keeps between EVENTS_KEPT and EVENTS_KEPT + 63 events.
+    if seq % 64 == 0 {
+        sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
+            .bind(project_id)
+            .bind(seq - EVENTS_KEPT)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(seq)
+}
+
+/// On Postgres, tells every server process on the database that `project_id`'s events
+/// reach `seq`, delivered when the transaction commits. On SQLite servers find out by
+/// themselves ([`spawn_store_watch`]).
+pub async fn announce(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    project_id: &str,
+    seq: i64,
+) -> Result<(), sqlx::Error> {
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(PG_CHANNEL)
+            .bind(format!("{project_id} {seq}"))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
 
 /// Wakes the event streams of a project after a write commits.
 #[derive(Debug)]
@@ -71,6 +143,50 @@ impl EventHub {
     fn subscribe(&self, project_id: &str) -> watch::Receiver<i64> {
         self.sender(project_id).subscribe()
     }
+
+    /// The projects with an open event stream.
+    fn watched(&self) -> Vec<String> {
+        let projects = self.projects.lock().expect("event hub lock");
+        projects.iter().filter(|(_, s)| s.receiver_count() > 0).map(|(p, _)| p.clone()).collect()
+    }
+}
+
+/// On SQLite, wakes this process's streams for events that other processes wrote to the
+/// same file (SQLite has no notifications across processes): while a stream is open,
+/// reads every project's latest sequence number each [`STORE_WATCH_INTERVAL`]. A
+/// project whose number moved past what this process last announced wakes its streams,
+/// which then read the new rows as usual. Ends when the server stops.
+pub fn spawn_store_watch(store: Store, hub: &Arc<EventHub>) {
+    let hub = Arc::downgrade(hub);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(STORE_WATCH_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(hub) = hub.upgrade() else { return };
+            if *hub.stopping.borrow() {
+                return;
+            }
+            let watched = hub.watched();
+            if watched.is_empty() {
+                continue;
+            }
+            match sqlx::query("SELECT project_id, last_event_seq FROM projects").fetch_all(store.pool()).await
+            {
+                Ok(rows) => {
+                    for row in rows {
+                        if let (Ok(project_id), Ok(seq)) =
+                            (row.try_get::<String, _>("project_id"), row.try_get::<i64, _>("last_event_seq"))
+                            && watched.contains(&project_id)
+                        {
+                            hub.notify(&project_id, seq);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "watching the store for change events"),
+            }
+        }
+    });
 }
 
 /// Wakes this process's streams for writes committed by other processes on the same

@@ -13,9 +13,9 @@ use crate::AppState;
 use crate::auth::Principal;
 use crate::blobs::{ImageInput, is_blob_key};
 use crate::commit::Lent;
-use crate::db::{Backend, new_id, touch_project};
+use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
-use crate::events::{EVENTS_KEPT, PG_CHANNEL};
+use crate::events;
 use crate::rows::{CHANGE_COLUMNS, change_from_row, to_json};
 
 /// One request: the server state, the caller, the base URL for links, and the one
@@ -176,35 +176,9 @@ impl<'a> ProjectWrite<'a> {
 
     /// Records a change event; returns its sequence number.
     pub async fn event(&mut self, event_type: ChangeEventType, change: &Change) -> Result<i64, ApiError> {
-        let project_id = self.ctx.who.project_id.clone();
-        let seq: i64 = sqlx::query(
-            "UPDATE projects SET last_event_seq = last_event_seq + 1 WHERE project_id = $1 RETURNING last_event_seq",
-        )
-        .bind(&project_id)
-        .fetch_one(self.tx.conn())
-        .await?
-        .try_get("last_event_seq")?;
-        sqlx::query(
-            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&project_id)
-        .bind(seq)
-        .bind(event_type.as_str())
-        .bind(&change.change_id)
-        .bind(&change.short_id)
-        .bind(self.ctx.now.unix_millis())
-        .execute(self.tx.conn())
-        .await?;
-        // Pruning at every 64th event rather than at each spares the write a statement;
-        // the table keeps between EVENTS_KEPT and EVENTS_KEPT + 63 events.
-        if seq % 64 == 0 {
-            sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
-                .bind(&project_id)
-                .bind(seq - EVENTS_KEPT)
-                .execute(self.tx.conn())
-                .await?;
-        }
+        let project_id = &self.ctx.who.project_id;
+        let item = (change.change_id.as_str(), change.short_id.as_str());
+        let seq = events::record(self.tx.conn(), project_id, event_type, item, self.ctx.now).await?;
         self.last_seq = Some(seq);
         Ok(seq)
     }
@@ -256,13 +230,9 @@ impl<'a> ProjectWrite<'a> {
 
     /// Ends the write; returns once it is committed (with its batch).
     pub async fn commit(mut self) -> Result<(), ApiError> {
-        if let (Some(seq), Backend::Postgres) = (self.last_seq, self.ctx.state.store.backend()) {
-            // Delivered at commit, to every server process on this database.
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(PG_CHANNEL)
-                .bind(format!("{} {seq}", self.ctx.who.project_id))
-                .execute(self.tx.conn())
-                .await?;
+        if let Some(seq) = self.last_seq {
+            let backend = self.ctx.state.store.backend();
+            events::announce(self.tx.conn(), backend, &self.ctx.who.project_id, seq).await?;
         }
         self.tx.commit().await?;
         if let Some(seq) = self.last_seq {
