@@ -85,6 +85,27 @@ pub async fn record(
     Ok(seq)
 }
 
+/// Records `event_type` for each of `items` (`changeId`, `shortId`) in a write made
+/// outside the server (an admin command on the store) and announces the last one. The
+/// servers' streams wake by themselves: on SQLite through [`spawn_store_watch`].
+pub async fn record_all(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    project_id: &str,
+    event_type: ChangeEventType,
+    items: &[(String, String)],
+    at: Timestamp,
+) -> Result<(), sqlx::Error> {
+    let mut last = None;
+    for (change_id, short_id) in items {
+        last = Some(record(&mut *conn, project_id, event_type, (change_id, short_id), at).await?);
+    }
+    match last {
+        Some(seq) => announce(conn, backend, project_id, seq).await,
+        None => Ok(()),
+    }
+}
+
 /// On Postgres, tells every server process on the database that `project_id`'s events
 /// reach `seq`, delivered when the transaction commits. On SQLite servers find out by
 /// themselves ([`spawn_store_watch`]).

@@ -95,11 +95,10 @@ pub async fn run(store: &Store, args: DeployArgs, json: bool) -> anyhow::Result<
     .bind(args.deployment_id.as_deref())
     .execute(&mut *tx)
     .await?;
-    let now = Clock::System.now();
-    let mut last_seq = None;
+    let mut turned = Vec::new();
     for (short, verdict) in verdicts {
         let Some(live) = verdict else { continue };
-        let turned = sqlx::query(
+        let changed = sqlx::query(
             "UPDATE changes SET live = $3 WHERE stage_id = $1 AND short_id = $2 \
              AND (live IS NULL OR live <> $3) RETURNING change_id",
         )
@@ -108,18 +107,14 @@ pub async fn run(store: &Store, args: DeployArgs, json: bool) -> anyhow::Result<
         .bind(i64::from(live))
         .fetch_optional(&mut *tx)
         .await?;
-        if let Some(row) = turned {
-            let change_id: String = row.try_get("change_id")?;
-            let item = (change_id.as_str(), short.to_string());
-            let event = ChangeEventType::Status;
-            last_seq = Some(events::record(&mut tx, &stage.project_id, event, (item.0, &item.1), now).await?);
+        if let Some(row) = changed {
+            turned.push((row.try_get("change_id")?, short.to_string()));
         }
     }
+    let (backend, status, now) = (store.backend(), ChangeEventType::Status, Clock::System.now());
+    events::record_all(&mut tx, backend, &stage.project_id, status, &turned, now).await?;
     out.stage =
         stage_from_row(&sqlx::query(STAGE_SELECT_BY_ID).bind(&stage.stage_id).fetch_one(&mut *tx).await?)?;
-    if let Some(seq) = last_seq {
-        events::announce(&mut tx, store.backend(), &stage.project_id, seq).await?;
-    }
     tx.commit().await?;
     if json {
         println!("{}", serde_json::to_string(&out)?);
