@@ -109,6 +109,21 @@ impl Row {
     pub fn number(&self) -> String {
         redline_protocol::display_short_id(&self.change.short_id)
     }
+
+    /// Done, and the stage serves a build that contains its commit.
+    pub fn is_live(&self) -> bool {
+        self.change.status == ChangeStatus::Done && self.change.live == Some(true)
+    }
+}
+
+/// A row's CSS classes: how an item of `status` looks in the list.
+pub fn row_class(status: ChangeStatus) -> &'static str {
+    match status {
+        ChangeStatus::Done => "row done",
+        ChangeStatus::Dismissed => "row dismissed",
+        ChangeStatus::NeedsAnswer => "row asks",
+        _ => "row",
+    }
 }
 
 /// `branch @ sha7`; the commit alone when there is no branch; `None` without a commit.
@@ -466,6 +481,20 @@ mod tests {
         assert_eq!(relative_time(t(0), t(49 * 3_600_000)), "2 d ago");
         assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40 s left");
         assert_eq!(lease_left(t(0), t(1)), "lease lapsed");
+    }
+
+    #[test]
+    fn done_items_are_live_once_deployed_and_rows_look_like_their_status() {
+        let row = |status, live| Row { change: change("a", 1, status, json!({ "live": live })), group: None };
+        assert!(row("done", json!(true)).is_live());
+        assert!(!row("done", json!(false)).is_live());
+        assert!(!row("done", json!(null)).is_live());
+        // `live` is about a done item's commit; a reopened one is not shown live.
+        assert!(!row("open", json!(true)).is_live());
+        assert_eq!(row_class(ChangeStatus::Done), "row done");
+        assert_eq!(row_class(ChangeStatus::NeedsAnswer), "row asks");
+        assert_eq!(row_class(ChangeStatus::Dismissed), "row dismissed");
+        assert_eq!(row_class(ChangeStatus::Claimed), "row");
     }
 
     #[test]

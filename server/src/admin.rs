@@ -2,12 +2,13 @@
 //! They return records that the CLI prints as JSON or as a readable line.
 
 use anyhow::{Context, bail};
-use redline_protocol::{DEFAULT_GRACE_SECONDS, Scope, Stage, StageType, Timestamp};
+use redline_protocol::{ChangeEventType, DEFAULT_GRACE_SECONDS, Scope, Stage, StageType, Timestamp};
 use serde::Serialize;
 use sqlx::Row;
 
 use crate::auth::{generate_token, hash_token};
 use crate::db::{Store, new_id};
+use crate::events;
 use crate::rows::stage_from_row;
 
 #[derive(Clone, Debug, Serialize)]
@@ -155,11 +156,18 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
         }
     };
     if let Some(sha) = spec.git_sha {
-        sqlx::query("UPDATE changes SET live = 1 WHERE stage_id = $1 AND head_commit = $2")
-            .bind(&stage_id)
-            .bind(sha)
-            .execute(&mut *tx)
-            .await?;
+        // Each item that turns live gets a `status` event, as with `stage deploy`.
+        let turned = sqlx::query(
+            "UPDATE changes SET live = 1 WHERE stage_id = $1 AND head_commit = $2 \
+             AND (live IS NULL OR live <> 1) RETURNING change_id, short_id",
+        )
+        .bind(&stage_id)
+        .bind(sha)
+        .fetch_all(&mut *tx)
+        .await?;
+        let keys = turned.iter().map(events::ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+        let (backend, status) = (store.backend(), ChangeEventType::Status);
+        events::record_all(&mut tx, backend, &project.project_id, status, &keys, now).await?;
     }
     let row = sqlx::query(crate::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
     let stage = stage_from_row(&row)?;

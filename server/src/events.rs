@@ -6,6 +6,11 @@
 //! notification (a `watch` of the project's latest sequence) for more. A reconnect
 //! with `Last-Event-ID` replays what was missed, or gets `event: reset` when that is
 //! older than what is kept (or from another database).
+//!
+//! Writes made by another process (`redline stage deploy`, a second server) wake the
+//! streams too: on Postgres through `LISTEN/NOTIFY`, on SQLite by a watch of the
+//! projects' latest sequence numbers while anyone is subscribed (see
+//! [`spawn_store_watch`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -16,13 +21,15 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use redline_protocol::{ChangeEvent, ChangeEventType, EVENT_RESET, Scope};
-use sqlx::Row;
+use redline_protocol::{Change, ChangeEvent, ChangeEventType, EVENT_RESET, Scope, Timestamp};
+use sqlx::any::AnyRow;
 use sqlx::postgres::PgListener;
+use sqlx::{AnyConnection, Row};
 use tokio::sync::watch;
 
 use crate::AppState;
 use crate::auth::authenticate;
+use crate::db::{Backend, Store};
 use crate::error::ApiError;
 
 /// How many events per project are kept for replay.
@@ -31,6 +38,140 @@ pub const EVENTS_KEPT: i64 = 1000;
 /// The Postgres channel on which a committed write names its project and last event,
 /// `"{projectId} {seq}"`, so the streams of every server process on the database wake.
 pub const PG_CHANNEL: &str = "redline_events";
+
+/// How often a server on SQLite looks for events written by another process, while a
+/// stream is open. Such writes are rare (a deploy), so a second of delay is fine and the
+/// check (one small read) costs nothing measurable.
+pub const STORE_WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What an event names of a change.
+pub struct ChangeKey<'a> {
+    pub change_id: &'a str,
+    pub short_id: i64,
+}
+
+impl<'a> ChangeKey<'a> {
+    pub fn of(change: &'a Change) -> Result<Self, ApiError> {
+        let short_id = change.short_id.parse().map_err(ApiError::internal)?;
+        Ok(ChangeKey { change_id: &change.change_id, short_id })
+    }
+
+    /// The key of a row with `change_id` and `short_id` (e.g. of `RETURNING`).
+    pub fn from_row(row: &'a AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(ChangeKey { change_id: row.try_get("change_id")?, short_id: row.try_get("short_id")? })
+    }
+}
+
+/// Advances the project row inside a write's transaction (which holds the project,
+/// see [`crate::db::touch_project`]): the event sequence grows by `events`; `set` and
+/// `returning` add further columns. Returns the row with `last_event_seq`.
+pub async fn advance(
+    conn: &mut AnyConnection,
+    project_id: &str,
+    events: usize,
+    set: &str,
+    returning: &str,
+) -> Result<AnyRow, sqlx::Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE projects SET last_event_seq = last_event_seq + $2{set} WHERE project_id = $1 \
+         RETURNING last_event_seq{returning}"
+    )))
+    .bind(project_id)
+    .bind(events as i64)
+    .fetch_one(conn)
+    .await
+}
+
+/// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
+/// (reserved with [`advance`]), in one statement. Returns the last sequence number,
+/// `None` when there is nothing to record. The streams are woken after the commit:
+/// [`announce`] before it, [`EventHub::notify`] after it.
+pub async fn insert(
+    conn: &mut AnyConnection,
+    project_id: &str,
+    first_seq: i64,
+    event_type: ChangeEventType,
+    changes: &[ChangeKey<'_>],
+    at: Timestamp,
+) -> Result<Option<i64>, sqlx::Error> {
+    let Some(last_seq) = (changes.len() as i64).checked_sub(1).map(|n| first_seq + n) else {
+        return Ok(None);
+    };
+    let rows: Vec<String> = (0..changes.len())
+        .map(|i| {
+            let p = 6 * i;
+            format!("(${}, ${}, ${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) VALUES {}",
+        rows.join(", ")
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for (seq, change) in (first_seq..).zip(changes) {
+        query = query
+            .bind(project_id)
+            .bind(seq)
+            .bind(event_type.as_str())
+            .bind(change.change_id)
+            .bind(change.short_id.to_string())
+            .bind(at.unix_millis());
+    }
+    query.execute(&mut *conn).await?;
+    // Pruning when the sequence passes a multiple of 64 rather than at each event
+    // spares the write a statement; the table keeps between EVENTS_KEPT and
+    // EVENTS_KEPT + 63 events (plus those of one write).
+    if (first_seq..=last_seq).any(|seq| seq % 64 == 0) {
+        sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
+            .bind(project_id)
+            .bind(last_seq - EVENTS_KEPT)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(Some(last_seq))
+}
+
+/// Records `event_type` for each of `changes` in a write made outside the server (an
+/// admin command on the store) and announces the last one. The servers' streams wake
+/// by themselves: on SQLite through [`spawn_store_watch`].
+pub async fn record_all(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    project_id: &str,
+    event_type: ChangeEventType,
+    changes: &[ChangeKey<'_>],
+    at: Timestamp,
+) -> Result<(), sqlx::Error> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let last: i64 =
+        advance(&mut *conn, project_id, changes.len(), "", "").await?.try_get("last_event_seq")?;
+    let first = last - changes.len() as i64 + 1;
+    match insert(&mut *conn, project_id, first, event_type, changes, at).await? {
+        Some(seq) => announce(conn, backend, project_id, seq).await,
+        None => Ok(()),
+    }
+}
+
+/// On Postgres, tells every server process on the database that `project_id`'s events
+/// reach `seq`, delivered when the transaction commits. On SQLite servers find out by
+/// themselves ([`spawn_store_watch`]).
+pub async fn announce(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    project_id: &str,
+    seq: i64,
+) -> Result<(), sqlx::Error> {
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(PG_CHANNEL)
+            .bind(format!("{project_id} {seq}"))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
 
 /// Wakes the event streams of a project after a write commits.
 #[derive(Debug)]
@@ -71,6 +212,50 @@ impl EventHub {
     fn subscribe(&self, project_id: &str) -> watch::Receiver<i64> {
         self.sender(project_id).subscribe()
     }
+
+    /// The projects with an open event stream.
+    fn watched(&self) -> Vec<String> {
+        let projects = self.projects.lock().expect("event hub lock");
+        projects.iter().filter(|(_, s)| s.receiver_count() > 0).map(|(p, _)| p.clone()).collect()
+    }
+}
+
+/// On SQLite, wakes this process's streams for events that other processes wrote to the
+/// same file (SQLite has no notifications across processes): while a stream is open,
+/// reads every project's latest sequence number each [`STORE_WATCH_INTERVAL`]. A
+/// project whose number moved past what this process last announced wakes its streams,
+/// which then read the new rows as usual. Ends when the server stops.
+pub fn spawn_store_watch(store: Store, hub: &Arc<EventHub>) {
+    let hub = Arc::downgrade(hub);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(STORE_WATCH_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(hub) = hub.upgrade() else { return };
+            if *hub.stopping.borrow() {
+                return;
+            }
+            let watched = hub.watched();
+            if watched.is_empty() {
+                continue;
+            }
+            match sqlx::query("SELECT project_id, last_event_seq FROM projects").fetch_all(store.pool()).await
+            {
+                Ok(rows) => {
+                    for row in rows {
+                        if let (Ok(project_id), Ok(seq)) =
+                            (row.try_get::<String, _>("project_id"), row.try_get::<i64, _>("last_event_seq"))
+                            && watched.contains(&project_id)
+                        {
+                            hub.notify(&project_id, seq);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "watching the store for change events"),
+            }
+        }
+    });
 }
 
 /// Wakes this process's streams for writes committed by other processes on the same

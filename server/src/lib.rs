@@ -60,8 +60,9 @@ impl AppState {
     pub async fn new(store: Store, clock: Clock, blob_dir: PathBuf) -> anyhow::Result<AppState> {
         let blobs = Arc::new(Blobs::open(&store, blob_dir).await?);
         let events = Arc::<EventHub>::default();
-        if let Some(url) = store.postgres_url() {
-            events::spawn_pg_listener(url.to_owned(), events.clone());
+        match store.postgres_url() {
+            Some(url) => events::spawn_pg_listener(url.to_owned(), events.clone()),
+            None => events::spawn_store_watch(store.clone(), &events),
         }
         Ok(AppState {
             store,

@@ -13,9 +13,10 @@ use crate::AppState;
 use crate::auth::Principal;
 use crate::blobs::{ImageInput, is_blob_key};
 use crate::commit::Lent;
-use crate::db::{Backend, new_id, touch_project};
+use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
-use crate::events::{EVENTS_KEPT, PG_CHANNEL};
+use crate::events;
+pub use crate::events::ChangeKey;
 use crate::rows::{CHANGE_COLUMNS, change_from_row, to_json};
 
 /// One request: the server state, the caller, the base URL for links, and the one
@@ -131,24 +132,6 @@ pub async fn find_item(
     Ok(item_from_row(&row, now)?)
 }
 
-/// What an event names of a change.
-pub struct ChangeKey<'a> {
-    pub change_id: &'a str,
-    pub short_id: i64,
-}
-
-impl<'a> ChangeKey<'a> {
-    pub fn of(change: &'a Change) -> Result<Self, ApiError> {
-        let short_id = change.short_id.parse().map_err(ApiError::internal)?;
-        Ok(ChangeKey { change_id: &change.change_id, short_id })
-    }
-
-    /// The key of a row with `change_id` and `short_id` (e.g. of `RETURNING`).
-    pub fn from_row(row: &'a AnyRow) -> Result<Self, sqlx::Error> {
-        Ok(ChangeKey { change_id: row.try_get("change_id")?, short_id: row.try_get("short_id")? })
-    }
-}
-
 /// A project counter that a write advances together with the event sequence.
 pub enum Counter {
     NextShortId,
@@ -224,17 +207,9 @@ impl<'a> ProjectWrite<'a> {
         Ok((row.try_get::<i64, _>("last_event_seq")? - n as i64 + 1, row.try_get("counter")?))
     }
 
-    /// The project row's update behind both: the event sequence grows by `events`;
-    /// `set` and `returning` add further columns.
-    async fn advance(&mut self, events: usize, set: &str, returning: &str) -> Result<AnyRow, ApiError> {
-        Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE projects SET last_event_seq = last_event_seq + $2{set} WHERE project_id = $1 \
-             RETURNING last_event_seq{returning}"
-        )))
-        .bind(self.ctx.who.project_id.clone())
-        .bind(events as i64)
-        .fetch_one(self.tx.conn())
-        .await?)
+    async fn advance(&mut self, n: usize, set: &str, returning: &str) -> Result<AnyRow, ApiError> {
+        let project_id = &self.ctx.who.project_id;
+        Ok(events::advance(self.tx.conn(), project_id, n, set, returning).await?)
     }
 
     /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
@@ -245,41 +220,12 @@ impl<'a> ProjectWrite<'a> {
         event_type: ChangeEventType,
         changes: &[ChangeKey<'_>],
     ) -> Result<(), ApiError> {
-        let Some(last_seq) = (changes.len() as i64).checked_sub(1).map(|n| first_seq + n) else {
-            return Ok(());
-        };
-        let rows: Vec<String> = (0..changes.len())
-            .map(|i| {
-                let p = 6 * i;
-                format!("(${}, ${}, ${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) VALUES {}",
-            rows.join(", ")
-        );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for (seq, change) in (first_seq..).zip(changes) {
-            query = query
-                .bind(&self.ctx.who.project_id)
-                .bind(seq)
-                .bind(event_type.as_str())
-                .bind(change.change_id)
-                .bind(change.short_id.to_string())
-                .bind(self.ctx.now.unix_millis());
+        let (project_id, now) = (&self.ctx.who.project_id, self.ctx.now);
+        if let Some(last_seq) =
+            events::insert(self.tx.conn(), project_id, first_seq, event_type, changes, now).await?
+        {
+            self.last_seq = Some(last_seq);
         }
-        query.execute(self.tx.conn()).await?;
-        // Pruning when the sequence passes a multiple of 64 rather than at each event
-        // spares the write a statement; the table keeps between EVENTS_KEPT and
-        // EVENTS_KEPT + 63 events (plus those of one write).
-        if (first_seq..=last_seq).any(|seq| seq % 64 == 0) {
-            sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
-                .bind(&self.ctx.who.project_id)
-                .bind(last_seq - EVENTS_KEPT)
-                .execute(self.tx.conn())
-                .await?;
-        }
-        self.last_seq = Some(last_seq);
         Ok(())
     }
 
@@ -330,13 +276,9 @@ impl<'a> ProjectWrite<'a> {
 
     /// Ends the write; returns once it is committed (with its batch).
     pub async fn commit(mut self) -> Result<(), ApiError> {
-        if let (Some(seq), Backend::Postgres) = (self.last_seq, self.ctx.state.store.backend()) {
-            // Delivered at commit, to every server process on this database.
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(PG_CHANNEL)
-                .bind(format!("{} {seq}", self.ctx.who.project_id))
-                .execute(self.tx.conn())
-                .await?;
+        if let Some(seq) = self.last_seq {
+            let backend = self.ctx.state.store.backend();
+            events::announce(self.tx.conn(), backend, &self.ctx.who.project_id, seq).await?;
         }
         self.tx.commit().await?;
         if let Some(seq) = self.last_seq {

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use cli_support::*;
-use common::TestServer;
+use common::{TestServer, connect, data_lines, read_sse};
 use redline_protocol::Scope;
 use redline_server::admin;
 use serde_json::json;
@@ -99,7 +99,8 @@ async fn help_reads_well() {
     assert!(out.stdout.contains("--sha <SHA>"), "{}", out.stdout);
 }
 
-/// `stage deploy` marks done items live when the deployed commit contains theirs.
+/// `stage deploy` marks done items live when the deployed commit contains theirs, and
+/// the running server tells its subscribers, though the deploy ran in another process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stage_deploy_marks_contained_items_live() {
     let s = TestServer::start().await;
@@ -116,6 +117,9 @@ async fn stage_deploy_marks_contained_items_live() {
     agent.run_in(repo.path(), &["done", "2"]).await.ok();
     let unknown = "0123456789abcdef0123456789abcdef01234567";
     agent.run_in(repo.path(), &["done", "3", "--commit", unknown]).await.ok();
+    let mut events = connect(&s, None, false).await;
+    let mut seen = String::new();
+    read_sse(&mut events, &mut seen, |t| t.contains(": connected")).await;
     // `--data DIR`, or `--database-url URL` when the suite runs on Postgres.
     let store = s.store_args();
     let (store_flag, store_value) = (store[0].as_str(), store[1].as_str());
@@ -133,6 +137,11 @@ async fn stage_deploy_marks_contained_items_live() {
     let list = agent.run(&["list", "--all", "--json"]).await.ok().json();
     let live: Vec<_> = list["changes"].as_array().unwrap().iter().map(|c| c["live"].clone()).collect();
     assert_eq!(live, [json!(true), json!(false), json!(false)]);
+    // A `status` event for each item whose `live` changed: #1 (#2 was not live before
+    // either, #3 was left alone).
+    let status = |t: &str| data_lines(t).into_iter().filter(|e| e["type"] == "status").collect::<Vec<_>>();
+    read_sse(&mut events, &mut seen, |t| !status(t).is_empty()).await;
+    assert_eq!(status(&seen)[0]["shortId"], "1");
     // Deploying the newest commit (by any name git knows) makes #2 live too.
     let out = agent
         .run_in(
@@ -154,6 +163,9 @@ async fn stage_deploy_marks_contained_items_live() {
         .json();
     assert_eq!(out["stage"]["gitSha"], c3.as_str());
     assert_eq!(out["live"], json!(["1", "2"]));
+    read_sse(&mut events, &mut seen, |t| status(t).len() >= 2).await;
+    let shorts: Vec<_> = status(&seen).iter().map(|e| e["shortId"].clone()).collect();
+    assert_eq!(shorts, ["1", "2"], "only #2 changed");
     let out = agent
         .run_in(repo.path(), &["stage", "deploy", "--stage", "nope", "--sha", &c3, store_flag, store_value])
         .await;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{START, TestServer};
+use common::{START, TestServer, connect, data_lines, read_sse};
 use redline_protocol::Scope;
 use redline_server::admin;
 use serde_json::{Value, json};
@@ -522,6 +522,9 @@ async fn live_follows_the_stage_deploying_the_head_commit() {
     let done =
         s.ok(&s.agent, "completeChange", json!({"changeId": c["changeId"], "headCommit": "beef"})).await;
     assert_eq!(done["change"]["live"], false);
+    let mut events = connect(&s, None, false).await;
+    let mut seen = String::new();
+    read_sse(&mut events, &mut seen, |t| t.contains(": connected")).await;
     let spec = admin::StageSpec {
         project: "demo",
         branch: "main",
@@ -533,6 +536,9 @@ async fn live_follows_the_stage_deploying_the_head_commit() {
     admin::add_stage(&s.store, spec, START).await.unwrap();
     let got = s.ok(&s.agent, "getChange", json!({"changeId": c["changeId"]})).await;
     assert_eq!(got["change"]["live"], true);
+    // Written to the store, not through the server: its streams still hear of it.
+    read_sse(&mut events, &mut seen, |t| t.contains("\"status\"")).await;
+    assert_eq!(data_lines(&seen).last().unwrap()["changeId"], c["changeId"]);
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::TestServer;
+use common::{TestServer, connect, data_lines, read_sse};
 use serde_json::{Value, json};
 
 fn png() -> String {
@@ -128,38 +128,6 @@ async fn agents_attach_images_as_evidence_or_options() {
     assert_eq!(answer["message"]["chosenOption"], key);
     let thread = s.ok(&s.agent, "getChange", json!({"changeId": id})).await["thread"].clone();
     assert_eq!(thread.as_array().unwrap().len(), 4);
-}
-
-/// Reads an event stream until `until` holds for the text so far (or times out).
-async fn read_sse(res: &mut reqwest::Response, text: &mut String, until: impl Fn(&str) -> bool) {
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while !until(text) {
-            let chunk = res.chunk().await.unwrap().expect("the stream ended");
-            text.push_str(std::str::from_utf8(&chunk).unwrap());
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out; got {text:?}"));
-}
-
-async fn connect(s: &TestServer, last_event_id: Option<&str>, encoded_colon: bool) -> reqwest::Response {
-    let colon = if encoded_colon { "%3A" } else { ":" };
-    let mut req = s
-        .http
-        .get(format!("{}/events/changes{colon}{}", s.base, s.project_id))
-        .bearer_auth(&s.agent)
-        .header("accept", "text/event-stream");
-    if let Some(id) = last_event_id {
-        req = req.header("last-event-id", id);
-    }
-    let res = req.send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-    res
-}
-
-fn data_lines(text: &str) -> Vec<Value> {
-    text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
 }
 
 #[tokio::test]

@@ -28,6 +28,13 @@ pub fn run() -> Result<()> {
     selectors()
 }
 
+/// `cargo xtask bench panel`: builds what ships and runs only the side panel's bench.
+pub fn run_panel() -> Result<()> {
+    setup::for_browser()?;
+    build::extension(Profile::Release)?.print();
+    panel()
+}
+
 /// The side panel on a 1,000-item queue: render, and one event applied (BENCHMARKS.md,
 /// "Side panel"), against plain DOM code measured in the same run.
 fn panel() -> Result<()> {

@@ -4,7 +4,8 @@
 //!   start the server on an embedded SQLite file with a demo stage, print what to load.
 //! - `cargo xtask test`: every test: native, wasm in headless Chromium, end-to-end.
 //! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
-//! - `cargo xtask bench`: start-up and size numbers for BENCHMARKS.md.
+//! - `cargo xtask bench [panel]`: start-up and size numbers for BENCHMARKS.md (`panel`:
+//!   only the side panel's).
 //! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
 //! - `cargo xtask serve-stage [--addr A]`: serve the demo stage alone.
 
@@ -42,7 +43,11 @@ fn run(args: Vec<String>) -> Result<()> {
             stage_port: args.value("--stage-port")?.unwrap_or(7879),
         }),
         "test" => test::run(),
-        "bench" => bench::run(),
+        "bench" => match args.next_positional().as_deref() {
+            None => bench::run(),
+            Some("panel") => bench::run_panel(),
+            Some(other) => bail!("unknown benchmark `{other}`; see `cargo xtask help`"),
+        },
         "build" => build::extension(if args.flag("--debug") {
             build::Profile::Debug
         } else {

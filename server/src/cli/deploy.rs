@@ -1,18 +1,23 @@
 //! `redline stage deploy --stage S --sha SHA`: records the build a stage now serves and
 //! marks each done item on it `live` when its `headCommit` is contained in that build,
 //! as the git checkout the command runs in says. An admin command: it works on the
-//! store (`--data` / `--database-url`), like `stage add`.
+//! store (`--data` / `--database-url`), like `stage add`. Each item whose `live` it
+//! changes gets a `status` event in the same transaction, so open panels re-read at
+//! once (the servers on that store notice events written by another process; see
+//! `crate::events`).
 
 use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use redline_protocol::Stage;
+use redline_protocol::{ChangeEventType, Stage};
 use serde::Serialize;
 use sqlx::Row;
 
 use super::git;
+use crate::Clock;
 use crate::db::Store;
+use crate::events;
 use crate::rows::{STAGE_COLUMNS, STAGE_SELECT_BY_ID, stage_from_row};
 
 #[derive(Args, Debug)]
@@ -90,16 +95,26 @@ pub async fn run(store: &Store, args: DeployArgs, json: bool) -> anyhow::Result<
     .bind(args.deployment_id.as_deref())
     .execute(&mut *tx)
     .await?;
+    let mut turned = Vec::new();
     for (short, verdict) in verdicts {
-        if let Some(live) = verdict {
-            sqlx::query("UPDATE changes SET live = $3 WHERE stage_id = $1 AND short_id = $2")
-                .bind(&stage.stage_id)
-                .bind(short)
-                .bind(i64::from(live))
-                .execute(&mut *tx)
-                .await?;
+        let Some(live) = verdict else { continue };
+        let changed = sqlx::query(
+            "UPDATE changes SET live = $3 WHERE stage_id = $1 AND short_id = $2 \
+             AND (live IS NULL OR live <> $3) RETURNING change_id",
+        )
+        .bind(&stage.stage_id)
+        .bind(short)
+        .bind(i64::from(live))
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = changed {
+            turned.push((row.try_get::<String, _>("change_id")?, short));
         }
     }
+    let (backend, status, now) = (store.backend(), ChangeEventType::Status, Clock::System.now());
+    let keys: Vec<_> =
+        turned.iter().map(|(id, short)| events::ChangeKey { change_id: id, short_id: *short }).collect();
+    events::record_all(&mut tx, backend, &stage.project_id, status, &keys, now).await?;
     out.stage =
         stage_from_row(&sqlx::query(STAGE_SELECT_BY_ID).bind(&stage.stage_id).fetch_one(&mut *tx).await?)?;
     tx.commit().await?;

@@ -5,6 +5,7 @@ use redline_protocol::{Scope, Timestamp};
 use redline_server::admin::{self, StageSpec};
 use redline_server::{AppState, Clock, Store};
 use serde_json::Value;
+use std::time::Duration;
 
 pub const START: Timestamp = Timestamp::from_unix_millis(1_795_973_727_000);
 
@@ -155,4 +156,36 @@ pub async fn open_store(dir: &std::path::Path) -> Store {
 pub fn http_client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
+}
+
+/// Reads an event stream until `until` holds for the text so far (or times out).
+pub async fn read_sse(res: &mut reqwest::Response, text: &mut String, until: impl Fn(&str) -> bool) {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !until(text) {
+            let chunk = res.chunk().await.unwrap().expect("the stream ended");
+            text.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out; got {text:?}"));
+}
+
+pub async fn connect(s: &TestServer, last_event_id: Option<&str>, encoded_colon: bool) -> reqwest::Response {
+    let colon = if encoded_colon { "%3A" } else { ":" };
+    let mut req = s
+        .http
+        .get(format!("{}/events/changes{colon}{}", s.base, s.project_id))
+        .bearer_auth(&s.agent)
+        .header("accept", "text/event-stream");
+    if let Some(id) = last_event_id {
+        req = req.header("last-event-id", id);
+    }
+    let res = req.send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    res
+}
+
+pub fn data_lines(text: &str) -> Vec<Value> {
+    text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
 }
