@@ -252,7 +252,7 @@ export async function openConnectedPanel(browser, server, { viewport, errors } =
 }
 
 /** Draws a closed freehand loop around `box` with the mouse, as a person would. */
-export async function drawLasso(page, box, { margin = 14, release = true } = {}) {
+export async function drawLasso(page, box, { margin = 14, release = true, pace = 0 } = {}) {
   const cx = box.x + box.width / 2;
   const cy = box.y + box.height / 2;
   // An ellipse covers π/4 of its bounding box: scale it so the box sits well inside.
@@ -265,7 +265,11 @@ export async function drawLasso(page, box, { margin = 14, release = true } = {})
   ];
   await page.mouse.move(...at(0));
   await page.mouse.down();
+  const started = Date.now();
   for (let i = 1; i <= 48; i++) {
+    // `pace` ms between moves, as a hand draws (by default as fast as the browser takes them).
+    const due = started + i * pace;
+    if (pace > 0 && Date.now() < due) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
     await page.mouse.move(...at((i / 48) * 2 * Math.PI));
   }
   if (release) await page.mouse.up();

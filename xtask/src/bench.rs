@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: the extension's start-up numbers reported in BENCHMARKS.md.
 //! Builds what ships, plus the alternative it was chosen over (one module for the worker
-//! and the pages), and measures both in Chromium in the same run. Then, separately, CSS
-//! paths against @medv/finder (`selectors`).
+//! and the pages), and measures both in Chromium in the same run. Then circle and file,
+//! the side panel, and CSS paths against @medv/finder (`selectors`); `cargo xtask bench
+//! capture` builds what ships and runs only circle and file.
 
 use anyhow::Result;
 
@@ -9,10 +10,15 @@ use crate::build::{self, Profile};
 use crate::process::{self, cmd};
 use crate::setup;
 
-pub fn run() -> Result<()> {
+pub fn run(only: Option<&str>) -> Result<()> {
     setup::for_browser()?;
     let report = build::extension(Profile::Release)?;
     report.print();
+    match only {
+        None => {}
+        Some("capture") => return capture(),
+        Some(other) => anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture]`"),
+    }
     let combined_dir = crate::root().join("target/bench/pkg");
     let combined = build::web_module("worker,ui", Profile::Release, &combined_dir, "combined")?;
     println!("  {:<28} {:>9} bytes  {:>8} gzipped", "(combined worker+ui)", combined.raw, combined.gzipped);

@@ -56,7 +56,7 @@ pub fn run(options: Options) -> Result<()> {
 /// The server binary, built like the tests build it.
 pub fn build_server() -> Result<PathBuf> {
     process::run(cmd("cargo").args(["build", "--package", "redline-server", "--bin", "redline"]))?;
-    Ok(crate::root().join("target/debug/redline"))
+    Ok(crate::target_dir().join("debug/redline"))
 }
 
 /// Starts `redline serve` and waits until it accepts connections.
