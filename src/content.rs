@@ -100,9 +100,9 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
             Ok(OverlayEvent::Close) => {
                 let _ = unmount();
             }
-            Ok(OverlayEvent::Drawing { points, start }) => {
+            Ok(OverlayEvent::Drawing { stroke }) => {
                 if let Some(document) = web_sys::window().and_then(|w| w.document()) {
-                    stroke_dom::drawing(&points, start, &document, &host_for_messages);
+                    stroke_dom::drawing(&stroke, &document, &host_for_messages);
                 }
             }
             Ok(OverlayEvent::Circled { stroke }) => {

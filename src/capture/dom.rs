@@ -8,15 +8,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Document, Element, Performance, Window};
 
 use super::element::{self, NameSources};
-use super::geometry::Polygon;
+use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 use super::selector_dom::CssPaths;
-use super::stroke::{Stroke, Task, Tree};
-
-/// About how many points of the page to sample inside the lasso. The walk finds what
-/// lies within the lasso's bounds; the samples catch content drawn outside its parent's
-/// box (positioned or overflowing), so a coarse grid suffices.
-const SAMPLE_BUDGET: usize = 64;
+use super::stroke::{self, Stroke, Task, Tree};
 
 #[wasm_bindgen]
 extern "C" {
@@ -70,7 +65,11 @@ impl Tree for PageTree {
 /// while the page neither scrolls, resizes nor changes; the caller starts a new one
 /// when it does.
 pub struct Capture {
+    document: Document,
     stroke: Stroke<Element>,
+    /// What the page showed at the grid points sampled during the stroke, with the box
+    /// it had then (a few hundred at most, so a list).
+    samples: Vec<Sample>,
     tree: PageTree,
     /// By the walk's entry.
     descriptions: Vec<Option<Circled>>,
@@ -81,7 +80,9 @@ impl Capture {
     /// A capture of `document`'s body, skipping `ignore` (our overlay).
     pub fn new(document: &Document, ignore: Option<&Element>) -> Option<Capture> {
         Some(Capture {
+            document: document.clone(),
             stroke: Stroke::new(document.body()?.unchecked_into()),
+            samples: Vec::new(),
             tree: PageTree { ignore: ignore.cloned() },
             descriptions: Vec::new(),
             paths: CssPaths::new(),
@@ -112,10 +113,19 @@ impl Capture {
                     let element = self.stroke.walk.node(entry).clone();
                     let description = describe(&element, rect_of(&element), &mut self.paths);
                     if self.descriptions.len() <= entry {
-                        self.descriptions.resize(entry + 1, None);
+                        self.descriptions.resize_with(entry + 1, || None);
                     }
                     self.descriptions[entry] = Some(description);
-                    self.stroke.described(entry);
+                    self.stroke.described();
+                }
+                Task::Sample(point) => {
+                    let hit = topmost_below(&self.document, point, self.tree.ignore.as_ref());
+                    let hit = hit.map(|element| {
+                        let rect = rect_of(&element);
+                        (element, rect)
+                    });
+                    self.samples.push((stroke::grid_key(point), hit));
+                    self.stroke.sampled();
                 }
                 Task::Pick => self.stroke.pick(),
                 Task::Idle => {}
@@ -128,7 +138,7 @@ impl Capture {
     /// Each element's box is read again now, so what is filed is the page at release;
     /// `Err` when a box moved since the stroke read it (the layout changed without a
     /// DOM change, an animation say), and the capture must start over.
-    fn finish(mut self, document: &Document, polygon: &Polygon) -> Result<Vec<Circled>, Stale> {
+    fn finish(mut self, polygon: &Polygon) -> Result<Vec<Circled>, Stale> {
         let Some(bounds) = polygon.bounds() else { return Ok(Vec::new()) };
         let mut phases = Phases::start();
         let walk = &mut self.stroke.walk;
@@ -140,7 +150,7 @@ impl Capture {
             found.candidates.push(candidate);
         }
         phases.end("redline:capture:walk");
-        found.sample(document, polygon, self.tree.ignore.as_ref());
+        found.sample(&self.document, polygon, self.tree.ignore.as_ref(), &self.samples)?;
         phases.end("redline:capture:samples");
         let picked = pick::circled(polygon, &found.candidates);
         phases.end("redline:capture:pick");
@@ -172,6 +182,10 @@ impl Capture {
     }
 }
 
+/// A grid point sampled during the stroke (as whole pixels), and the element found there
+/// with its box then.
+type Sample = ((i32, i32), Option<(Element, Rect)>);
+
 /// The page's boxes moved under a capture's cache.
 struct Stale;
 
@@ -185,11 +199,11 @@ pub fn circled_elements(
 ) -> Vec<Circled> {
     let fresh = || Capture::new(document, ignore);
     let Some(capture) = prepared.or_else(fresh) else { return Vec::new() };
-    match capture.finish(document, polygon) {
+    match capture.finish(polygon) {
         Ok(circled) => circled,
         // Read again at once: every box of a fresh capture is read in this one task, so
         // it cannot be stale.
-        Err(Stale) => fresh().and_then(|c| c.finish(document, polygon).ok()).unwrap_or_default(),
+        Err(Stale) => fresh().and_then(|c| c.finish(polygon).ok()).unwrap_or_default(),
     }
 }
 
@@ -272,21 +286,43 @@ impl Found {
 
     /// The topmost page element at points inside the outline, with the ancestors that
     /// lead to it: content drawn outside its parent's box, which the walk does not enter.
-    fn sample(&mut self, document: &Document, polygon: &Polygon, ignore: Option<&Element>) {
+    /// Points the stroke sampled already are taken from `sampled`, unless the element
+    /// found there has moved since (`Err`: the capture must start over).
+    fn sample(
+        &mut self,
+        document: &Document,
+        polygon: &Polygon,
+        ignore: Option<&Element>,
+        sampled: &[Sample],
+    ) -> Result<(), Stale> {
         // Our overlay covers the page; made transparent to hit testing while sampling,
-        // the topmost page element at each point is what the person saw there.
+        // the topmost page element at each point is what the person saw there. (During
+        // the stroke the overlay must stay as it is, so the stroke asks for the list of
+        // elements at a point instead, which costs more per point.)
         let overlay_style = ignore.and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()).map(|e| e.style());
-        if let Some(style) = &overlay_style {
-            let _ = style.set_property("pointer-events", "none");
-        }
-        for sample in polygon.grid_inside(polygon.grid_step(SAMPLE_BUDGET)) {
-            if let Some(hit) = document.element_from_point(sample.x as f32, sample.y as f32) {
+        let mut transparent = false;
+        for point in polygon.grid_inside(polygon.grid_step(SAMPLE_BUDGET)) {
+            let key = stroke::grid_key(point);
+            let hit = match sampled.iter().find(|(at, _)| *at == key) {
+                Some((_, Some((hit, rect)))) if rect_of(hit) != *rect => {
+                    make_opaque(overlay_style.as_ref().filter(|_| transparent));
+                    return Err(Stale);
+                }
+                Some((_, hit)) => hit.as_ref().map(|(hit, _)| hit.clone()),
+                None => {
+                    if let Some(style) = overlay_style.as_ref().filter(|_| !transparent) {
+                        let _ = style.set_property("pointer-events", "none");
+                        transparent = true;
+                    }
+                    document.element_from_point(point.x as f32, point.y as f32)
+                }
+            };
+            if let Some(hit) = hit {
                 self.add_with_ancestors(hit, ignore);
             }
         }
-        if let Some(style) = &overlay_style {
-            let _ = style.remove_property("pointer-events");
-        }
+        make_opaque(overlay_style.as_ref().filter(|_| transparent));
+        Ok(())
     }
 
     /// A sampled element the walk missed, with the ancestors that lead to it.
@@ -308,6 +344,23 @@ impl Found {
             parent_index = Some(self.push(element, rect, parent_index));
         }
     }
+}
+
+/// Our overlay takes the pointer again (`style` is its style, if it was made transparent).
+fn make_opaque(style: Option<&web_sys::CssStyleDeclaration>) {
+    if let Some(style) = style {
+        let _ = style.remove_property("pointer-events");
+    }
+}
+
+/// The topmost page element at `point` under our overlay (`ignore`), which stays where it
+/// is: the stroke is still being drawn on it.
+fn topmost_below(document: &Document, point: Point, ignore: Option<&Element>) -> Option<Element> {
+    document
+        .elements_from_point(point.x as f32, point.y as f32)
+        .iter()
+        .map(JsCast::unchecked_into::<Element>)
+        .find(|e| ignore != Some(e))
 }
 
 /// The parent element, stepping out of a shadow root to its host.
@@ -434,16 +487,12 @@ mod tests {
         web_sys::window().unwrap().document().unwrap()
     }
 
-    /// A fixed grid of 60 cards of 100×60 px (10 a row) at the top left of the viewport,
-    /// each with a test id, a title and a button.
+    /// A grid of 60 cards of 100×60 px (10 a row) first in the page, each with a test
+    /// id, a title and a button. In the flow, so the walk reaches it.
     fn cards() -> Element {
         let document = document();
         let grid = document.create_element("section").unwrap();
-        grid.set_attribute(
-            "style",
-            "position: fixed; left: 0; top: 0; width: 1000px; display: flex; flex-wrap: wrap;",
-        )
-        .unwrap();
+        grid.set_attribute("style", &grid_style(0)).unwrap();
         let mut html = String::new();
         for i in 0..60 {
             html.push_str(&format!(
@@ -452,8 +501,13 @@ mod tests {
             ));
         }
         grid.set_inner_html(&html);
-        document.body().unwrap().append_child(&grid).unwrap();
+        document.body().unwrap().prepend_with_node_1(&grid).unwrap();
         grid
+    }
+
+    /// The grid's style, `top` px down the page.
+    fn grid_style(top: u32) -> String {
+        format!("margin: {top}px 0 0; width: 1000px; display: flex; flex-wrap: wrap;")
     }
 
     /// An ellipse around (`cx`, `cy`), as a hand would draw it.
@@ -499,11 +553,7 @@ mod tests {
         let polygon = Polygon::new(stroke.clone());
         let capture = prepared(&stroke);
         // Two rows down: other cards are under the lasso now.
-        grid.set_attribute(
-            "style",
-            "position: fixed; left: 0; top: 120px; width: 1000px; display: flex; flex-wrap: wrap;",
-        )
-        .unwrap();
+        grid.set_attribute("style", &grid_style(120)).unwrap();
         let ahead = circled_elements(&document(), &polygon, None, Some(capture));
         assert_eq!(ahead, circled_elements(&document(), &polygon, None, None));
         assert!(ahead.iter().all(|c| c.rect.is_some_and(|r| r.y >= 120.0)), "{:?}", test_ids(&ahead));

@@ -9,11 +9,12 @@
 //! The cache is only as good as the page staying put: the adapter starts it over when
 //! the page scrolls, resizes or changes (see `content.rs`).
 
+use std::f64::consts::FRAC_PI_4;
 use std::ops::Range;
 
 use redline_protocol::{Point, Rect};
 
-use super::geometry::{Polygon, SIMPLIFY_TOLERANCE};
+use super::geometry::{self, Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 
 /// The page as the walk sees it.
@@ -73,11 +74,15 @@ impl<N: Clone> Walk<N> {
             return;
         }
         self.bounds = Some(grown);
-        let entries = &self.entries;
-        let (met, still_outside): (Vec<usize>, Vec<usize>) =
-            self.outside.iter().partition(|&&i| entries[i].rect.is_some_and(|r| intersects(r, grown)));
-        self.outside = still_outside;
-        self.work.extend(met.into_iter().map(Work::Enter));
+        let mut i = 0;
+        while let Some(&entry) = self.outside.get(i) {
+            if self.entries[entry].rect.is_some_and(|r| intersects(r, grown)) {
+                self.outside.swap_remove(i);
+                self.work.push(Work::Enter(entry));
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Whether everything within the bounds has been read.
@@ -148,6 +153,11 @@ impl<N: Clone> Walk<N> {
         found
     }
 
+    /// Everything the walk has been asked to cover so far.
+    pub fn bounds(&self) -> Option<Rect> {
+        self.bounds
+    }
+
     pub fn node(&self, entry: usize) -> &N {
         &self.entries[entry].node
     }
@@ -172,12 +182,14 @@ impl<N: Clone> Walk<N> {
 const POINTS_BETWEEN_PICKS: usize = 8;
 
 /// What to do next with a stroke's spare time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Task {
     /// Read more of the page within the bounds so far.
     Walk,
     /// Describe this entry, which the stroke so far circles.
     Describe(usize),
+    /// Ask the page what lies at this point of the sampling grid.
+    Sample(Point),
     /// Run the coverage rule on the stroke so far, to learn what to describe.
     Pick,
     /// Nothing until more points arrive.
@@ -192,6 +204,11 @@ pub struct Stroke<N> {
     picked_at: usize,
     /// Entries the stroke so far circles, waiting to be described, next last.
     to_describe: Vec<usize>,
+    /// Grid points inside the stroke so far, waiting to be sampled, next last.
+    to_sample: Vec<Point>,
+    /// Every grid point ever queued (whole pixels: grid steps are); a few hundred at
+    /// most, so a list.
+    queued_points: Vec<(i32, i32)>,
     /// Which entries were ever queued (by entry), so none is described twice.
     queued: Vec<bool>,
 }
@@ -203,6 +220,8 @@ impl<N: Clone> Stroke<N> {
             points: Vec::new(),
             picked_at: 0,
             to_describe: Vec::new(),
+            to_sample: Vec::new(),
+            queued_points: Vec::new(),
             queued: Vec::new(),
         }
     }
@@ -218,12 +237,15 @@ impl<N: Clone> Stroke<N> {
     }
 
     /// The walk first (its boxes feed everything else), then descriptions of what is
-    /// already circled, then a fresh look at what is circled once the stroke has grown.
+    /// already circled and samples inside the stroke so far, then a fresh look at what
+    /// is circled once the stroke has grown.
     pub fn next_task(&self) -> Task {
         if !self.walk.is_done() {
             Task::Walk
         } else if let Some(&entry) = self.to_describe.last() {
             Task::Describe(entry)
+        } else if let Some(&point) = self.to_sample.last() {
+            Task::Sample(point)
         } else if self.points.len() >= self.picked_at + POINTS_BETWEEN_PICKS {
             Task::Pick
         } else {
@@ -231,10 +253,12 @@ impl<N: Clone> Stroke<N> {
         }
     }
 
-    /// Runs the coverage rule on the stroke so far, closed, and queues what it circles.
+    /// Runs the coverage rule on the stroke so far, closed, and queues what it circles
+    /// and the sampling grid inside it.
     pub fn pick(&mut self) {
         self.picked_at = self.points.len();
-        let polygon = Polygon::from_stroke(&self.points, SIMPLIFY_TOLERANCE);
+        // Not simplified: this outline is only a guess at what the release will circle.
+        let polygon = Polygon::new(self.points.clone());
         let Some(bounds) = polygon.bounds().filter(|_| polygon.is_area()) else { return };
         let candidates = self.walk.candidates(bounds);
         let (entries, candidates): (Vec<usize>, Vec<Candidate>) = candidates.into_iter().unzip();
@@ -247,11 +271,28 @@ impl<N: Clone> Stroke<N> {
                 self.to_describe.push(entry);
             }
         }
+        // The grid of the outline the stroke is heading for: its bounds so far hold an
+        // ellipse of at least this area, and a released outline's coarser grid nests in
+        // this one (see `geometry::grid_step`).
+        let heading_for = bounds_area(self.walk.bounds()) * FRAC_PI_4;
+        let step = geometry::grid_step(polygon.area().max(heading_for), SAMPLE_BUDGET);
+        for point in polygon.grid_inside(step) {
+            let key = grid_key(point);
+            if !self.queued_points.contains(&key) {
+                self.queued_points.push(key);
+                self.to_sample.push(point);
+            }
+        }
     }
 
-    /// `entry` has been described (or will not be).
-    pub fn described(&mut self, entry: usize) {
-        self.to_describe.retain(|&e| e != entry);
+    /// The point [`Task::Sample`] named has been sampled.
+    pub fn sampled(&mut self) {
+        self.to_sample.pop();
+    }
+
+    /// The entry [`Task::Describe`] named has been described.
+    pub fn described(&mut self) {
+        self.to_describe.pop();
     }
 }
 
@@ -289,6 +330,15 @@ impl Pacer {
     }
 }
 
+/// A grid point as whole pixels, to look samples up by.
+pub fn grid_key(point: Point) -> (i32, i32) {
+    (point.x.round() as i32, point.y.round() as i32)
+}
+
+fn bounds_area(bounds: Option<Rect>) -> f64 {
+    bounds.map_or(0.0, |b| b.width * b.height)
+}
+
 pub fn intersects(a: Rect, b: Rect) -> bool {
     a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
 }
@@ -302,6 +352,7 @@ fn union(a: Rect, b: Rect) -> Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::geometry::SIMPLIFY_TOLERANCE;
 
     /// A page as a list of elements: box, parent, test id. Element 0 is the body.
     struct FakePage {
@@ -408,8 +459,9 @@ mod tests {
                 }
                 Task::Describe(entry) => {
                     described.push(*stroke.walk.node(entry));
-                    stroke.described(entry);
+                    stroke.described();
                 }
+                Task::Sample(_) => stroke.sampled(),
                 Task::Pick => stroke.pick(),
                 Task::Idle => return described,
             }
@@ -446,6 +498,44 @@ mod tests {
         assert_eq!(run(&mut stroke, &mut page), [5]);
         stroke.extend(&[Point { x: 90.0, y: 110.0 }; POINTS_BETWEEN_PICKS]);
         assert_eq!(run(&mut stroke, &mut page), Vec::<usize>::new(), "nothing twice");
+    }
+
+    #[test]
+    fn the_stroke_samples_ahead_the_grid_of_the_outline_it_closes() {
+        let mut page = cards();
+        let mut stroke = Stroke::new(0);
+        let ellipse: Vec<Point> = (0..=48)
+            .map(|i| {
+                let a = i as f64 / 48.0 * std::f64::consts::TAU;
+                Point { x: 400.0 + 300.0 * a.cos(), y: 60.0 + 50.0 * a.sin() }
+            })
+            .collect();
+        let mut sampled = Vec::new();
+        for part in ellipse.chunks(POINTS_BETWEEN_PICKS) {
+            stroke.extend(part);
+            while let task @ (Task::Walk | Task::Describe(_) | Task::Sample(_) | Task::Pick) =
+                stroke.next_task()
+            {
+                match task {
+                    Task::Walk => {
+                        stroke.walk.step(&mut page);
+                    }
+                    Task::Describe(_) => stroke.described(),
+                    Task::Sample(point) => {
+                        sampled.push(grid_key(point));
+                        stroke.sampled();
+                    }
+                    _ => stroke.pick(),
+                }
+            }
+        }
+        let released = Polygon::from_stroke(&ellipse, SIMPLIFY_TOLERANCE);
+        let grid = released.grid_inside(released.grid_step(SAMPLE_BUDGET));
+        assert!(grid.len() > 20, "{}", grid.len());
+        let missing = grid.iter().filter(|p| !sampled.contains(&grid_key(**p))).count();
+        assert!(missing * 10 <= grid.len(), "{missing} of {} left for the release", grid.len());
+        let unique: std::collections::HashSet<_> = sampled.iter().collect();
+        assert_eq!(unique.len(), sampled.len(), "no point sampled twice");
     }
 
     #[test]

@@ -90,7 +90,8 @@ impl Drawing {
         self.moved.replace(false) || changed
     }
 
-    /// The capture, started over (for the stroke so far) if the page moved or changed.
+    /// The capture, started over (for the stroke so far, without what is being added) if
+    /// the page moved or changed.
     fn capture(&mut self) -> Option<&mut Capture> {
         if self.moved() {
             self.capture = Capture::new(&self.document, Some(&self.ignore));
@@ -117,20 +118,22 @@ impl Drop for Drawing {
     }
 }
 
-/// More of the stroke: `start` begins a new one. Reads a slice of the page for it now
-/// if this frame has room, else soon.
-pub fn drawing(points: &[Point], start: bool, document: &Document, overlay: &Element) {
+/// The stroke so far; one no longer than the last begins a new stroke (a press sends a
+/// stroke of one point). Reads a slice of the page for it now if this frame has room,
+/// else soon.
+pub fn drawing(stroke: &[Point], document: &Document, overlay: &Element) {
     DRAWING.with_borrow_mut(|drawing| {
-        if start || drawing.is_none() {
+        if drawing.as_ref().is_none_or(|d| stroke.len() <= d.points.len()) {
             // The old stroke's observers go with it (Drop) before the new one's start.
             *drawing = None;
             *drawing = Drawing::start(document.clone(), overlay.clone());
         }
         if let Some(drawing) = drawing {
-            drawing.points.extend_from_slice(points);
+            let added = &stroke[drawing.points.len()..];
             if let Some(capture) = drawing.capture() {
-                capture.extend(points);
+                capture.extend(added);
             }
+            drawing.points.extend_from_slice(added);
         }
     });
     slice();
@@ -193,8 +196,8 @@ mod tests {
 
     fn start(document: &Document, overlay: &Element) {
         let stroke = [Point { x: 10.0, y: 10.0 }, Point { x: 200.0, y: 10.0 }, Point { x: 200.0, y: 200.0 }];
-        drawing(&stroke[..1], true, document, overlay);
-        drawing(&stroke[1..], false, document, overlay);
+        drawing(&stroke[..1], document, overlay);
+        drawing(&stroke, document, overlay);
     }
 
     #[wasm_bindgen_test]

@@ -165,9 +165,7 @@ pub fn Overlay() -> impl IntoView {
     // The page reads ahead while the person draws (see capture/stroke.rs).
     let on_drawing = {
         let page = page.clone();
-        move |point: Point, start: bool| {
-            tell_page(&OverlayEvent::Drawing { points: vec![point], start }, &page)
-        }
+        move |stroke: Vec<Point>| tell_page(&OverlayEvent::Drawing { stroke }, &page)
     };
     let on_filed = move |item: TrayItem| {
         draft_text.set(String::new());
@@ -201,7 +199,7 @@ pub fn Overlay() -> impl IntoView {
 #[component]
 fn Lasso(
     drawing: Signal<bool>,
-    on_drawing: impl Fn(Point, bool) + 'static,
+    on_drawing: impl Fn(Vec<Point>) + 'static,
     on_circled: impl Fn(Vec<Point>) + 'static,
 ) -> impl IntoView {
     let points = RwSignal::new(Vec::<Point>::new());
@@ -223,12 +221,12 @@ fn Lasso(
                 }
                 pressed.set(true);
                 points.set(vec![at(&event)]);
-                on_drawing(at(&event), true);
+                on_drawing(vec![at(&event)]);
             }
             on:pointermove=move |event| {
                 if pressed.get_untracked() {
                     points.update(|p| p.push(at(&event)));
-                    on_drawing_moved(at(&event), false);
+                    on_drawing_moved(points.get_untracked());
                 }
             }
             on:pointerup=move |_| {

@@ -4,9 +4,11 @@
 // - release → elements captured (the content script's own User Timing measure), against
 //   the anchor "naive scan": a getBoundingClientRect of every element, in the same page.
 //   The content script reads the page while the lasso is drawn, so this is measured for
-//   a lasso drawn at a hand's pace (48 moves over about 0.6 s) and for one drawn as fast
-//   as the browser takes the moves (little time to read ahead); and the reading done
-//   during the stroke is reported too: its longest slice and its total;
+//   a lasso drawn at a hand's pace (48 moves, one after the other, at least 12.5 ms
+//   apart) and for a quick flick (48 moves sent 5 ms apart, about 0.25 s, whatever the
+//   browser's lag: little time to read ahead); and the reading done during the stroke is
+//   reported too: its longest slice, its total, and the longest frame in the page and in
+//   the overlay while the lasso is drawn;
 // - release → composer open (capture, screenshot, annotation);
 // - Enter → item stored on the server (outbox, upload, createChange).
 import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "../e2e/harness.mjs";
@@ -45,17 +47,37 @@ try {
   const { page, overlay } = await openOverlay(browser, `${stage.url}/`);
   // Grown after the overlay is up, so the overlay host stays outside the grid.
   const elements = await growPage(page);
-  const kinds = () => ({ paced: [], fast: [] });
+  const kinds = () => ({ paced: [], quick: [] });
   const capture = kinds(), drawn = kinds(), slices = { longest: kinds(), total: kinds(), count: kinds() };
+  const frames = { page: kinds(), overlay: kinds() };
+  // The longest gap between animation frames while the lasso is drawn, in the page (where
+  // the reading ahead runs) and in the overlay (where the lasso is drawn).
+  const watchFrames = () => {
+    globalThis.redlineBenchFrames = { times: [], on: true };
+    const tick = (t) => {
+      redlineBenchFrames.times.push(t);
+      if (redlineBenchFrames.on) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  };
+  const longestFrame = () => {
+    redlineBenchFrames.on = false;
+    const t = redlineBenchFrames.times;
+    return Math.max(0, ...t.slice(1).map((x, i) => x - t[i]));
+  };
   const naive = [], composer = [], stored = [], phases = {};
   for (let run = 0; run < 2 * RUNS; run++) {
     // Alternating, so both kinds see the same machine.
-    const kind = run % 2 === 0 ? "paced" : "fast";
+    const kind = run % 2 === 0 ? "paced" : "quick";
     await page.evaluate(() => performance.clearMeasures());
-    const pace = kind === "paced" ? 12.5 : 0;
+    const stroke = kind === "paced" ? { pace: 12.5 } : { pace: 5, queue: true };
+    await page.evaluate(watchFrames);
+    await overlay.evaluate(watchFrames);
     const drawing = Date.now();
-    await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { release: false, pace });
+    await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { release: false, ...stroke });
     drawn[kind].push(Date.now() - drawing);
+    frames.page[kind].push(await page.evaluate(longestFrame));
+    frames.overlay[kind].push(await overlay.evaluate(longestFrame));
     const released = Date.now();
     await page.mouse.up();
     const box = overlay.getByRole("dialog", { name: "Say what is wrong" });
@@ -95,12 +117,14 @@ try {
   }
   console.log(`page: ${elements} elements; lasso over a 420×280 px region; ${RUNS} runs of each stroke`);
   console.log(row("naive scan (anchor)", naive));
-  for (const kind of ["paced", "fast"]) {
+  for (const kind of ["paced", "quick"]) {
     console.log(row(`${kind} stroke: drawing it`, drawn[kind]));
     console.log(row(`${kind} stroke: release → elements captured`, capture[kind], naive));
     console.log(row(`${kind} stroke: longest slice while drawing`, slices.longest[kind]));
     console.log(row(`${kind} stroke: all slices while drawing`, slices.total[kind]));
     console.log(`${kind} stroke: slices while drawing: median ${quantile(slices.count[kind], 0.5)}`);
+    console.log(row(`${kind} stroke: longest frame in the page`, frames.page[kind]));
+    console.log(row(`${kind} stroke: longest frame in the overlay`, frames.overlay[kind]));
   }
   console.log(row("release → composer open (with screenshot)", composer));
   console.log(row("Enter → item stored on the server", stored));
