@@ -181,6 +181,9 @@ impl<N: Clone> Walk<N> {
 /// again: a pointer reports 60–120 moves a second, so about every 100 ms of drawing.
 const POINTS_BETWEEN_PICKS: usize = 8;
 
+/// Corners of the outline the coverage rule runs on during the stroke.
+const MAX_GUESS_CORNERS: usize = 32;
+
 /// What to do next with a stroke's spare time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Task {
@@ -257,8 +260,17 @@ impl<N: Clone> Stroke<N> {
     /// and the sampling grid inside it.
     pub fn pick(&mut self) {
         self.picked_at = self.points.len();
-        // Not simplified: this outline is only a guess at what the release will circle.
-        let polygon = Polygon::new(self.points.clone());
+        // Thinned to every n-th point rather than simplified: this outline is only a
+        // guess at what the release will circle, and fewer corners make its coverage
+        // cheaper (the rule runs on every candidate so far, in one task).
+        let stride = self.points.len().div_ceil(MAX_GUESS_CORNERS).max(1);
+        let mut corners = Vec::with_capacity(MAX_GUESS_CORNERS);
+        let mut at = 0;
+        while let Some(&point) = self.points.get(at) {
+            corners.push(point);
+            at += stride;
+        }
+        let polygon = Polygon::new(corners);
         let Some(bounds) = polygon.bounds().filter(|_| polygon.is_area()) else { return };
         let candidates = self.walk.candidates(bounds);
         let (entries, candidates): (Vec<usize>, Vec<Candidate>) = candidates.into_iter().unzip();
