@@ -1,13 +1,15 @@
 //! One capture's page work spread over the stroke. The person takes hundreds of
 //! milliseconds to draw a lasso; meanwhile the content script walks the elements within
-//! the stroke's growing bounds (reading each box once) and describes the ones the stroke
-//! so far already circles, in slices of a few milliseconds. On release only the rest
-//! runs: the area the stroke reached last, the point samples, the coverage rule and
-//! whatever was not described yet. Pure: the page adapter (`dom.rs`) reads the page,
-//! this decides what to read, in which order, and how long a slice may take.
+//! the stroke's growing bounds (reading each box once), samples the point grid inside
+//! the stroke so far and describes the elements it already circles, in slices of a few
+//! milliseconds. On release only the rest runs: the area the stroke reached last, the
+//! samples not taken yet, the coverage rule and whatever was not described yet. Pure:
+//! the page adapter (`dom.rs`) reads the page, this decides what to read, in which
+//! order, and how long a slice may take.
 //!
-//! The cache is only as good as the page staying put: the adapter starts it over when
-//! the page scrolls, resizes or changes (see `content.rs`).
+//! The cache is only as good as the page staying put: `stroke_dom.rs` starts it over
+//! when the page scrolls, resizes or changes, and the release reads every circled box
+//! again (see `dom.rs`).
 
 use std::f64::consts::FRAC_PI_4;
 use std::ops::Range;

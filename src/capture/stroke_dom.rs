@@ -1,5 +1,5 @@
 //! The stroke-time side of a capture in the page: while the person draws, the overlay
-//! sends the stroke's points and the content script reads the page for them in slices
+//! sends the stroke so far and the content script reads the page for it in slices
 //! paced by [`Pacer`] (see `stroke.rs`), so that release has little left to do. A scroll,
 //! a resize or any change to the page's DOM starts the reading over.
 
