@@ -63,7 +63,9 @@ impl Tree for PageTree {
 /// One capture, begun when the stroke begins: the walk over the stroke's bounds so far,
 /// the descriptions of what the stroke so far circles, and the CSS paths' cache. Valid
 /// while the page neither scrolls, resizes nor changes; the caller starts a new one
-/// when it does.
+/// when it does. A CSS path made during the stroke was verified unique when it was made,
+/// and our paths use only tags, attributes and positions among siblings, so with the
+/// DOM unchanged since it is still unique at release.
 pub struct Capture {
     document: Document,
     stroke: Stroke<Element>,
@@ -94,8 +96,9 @@ impl Capture {
         self.stroke.extend(points);
     }
 
-    /// Works on the stroke so far until `now()` reaches `deadline` (each step is a box
-    /// or one element's description, well under a millisecond). `true` while work is left.
+    /// Works on the stroke so far until `now()` reaches `deadline`, one step at a time (a
+    /// box, a sample, the coverage rule's guess or one element's description: a few
+    /// milliseconds at most, so a slice may run over by that). `true` while work is left.
     pub fn work_until(&mut self, now: impl Fn() -> f64, deadline: f64) -> bool {
         loop {
             let task = self.stroke.next_task();
