@@ -17,6 +17,7 @@ use crate::capture::console;
 use crate::capture::dom::{self, PageContext};
 use crate::capture::geometry::Polygon;
 use crate::capture::screenshot;
+use crate::capture::stroke_dom;
 use crate::chrome;
 use crate::messages::{Captured, OverlayEvent, PageEvent};
 
@@ -85,6 +86,7 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
 
     let trusted_origin = overlay_origin.to_owned();
     let frame_for_messages = frame.clone();
+    let host_for_messages = host.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         let from_our_frame = event.origin() == trusted_origin
             && frame_for_messages
@@ -97,6 +99,11 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
             Ok(OverlayEvent::Ready) => overlay_ready(),
             Ok(OverlayEvent::Close) => {
                 let _ = unmount();
+            }
+            Ok(OverlayEvent::Drawing { stroke }) => {
+                if let Some(document) = web_sys::window().and_then(|w| w.document()) {
+                    stroke_dom::drawing(&stroke, &document, &host_for_messages);
+                }
             }
             Ok(OverlayEvent::Circled { stroke }) => {
                 wasm_bindgen_futures::spawn_local(capture_and_reply(stroke, trusted_origin.clone()));
@@ -112,6 +119,7 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
 
 /// Removes the overlay and its listeners; nothing of ours is left in the page.
 pub fn unmount() -> Result<(), JsValue> {
+    stroke_dom::cancel();
     let Some(mounted) = MOUNTED.take() else { return Ok(()) };
     let window: Window = web_sys::window().ok_or("no window")?;
     window.remove_event_listener_with_callback_and_bool(
@@ -157,7 +165,7 @@ async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
     if let Some(p) = &performance {
         let _ = p.mark(CAPTURE_MARK);
     }
-    let elements = dom::circled_elements(&document, &polygon, Some(&host));
+    let elements = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take());
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
     }

@@ -92,6 +92,10 @@ pub enum OverlayEvent {
     /// The person cancelled (Esc) or finished; remove the overlay.
     #[serde(rename = "redline:close")]
     Close,
+    /// The person is drawing: the stroke so far, viewport CSS pixels, each time it grows,
+    /// so the page can read ahead. One no longer than the last begins a new stroke.
+    #[serde(rename = "redline:drawing")]
+    Drawing { stroke: Vec<Point> },
     /// The person released the lasso: the simplified outline, viewport CSS pixels.
     #[serde(rename = "redline:circled")]
     Circled { stroke: Vec<Point> },

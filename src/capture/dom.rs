@@ -3,62 +3,274 @@
 
 use js_sys::Map;
 use redline_protocol::{Element as Circled, Point, Rect};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Document, Element, Window};
+use web_sys::{Document, Element, Performance, Window};
 
 use super::element::{self, NameSources};
-use super::geometry::Polygon;
+use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 use super::selector_dom::CssPaths;
+use super::stroke::{self, Stroke, Task, Tree};
 
-/// About how many points of the page to sample inside the lasso. The walk finds what
-/// lies within the lasso's bounds; the samples catch content drawn outside its parent's
-/// box (positioned or overflowing), so a coarse grid suffices.
-const SAMPLE_BUDGET: usize = 64;
-
-/// The circled elements of `document` under `polygon`, skipping `ignore` (our overlay).
-pub fn circled_elements(document: &Document, polygon: &Polygon, ignore: Option<&Element>) -> Vec<Circled> {
-    let Some(bounds) = polygon.bounds() else { return Vec::new() };
-    let mut found = Found::default();
-    if let Some(body) = document.body() {
-        found.walk(&body, None, bounds, ignore);
-    }
-    // Our overlay covers the page; made transparent to hit testing while sampling, the
-    // topmost page element at each point is what the person saw there.
-    let overlay_style = ignore.and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()).map(|e| e.style());
-    if let Some(style) = &overlay_style {
-        let _ = style.set_property("pointer-events", "none");
-    }
-    for sample in polygon.grid_inside(polygon.grid_step(SAMPLE_BUDGET)) {
-        if let Some(hit) = document.element_from_point(sample.x as f32, sample.y as f32) {
-            found.add_with_ancestors(hit, ignore);
-        }
-    }
-    if let Some(style) = &overlay_style {
-        let _ = style.remove_property("pointer-events");
-    }
-    let window = web_sys::window();
-    // One cache for the whole capture: circled elements share ancestors and their paths.
-    let mut paths = CssPaths::new();
-    pick::circled(polygon, &found.candidates)
-        .into_iter()
-        .map(|i| &found.elements[i])
-        .filter(|e| window.as_ref().is_none_or(|w| is_visible(w, e)))
-        .map(|e| describe(e, &mut paths))
-        .collect()
+#[wasm_bindgen]
+extern "C" {
+    /// An element, for `checkVisibility(options)`, which web-sys does not bind yet.
+    #[wasm_bindgen(extends = Element)]
+    type Visible;
+    #[wasm_bindgen(method, js_name = checkVisibility)]
+    fn check_visibility(this: &Visible, options: &JsValue) -> bool;
 }
 
-/// The candidates found so far, with the page elements they stand for.
+/// The page's elements as the walk sees them, without our overlay.
+struct PageTree {
+    ignore: Option<Element>,
+}
+
+impl PageTree {
+    fn push_children(&self, first: Option<Element>, into: &mut Vec<Element>) {
+        let mut child = first;
+        while let Some(c) = child {
+            child = c.next_element_sibling();
+            if self.ignore.as_ref() != Some(&c) {
+                into.push(c);
+            }
+        }
+    }
+}
+
+impl Tree for PageTree {
+    type Node = Element;
+
+    fn rect(&mut self, node: &Element) -> Rect {
+        rect_of(node)
+    }
+
+    fn children(&mut self, node: &Element) -> Vec<Element> {
+        let mut children = Vec::new();
+        self.push_children(node.first_element_child(), &mut children);
+        if let Some(shadow) = node.shadow_root() {
+            self.push_children(shadow.first_element_child(), &mut children);
+        }
+        children
+    }
+
+    fn has_test_id(&mut self, node: &Element) -> bool {
+        node.has_attribute("data-testid")
+    }
+}
+
+/// One capture, begun when the stroke begins: the walk over the stroke's bounds so far,
+/// the descriptions of what the stroke so far circles, and the CSS paths' cache. Valid
+/// while the page neither scrolls, resizes nor changes; the caller starts a new one
+/// when it does. A CSS path made during the stroke was verified unique when it was made,
+/// and our paths use only tags, attributes and positions among siblings, so with the
+/// DOM unchanged since it is still unique at release.
+pub struct Capture {
+    document: Document,
+    stroke: Stroke<Element>,
+    /// What the page showed at the grid points sampled during the stroke, with the box
+    /// it had then (a few hundred at most, so a list).
+    samples: Vec<Sample>,
+    tree: PageTree,
+    /// By the walk's entry.
+    descriptions: Vec<Option<Circled>>,
+    paths: CssPaths,
+}
+
+impl Capture {
+    /// A capture of `document`'s body, skipping `ignore` (our overlay).
+    pub fn new(document: &Document, ignore: Option<&Element>) -> Option<Capture> {
+        Some(Capture {
+            document: document.clone(),
+            stroke: Stroke::new(document.body()?.unchecked_into()),
+            samples: Vec::new(),
+            tree: PageTree { ignore: ignore.cloned() },
+            descriptions: Vec::new(),
+            paths: CssPaths::new(),
+        })
+    }
+
+    /// More of the stroke, viewport CSS px.
+    pub fn extend(&mut self, points: &[Point]) {
+        self.stroke.extend(points);
+    }
+
+    /// Works on the stroke so far until `now()` reaches `deadline`, one step at a time (a
+    /// box, a sample, the coverage rule's guess or one element's description: a few
+    /// milliseconds at most, so a slice may run over by that). `true` while work is left.
+    pub fn work_until(&mut self, now: impl Fn() -> f64, deadline: f64) -> bool {
+        loop {
+            let task = self.stroke.next_task();
+            if task == Task::Idle {
+                return false;
+            }
+            if now() >= deadline {
+                return true;
+            }
+            match task {
+                Task::Walk => {
+                    self.stroke.walk.step(&mut self.tree);
+                }
+                Task::Describe(entry) => {
+                    let element = self.stroke.walk.node(entry).clone();
+                    let description = describe(&element, rect_of(&element), &mut self.paths);
+                    if self.descriptions.len() <= entry {
+                        self.descriptions.resize_with(entry + 1, || None);
+                    }
+                    self.descriptions[entry] = Some(description);
+                    self.stroke.described();
+                }
+                Task::Sample(point) => {
+                    let hit = topmost_below(&self.document, point, self.tree.ignore.as_ref());
+                    let hit = hit.map(|element| {
+                        let rect = rect_of(&element);
+                        (element, rect)
+                    });
+                    self.samples.push((stroke::grid_key(point), hit));
+                    self.stroke.sampled();
+                }
+                Task::Pick => self.stroke.pick(),
+                Task::Idle => {}
+            }
+        }
+    }
+
+    /// The circled elements under `polygon`: the rest of the walk, the point samples,
+    /// the coverage rule, and a description of each circled element not described yet.
+    /// Each element's box is read again now, so what is filed is the page at release;
+    /// `Err` when a box moved since the stroke read it (the layout changed without a
+    /// DOM change, an animation say), and the capture must start over.
+    fn finish(mut self, polygon: &Polygon) -> Result<Vec<Circled>, Stale> {
+        let Some(bounds) = polygon.bounds() else { return Ok(Vec::new()) };
+        let mut phases = Phases::start();
+        let walk = &mut self.stroke.walk;
+        walk.finish(&mut self.tree, bounds);
+        let mut found = Found::default();
+        for (entry, candidate) in walk.candidates(bounds) {
+            found.elements.push(walk.node(entry).clone());
+            found.entries.push(Some(entry));
+            found.candidates.push(candidate);
+        }
+        phases.end("redline:capture:walk");
+        found.sample(&self.document, polygon, self.tree.ignore.as_ref(), &self.samples)?;
+        phases.end("redline:capture:samples");
+        let picked = pick::circled(polygon, &found.candidates);
+        phases.end("redline:capture:pick");
+        let visible = js_sys::Object::new();
+        for option in ["opacityProperty", "visibilityProperty"] {
+            let _ = js_sys::Reflect::set(&visible, &option.into(), &JsValue::TRUE);
+        }
+        let mut circled = Vec::with_capacity(picked.len());
+        for i in picked {
+            let element = &found.elements[i];
+            // One style lookup in the browser, with no strings brought back, and it also
+            // sees a hidden or transparent ancestor.
+            if !element.unchecked_ref::<Visible>().check_visibility(&visible) {
+                continue;
+            }
+            let rect = rect_of(element);
+            if rect != found.candidates[i].rect {
+                return Err(Stale);
+            }
+            let described = found.entries[i].and_then(|e| self.descriptions.get_mut(e)?.take());
+            let description = match described {
+                Some(described) => Circled { rect: Some(rect), ..described },
+                None => describe(element, rect, &mut self.paths),
+            };
+            circled.push(description);
+        }
+        phases.end("redline:capture:describe");
+        Ok(circled)
+    }
+}
+
+/// A grid point sampled during the stroke (as whole pixels), and the element found there
+/// with its box then.
+type Sample = ((i32, i32), Option<(Element, Rect)>);
+
+/// The page's boxes moved under a capture's cache.
+struct Stale;
+
+/// The circled elements of `document` under `polygon`, skipping `ignore` (our overlay),
+/// with whatever `prepared` already read during the stroke.
+pub fn circled_elements(
+    document: &Document,
+    polygon: &Polygon,
+    ignore: Option<&Element>,
+    prepared: Option<Capture>,
+) -> Vec<Circled> {
+    let fresh = || Capture::new(document, ignore);
+    let Some(capture) = prepared.or_else(fresh) else { return Vec::new() };
+    match capture.finish(polygon) {
+        Ok(circled) => circled,
+        // Read again at once: every box of a fresh capture is read in this one task, so
+        // it cannot be stale.
+        Err(Stale) => fresh().and_then(|c| c.finish(polygon).ok()).unwrap_or_default(),
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The page's performance timeline, for `measure(name, {start, end})`, which web-sys
+    /// binds only behind its unstable APIs.
+    #[wasm_bindgen(extends = Performance)]
+    type Timeline;
+    #[wasm_bindgen(method, catch, js_name = measure)]
+    fn measure_between(this: &Timeline, name: &str, options: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// Records a User Timing measure from `start` to `end` (`performance.now()` times).
+pub fn measure(performance: &Performance, name: &str, start: f64, end: f64) {
+    let options = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&options, &"start".into(), &start.into());
+    let _ = js_sys::Reflect::set(&options, &"end".into(), &end.into());
+    let _ = performance.unchecked_ref::<Timeline>().measure_between(name, &options);
+}
+
+/// The phases of a release as User Timing measures (`redline:capture:walk`, …), so
+/// where its time goes can be seen on any page (tests/bench/capture.mjs reports them).
+struct Phases {
+    performance: Option<Performance>,
+    started: f64,
+}
+
+impl Phases {
+    fn start() -> Phases {
+        let performance = web_sys::window().and_then(|w| w.performance());
+        let started = performance.as_ref().map_or(0.0, Performance::now);
+        Phases { performance, started }
+    }
+
+    fn end(&mut self, name: &str) {
+        if let Some(performance) = &self.performance {
+            let now = performance.now();
+            measure(performance, name, self.started, now);
+            self.started = now;
+        }
+    }
+}
+
+/// The candidates found for one release: the walk's, then those the samples add.
 #[derive(Default)]
 struct Found {
     elements: Vec<Element>,
     candidates: Vec<Candidate>,
+    /// The walk's entry behind each candidate; `None` for those the samples found.
+    entries: Vec<Option<usize>>,
+    /// Element → candidate index, built when the samples first need it.
     index: Option<Map>,
 }
 
 impl Found {
     fn index(&mut self) -> &Map {
-        self.index.get_or_insert_with(Map::new)
+        self.index.get_or_insert_with(|| {
+            let index = Map::new();
+            for (i, element) in self.elements.iter().enumerate() {
+                index.set(element, &JsValue::from(i as f64));
+            }
+            index
+        })
     }
 
     fn position(&mut self, element: &Element) -> Option<usize> {
@@ -70,34 +282,50 @@ impl Found {
         self.index().set(&element, &JsValue::from(i as f64));
         let has_test_id = element.has_attribute("data-testid");
         self.candidates.push(Candidate { rect, parent, has_test_id });
+        self.entries.push(None);
         self.elements.push(element);
         i
     }
 
-    /// Depth-first through the elements whose box meets `bounds` (and into open shadow
-    /// roots); subtrees outside are not entered, which keeps big pages cheap. Content
-    /// that overflows its parent is caught by the point samples instead.
-    fn walk(&mut self, element: &Element, parent: Option<usize>, bounds: Rect, ignore: Option<&Element>) {
-        if ignore.is_some_and(|i| i == element) {
-            return;
-        }
-        let rect = rect_of(element);
-        if !intersects(rect, bounds) {
-            return;
-        }
-        let me = Some(self.push(element.clone(), rect, parent));
-        let mut child = element.first_element_child();
-        while let Some(c) = child {
-            self.walk(&c, me, bounds, ignore);
-            child = c.next_element_sibling();
-        }
-        if let Some(shadow) = element.shadow_root() {
-            let mut child = shadow.first_element_child();
-            while let Some(c) = child {
-                self.walk(&c, me, bounds, ignore);
-                child = c.next_element_sibling();
+    /// The topmost page element at points inside the outline, with the ancestors that
+    /// lead to it: content drawn outside its parent's box, which the walk does not enter.
+    /// Points the stroke sampled already are taken from `sampled`, unless the element
+    /// found there has moved since (`Err`: the capture must start over).
+    fn sample(
+        &mut self,
+        document: &Document,
+        polygon: &Polygon,
+        ignore: Option<&Element>,
+        sampled: &[Sample],
+    ) -> Result<(), Stale> {
+        // Our overlay covers the page; made transparent to hit testing while sampling,
+        // the topmost page element at each point is what the person saw there. (During
+        // the stroke the overlay must stay as it is, so the stroke asks for the list of
+        // elements at a point instead, which costs more per point.)
+        let overlay_style = ignore.and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()).map(|e| e.style());
+        let mut transparent = false;
+        for point in polygon.grid_inside(polygon.grid_step(SAMPLE_BUDGET)) {
+            let key = stroke::grid_key(point);
+            let hit = match sampled.iter().find(|(at, _)| *at == key) {
+                Some((_, Some((hit, rect)))) if rect_of(hit) != *rect => {
+                    make_opaque(overlay_style.as_ref().filter(|_| transparent));
+                    return Err(Stale);
+                }
+                Some((_, hit)) => hit.as_ref().map(|(hit, _)| hit.clone()),
+                None => {
+                    if let Some(style) = overlay_style.as_ref().filter(|_| !transparent) {
+                        let _ = style.set_property("pointer-events", "none");
+                        transparent = true;
+                    }
+                    document.element_from_point(point.x as f32, point.y as f32)
+                }
+            };
+            if let Some(hit) = hit {
+                self.add_with_ancestors(hit, ignore);
             }
         }
+        make_opaque(overlay_style.as_ref().filter(|_| transparent));
+        Ok(())
     }
 
     /// A sampled element the walk missed, with the ancestors that lead to it.
@@ -121,6 +349,23 @@ impl Found {
     }
 }
 
+/// Our overlay takes the pointer again (`style` is its style, if it was made transparent).
+fn make_opaque(style: Option<&web_sys::CssStyleDeclaration>) {
+    if let Some(style) = style {
+        let _ = style.remove_property("pointer-events");
+    }
+}
+
+/// The topmost page element at `point` under our overlay (`ignore`), which stays where it
+/// is: the stroke is still being drawn on it.
+fn topmost_below(document: &Document, point: Point, ignore: Option<&Element>) -> Option<Element> {
+    document
+        .elements_from_point(point.x as f32, point.y as f32)
+        .iter()
+        .map(JsCast::unchecked_into::<Element>)
+        .find(|e| ignore != Some(e))
+}
+
 /// The parent element, stepping out of a shadow root to its host.
 fn parent_element(element: &Element) -> Option<Element> {
     element.parent_element().or_else(|| {
@@ -132,16 +377,6 @@ fn parent_element(element: &Element) -> Option<Element> {
 fn rect_of(element: &Element) -> Rect {
     let r = element.get_bounding_client_rect();
     Rect { x: r.x(), y: r.y(), width: r.width(), height: r.height() }
-}
-
-fn intersects(a: Rect, b: Rect) -> bool {
-    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
-}
-
-fn is_visible(window: &Window, element: &Element) -> bool {
-    let Ok(Some(style)) = window.get_computed_style(element) else { return true };
-    let value = |name: &str| style.get_property_value(name).unwrap_or_default();
-    value("visibility") != "hidden" && value("display") != "none" && value("opacity") != "0"
 }
 
 /// The nearest value of `attribute` on `element` or its ancestors (across shadow roots).
@@ -156,8 +391,8 @@ fn nearest_attribute(element: &Element, attribute: &str, accept: impl Fn(&str) -
     None
 }
 
-/// Everything the protocol's Element records about one circled element.
-fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
+/// Everything the protocol's Element records about one circled element, whose box is `rect`.
+fn describe(el: &Element, rect: Rect, paths: &mut CssPaths) -> Circled {
     let tag = el.local_name();
     let role = el.get_attribute("role").or_else(|| {
         element::implicit_role(&tag, el.get_attribute("type").as_deref(), el.has_attribute("href"))
@@ -170,7 +405,7 @@ fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
         source_anchor: nearest_attribute(el, "data-fabric-src", |_| true),
         css_path: paths.css_path(el),
         text: content.as_deref().and_then(element::clean_text),
-        rect: Some(rect_of(el)),
+        rect: Some(rect),
         component_test_id: parent_element(el)
             .and_then(|p| nearest_attribute(&p, "data-testid", element::is_component_test_id)),
         role,
@@ -241,5 +476,90 @@ impl PageContext {
             scroll: Point { x: window.scroll_x().unwrap_or(0.0), y: window.scroll_y().unwrap_or(0.0) },
             git_sha,
         }
+    }
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn document() -> Document {
+        web_sys::window().unwrap().document().unwrap()
+    }
+
+    /// A grid of 60 cards of 100×60 px (10 a row) first in the page, each with a test
+    /// id, a title and a button. In the flow, so the walk reaches it.
+    fn cards() -> Element {
+        let document = document();
+        let grid = document.create_element("section").unwrap();
+        grid.set_attribute("style", &grid_style(0)).unwrap();
+        let mut html = String::new();
+        for i in 0..60 {
+            html.push_str(&format!(
+                "<article data-testid=\"card-{i}\" style=\"width: 100px; height: 60px; margin: 0\">\
+                 <h3 style=\"margin: 0; font-size: 10px\">Card {i}</h3><button>Open</button></article>"
+            ));
+        }
+        grid.set_inner_html(&html);
+        document.body().unwrap().prepend_with_node_1(&grid).unwrap();
+        grid
+    }
+
+    /// The grid's style, `top` px down the page.
+    fn grid_style(top: u32) -> String {
+        format!("margin: {top}px 0 0; width: 1000px; display: flex; flex-wrap: wrap;")
+    }
+
+    /// An ellipse around (`cx`, `cy`), as a hand would draw it.
+    fn ellipse(cx: f64, cy: f64, rx: f64, ry: f64) -> Vec<Point> {
+        (0..48)
+            .map(|i| {
+                let a = i as f64 / 48.0 * std::f64::consts::TAU;
+                Point { x: cx + rx * a.cos(), y: cy + ry * a.sin() }
+            })
+            .collect()
+    }
+
+    /// The capture read a quarter of the stroke at a time, as the stroke arrives.
+    fn prepared(stroke: &[Point]) -> Capture {
+        let mut capture = Capture::new(&document(), None).unwrap();
+        for part in stroke.chunks(12) {
+            capture.extend(part);
+            capture.work_until(|| 0.0, f64::INFINITY);
+        }
+        capture
+    }
+
+    fn test_ids(circled: &[Circled]) -> Vec<String> {
+        circled.iter().map(|c| c.test_id.clone().unwrap_or_default()).collect()
+    }
+
+    #[wasm_bindgen_test]
+    fn reading_during_the_stroke_files_what_reading_at_release_does() {
+        let grid = cards();
+        let stroke = ellipse(350.0, 150.0, 260.0, 130.0);
+        let polygon = Polygon::new(stroke.clone());
+        let at_release = circled_elements(&document(), &polygon, None, None);
+        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke)));
+        assert!(at_release.len() >= 8, "{:?}", test_ids(&at_release));
+        assert_eq!(ahead, at_release);
+        grid.remove();
+    }
+
+    #[wasm_bindgen_test]
+    fn boxes_that_moved_after_the_stroke_read_them_are_read_again() {
+        let grid = cards();
+        let stroke = ellipse(350.0, 150.0, 260.0, 130.0);
+        let polygon = Polygon::new(stroke.clone());
+        let capture = prepared(&stroke);
+        // Two rows down: other cards are under the lasso now.
+        grid.set_attribute("style", &grid_style(120)).unwrap();
+        let ahead = circled_elements(&document(), &polygon, None, Some(capture));
+        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None));
+        assert!(ahead.iter().all(|c| c.rect.is_some_and(|r| r.y >= 120.0)), "{:?}", test_ids(&ahead));
+        grid.remove();
     }
 }

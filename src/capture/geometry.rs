@@ -5,6 +5,10 @@ use redline_protocol::{Point, Rect};
 
 /// How far (CSS px) the simplified outline may stray from the stroke the person drew.
 pub const SIMPLIFY_TOLERANCE: f64 = 2.0;
+/// About how many points of the page to sample inside the lasso. The walk finds what
+/// lies within the lasso's bounds; the samples catch content drawn outside its parent's
+/// box (positioned or overflowing), so a coarse grid suffices.
+pub const SAMPLE_BUDGET: usize = 64;
 
 /// A closed polygon: the last point connects back to the first.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,14 +86,15 @@ impl Polygon {
     }
 
     /// Points inside the outline on a grid `step` px apart: where to ask the page which
-    /// elements lie under the circle.
+    /// elements lie under the circle. The grid is the viewport's (multiples of `step`),
+    /// not the outline's, so the stroke so far and the released outline share points.
     pub fn grid_inside(&self, step: f64) -> Vec<Point> {
         let Some(bounds) = self.bounds() else { return Vec::new() };
         let step = step.max(1.0);
         let mut samples = Vec::new();
-        let mut y = bounds.y + step / 2.0;
+        let mut y = (bounds.y / step).ceil() * step;
         while y < bounds.y + bounds.height {
-            let mut x = bounds.x + step / 2.0;
+            let mut x = (bounds.x / step).ceil() * step;
             while x < bounds.x + bounds.width {
                 let p = Point { x, y };
                 if self.contains(p) {
@@ -104,8 +109,21 @@ impl Polygon {
 
     /// A grid step that keeps the number of samples near `budget` for this outline.
     pub fn grid_step(&self, budget: usize) -> f64 {
-        (self.area() / budget.max(1) as f64).sqrt().clamp(4.0, 64.0)
+        grid_step(self.area(), budget)
     }
+}
+
+/// A grid step that puts about `budget` points in `area` (within a factor of two): a
+/// power of two from 4 to 64 px, so that grids nest — every point of a coarser grid is
+/// a point of each finer one, and points sampled for a smaller outline still serve.
+pub fn grid_step(area: f64, budget: usize) -> f64 {
+    let ideal = (area / budget.max(1) as f64).sqrt();
+    let mut step = 4.0;
+    // The nearer power of two on a log scale: double while that halves the distance.
+    while step < 64.0 && ideal > step * std::f64::consts::SQRT_2 {
+        step *= 2.0;
+    }
+    step
 }
 
 /// Twice-signed area halved: positive counter-clockwise (in y-up terms).
@@ -311,7 +329,19 @@ mod tests {
         let step = polygon.grid_step(400);
         let samples = polygon.grid_inside(step);
         assert!(samples.iter().all(|s| polygon.contains(*s)));
-        assert!((200..=600).contains(&samples.len()), "{} samples", samples.len());
+        assert!((200..=800).contains(&samples.len()), "{} samples", samples.len());
+    }
+
+    #[test]
+    fn grids_nest_so_a_growing_outline_reuses_its_samples() {
+        let small = Polygon::from_stroke(&circle(300.0, 300.0, 60.0, 200), 2.0);
+        let large = Polygon::from_stroke(&circle(300.0, 300.0, 150.0, 400), 2.0);
+        let (fine, coarse) = (small.grid_step(64), large.grid_step(64));
+        assert!(coarse > fine && coarse % fine == 0.0, "{fine} {coarse}");
+        let fine_points = small.grid_inside(fine);
+        for point in large.grid_inside(coarse).into_iter().filter(|p| small.contains(*p)) {
+            assert!(fine_points.contains(&point), "{point:?}");
+        }
     }
 
     fn arb_rect() -> impl Strategy<Value = Rect> {

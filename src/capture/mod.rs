@@ -6,6 +6,7 @@ pub mod element;
 pub mod geometry;
 pub mod pick;
 pub mod selector;
+pub mod stroke;
 
 #[cfg(feature = "content")]
 pub mod console;
@@ -15,3 +16,5 @@ pub mod dom;
 pub mod screenshot;
 #[cfg(feature = "content")]
 pub mod selector_dom;
+#[cfg(feature = "content")]
+pub mod stroke_dom;

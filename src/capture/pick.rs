@@ -44,24 +44,37 @@ pub fn qualifies(polygon: &Polygon, rect: Rect) -> bool {
 ///   (circling a whole form files the form, not each of its fields);
 /// - an element without a test id inside a picked ancestor adds nothing and is dropped.
 ///
-/// At most [`MAX_ELEMENTS`], outermost first.
+/// At most [`MAX_ELEMENTS`], outermost first. A candidate's parent must come before it
+/// (the page adapter lists ancestors first). One pass, top down: below a qualifying
+/// ancestor with a test id nothing can count, so the coverage of those elements — most
+/// of a circled card's insides — is never computed.
 pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
-    let qualified: Vec<bool> = candidates.iter().map(|c| qualifies(polygon, c.rect)).collect();
-    let ancestors = |mut index: usize| {
-        std::iter::from_fn(move || {
-            index = candidates[index].parent?;
-            Some(index)
-        })
-    };
-    let mut picked: Vec<usize> = (0..candidates.len())
-        .filter(|&i| qualified[i])
-        .filter(|&i| {
-            let covered_by_ancestor = ancestors(i).any(|a| qualified[a] && candidates[a].has_test_id);
-            let adds_nothing = !candidates[i].has_test_id && ancestors(i).any(|a| qualified[a]);
-            !covered_by_ancestor && !adds_nothing
-        })
-        .collect();
-    picked.sort_by_key(|&i| ancestors(i).count());
+    #[derive(Clone, Copy, Default)]
+    struct Above {
+        qualified: bool,
+        named_qualified: bool,
+        depth: usize,
+    }
+    // What each candidate's ancestors (itself included) say to its descendants.
+    let mut seen: Vec<Above> = Vec::with_capacity(candidates.len());
+    let mut picked = Vec::new();
+    for (i, candidate) in candidates.iter().enumerate() {
+        let above = candidate.parent.map(|p| {
+            debug_assert!(p < i, "ancestors come first");
+            Above { depth: seen[p].depth + 1, ..seen[p] }
+        });
+        let above = above.unwrap_or_default();
+        let qualified = !above.named_qualified && qualifies(polygon, candidate.rect);
+        if qualified && (candidate.has_test_id || !above.qualified) {
+            picked.push(i);
+        }
+        seen.push(Above {
+            qualified: above.qualified || qualified,
+            named_qualified: above.named_qualified || (qualified && candidate.has_test_id),
+            depth: above.depth,
+        });
+    }
+    picked.sort_by_key(|&i| seen[i].depth);
     picked.truncate(MAX_ELEMENTS);
     picked.sort_unstable();
     picked
@@ -148,5 +161,53 @@ mod tests {
         let picked = circled(&lasso, &candidates);
         assert_eq!(picked.len(), MAX_ELEMENTS);
         assert!(picked.windows(2).all(|w| w[0] < w[1]), "document order");
+    }
+
+    /// Property tests run natively only (see Cargo.toml).
+    #[cfg(not(target_arch = "wasm32"))]
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// The rule as stated, every coverage computed: what the one pass must agree with.
+        fn circled_as_stated(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
+            let qualified: Vec<bool> = candidates.iter().map(|c| qualifies(polygon, c.rect)).collect();
+            let ancestors = |mut index: usize| {
+                std::iter::from_fn(move || {
+                    index = candidates[index].parent?;
+                    Some(index)
+                })
+            };
+            let mut picked: Vec<usize> = (0..candidates.len())
+                .filter(|&i| qualified[i])
+                .filter(|&i| {
+                    let covered_by_ancestor = ancestors(i).any(|a| qualified[a] && candidates[a].has_test_id);
+                    let adds_nothing = !candidates[i].has_test_id && ancestors(i).any(|a| qualified[a]);
+                    !covered_by_ancestor && !adds_nothing
+                })
+                .collect();
+            picked.sort_by_key(|&i| ancestors(i).count());
+            picked.truncate(MAX_ELEMENTS);
+            picked.sort_unstable();
+            picked
+        }
+
+        proptest! {
+            #[test]
+            fn one_pass_agrees_with_the_rule_as_stated(
+                nodes in proptest::collection::vec((0usize..1000, 0.0..300.0f64, 0.0..300.0f64, 1.0..200.0f64, 1.0..200.0f64, any::<bool>()), 1..200),
+                side in 20.0..300.0f64,
+            ) {
+                let lasso = square(40.0, 40.0, side);
+                let candidates: Vec<Candidate> = nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(p, x, y, w, h, named))| {
+                        candidate(rect(x, y, w, h), (i > 0 && p % 5 != 0).then(|| p % i), named)
+                    })
+                    .collect();
+                prop_assert_eq!(circled(&lasso, &candidates), circled_as_stated(&lasso, &candidates));
+            }
+        }
     }
 }

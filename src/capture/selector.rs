@@ -54,7 +54,7 @@ const POSITIONAL_PENALTY: u32 = 1000;
 const MAX_CANDIDATES: usize = 10;
 
 /// The search stops widening after this many queries or milliseconds for one element,
-/// or once a whole batch has taken `MAX_BATCH_MILLIS`, and falls back to the best
+/// or once a whole batch has spent `MAX_BATCH_MILLIS` searching, and falls back to the best
 /// unique path found (ultimately positional steps, which need no query).
 const MAX_QUERIES: u32 = 200;
 const MAX_MILLIS: f64 = 10.0;
@@ -73,8 +73,6 @@ pub struct NodeFacts {
 /// Where a selector is counted.
 #[derive(Debug)]
 pub enum Scope<'a, N> {
-    /// The whole tree (document or shadow root) that holds this node.
-    Root(&'a N),
     /// The descendants of this element.
     Subtree(&'a N),
     /// The children of this element.
@@ -106,6 +104,9 @@ pub trait Dom {
     fn index_of_type(&self, node: &Self::Node) -> u32;
     /// How many elements match `selector` in `scope`; 0 when the selector is invalid.
     fn count(&mut self, scope: Scope<'_, Self::Node>, selector: &str) -> usize;
+    /// How many elements match `selector` in the whole tree holding `node`, and whether
+    /// `node` is the first of them.
+    fn count_in_root(&mut self, node: &Self::Node, selector: &str) -> (usize, bool);
     /// Whether `selector`, run on the tree holding `node`, matches `node` and nothing else.
     fn matches_only(&mut self, node: &Self::Node, selector: &str) -> bool;
     /// A monotonic clock, for the time budget.
@@ -389,6 +390,9 @@ struct Entry<N> {
     root: usize,
     path: String,
     cost: u32,
+    /// Whether the whole-tree query that chose `path` saw it match this node alone:
+    /// exactly what verifying the path would ask again.
+    seen_alone: bool,
 }
 
 const DOCUMENT: usize = 0;
@@ -406,11 +410,12 @@ struct Pending<N> {
 /// queries are asked once per tree.
 pub struct SelectorCache<N> {
     entries: Vec<Option<Entry<N>>>,
-    root_counts: HashMap<usize, HashMap<String, usize>>,
+    root_counts: HashMap<usize, HashMap<String, RootCount>>,
     /// The full path of each shadow root's host followed by [`SHADOW_SEPARATOR`].
     root_prefixes: HashMap<usize, String>,
-    /// When the batch's first path was asked for.
-    batch_started_ms: Option<f64>,
+    /// Time spent finding this batch's paths so far. Counted, not read off the clock
+    /// since the first path, because a batch may be spread over a whole lasso stroke.
+    spent_ms: f64,
 }
 
 impl<N: Clone> Default for SelectorCache<N> {
@@ -419,9 +424,17 @@ impl<N: Clone> Default for SelectorCache<N> {
             entries: Vec::new(),
             root_counts: HashMap::new(),
             root_prefixes: HashMap::new(),
-            batch_started_ms: None,
+            spent_ms: 0.0,
         }
     }
+}
+
+/// What a whole-tree query found.
+#[derive(Clone, Copy)]
+struct RootCount {
+    count: usize,
+    /// The key of the one match, when it was the element the query was made for.
+    only: Option<usize>,
 }
 
 /// The queries and time one element may spend.
@@ -444,13 +457,20 @@ impl<N: Clone> SelectorCache<N> {
     /// The shortest unique path to `target` found within the budget, one per-tree path
     /// per shadow boundary, each verified to match only its element.
     pub fn css_path<D: Dom<Node = N>>(&mut self, dom: &mut D, target: &N) -> Option<String> {
-        let now = dom.now_ms();
-        let batch_deadline = *self.batch_started_ms.get_or_insert(now) + MAX_BATCH_MILLIS;
-        let mut budget = Budget { deadline_ms: batch_deadline.min(now + MAX_MILLIS), queries: 0 };
+        let started = dom.now_ms();
+        let path = self.search(dom, target, started);
+        self.spent_ms += dom.now_ms() - started;
+        path
+    }
+
+    fn search<D: Dom<Node = N>>(&mut self, dom: &mut D, target: &N, now: f64) -> Option<String> {
+        let batch_left = (MAX_BATCH_MILLIS - self.spent_ms).max(0.0);
+        let mut budget = Budget { deadline_ms: now + batch_left.min(MAX_MILLIS), queries: 0 };
         let key = self.resolve(dom, target, &mut budget)?;
         let entry = self.entry(key);
         let root = entry.root;
-        let inner = verified(dom, target, entry.path.clone())?;
+        let inner =
+            if entry.seen_alone { entry.path.clone() } else { verified(dom, target, entry.path.clone())? };
         let inner = shortest_unique_suffix(dom, target, inner);
         let prefix = self.root_prefixes.get(&root).map_or("", String::as_str);
         Some(format!("{prefix}{inner}"))
@@ -475,9 +495,11 @@ impl<N: Clone> SelectorCache<N> {
         let mut parent_key = loop {
             let facts = dom.facts(&node);
             let candidates = candidates(&facts);
-            if let Some(anchor) = self.unique_in_root(dom, &node, root, &candidates, budget) {
+            if let Some((anchor, seen_alone)) =
+                self.unique_in_root(dom, &node, key, root, &candidates, budget)
+            {
                 let (path, cost) = (anchor.text.clone(), anchor.cost);
-                self.store(key, Entry { node, parent: None, root, path, cost });
+                self.store(key, Entry { node, parent: None, root, path, cost, seen_alone });
                 break Some(key);
             }
             let parent = dom.parent(&node);
@@ -492,7 +514,8 @@ impl<N: Clone> SelectorCache<N> {
         while let Some(pending) = chain.pop() {
             let (path, cost) = self.best_path(dom, &pending, parent_key, root, budget);
             let key = pending.key;
-            self.store(key, Entry { node: pending.node, parent: parent_key, root, path, cost });
+            let seen_alone = false;
+            self.store(key, Entry { node: pending.node, parent: parent_key, root, path, cost, seen_alone });
             parent_key = Some(key);
         }
         Some(target_key)
@@ -509,21 +532,24 @@ impl<N: Clone> SelectorCache<N> {
         self.entries[key] = Some(entry);
     }
 
-    /// The cheapest of the node's own compounds that is unique in its whole tree.
+    /// The cheapest of the node's own compounds that is unique in its whole tree, and
+    /// whether the query saw it match the node (node `key`) alone.
     fn unique_in_root<'c, D: Dom<Node = N>>(
         &mut self,
         dom: &mut D,
         node: &N,
+        key: usize,
         root: usize,
         candidates: &'c [Compound],
         budget: &mut Budget,
-    ) -> Option<&'c Compound> {
+    ) -> Option<(&'c Compound, bool)> {
         for candidate in candidates {
             if budget.exhausted(dom) {
                 return None;
             }
-            if self.root_count(dom, node, root, &candidate.text, budget) == 1 {
-                return Some(candidate);
+            let found = self.root_count(dom, node, Some(key), root, &candidate.text, budget);
+            if found.count == 1 {
+                return Some((candidate, found.only == Some(key)));
             }
         }
         None
@@ -565,7 +591,7 @@ impl<N: Clone> SelectorCache<N> {
             if budget.exhausted(dom) {
                 break;
             }
-            if self.root_count(dom, node, root, &candidate.text, budget) == 1 {
+            if self.root_count(dom, node, None, root, &candidate.text, budget).count == 1 {
                 best = Some((candidate.text.clone(), candidate.cost));
                 break;
             }
@@ -576,22 +602,26 @@ impl<N: Clone> SelectorCache<N> {
         best.unwrap_or_else(|| self.positional_step(dom, node, parent_key, tag))
     }
 
+    /// How many elements match `selector` in the tree holding `node` (whose key is `key`,
+    /// if it matters which one matched), asked once per tree.
     fn root_count<D: Dom<Node = N>>(
         &mut self,
         dom: &mut D,
         node: &N,
+        key: Option<usize>,
         root: usize,
         selector: &str,
         budget: &mut Budget,
-    ) -> usize {
+    ) -> RootCount {
         let counts = self.root_counts.entry(root).or_default();
-        if let Some(&count) = counts.get(selector) {
-            return count;
+        if let Some(&found) = counts.get(selector) {
+            return found;
         }
         budget.queries += 1;
-        let count = dom.count(Scope::Root(node), selector);
-        counts.insert(selector.to_owned(), count);
-        count
+        let (count, first_is_node) = dom.count_in_root(node, selector);
+        let found = RootCount { count, only: key.filter(|_| count == 1 && first_is_node) };
+        counts.insert(selector.to_owned(), found);
+        found
     }
 
     /// `ancestor c` for an ancestor's path and a compound unique in its subtree. A
@@ -800,6 +830,8 @@ mod tests {
         queries: usize,
         /// Milliseconds the clock advances per query, to exercise the time budget.
         millis_per_query: f64,
+        /// Milliseconds that passed outside the search (between paths).
+        idle_ms: f64,
     }
 
     impl FakeDom {
@@ -944,7 +976,6 @@ mod tests {
             let Some(steps) = parse_complex(selector) else { return 0 };
             let matches = |n: usize| self.matches_steps(&steps, steps.len() - 1, n);
             match scope {
-                Scope::Root(n) => self.in_tree(self.nodes[*n].tree).filter(|&m| matches(m)).count(),
                 Scope::Subtree(a) => self
                     .in_tree(self.nodes[*a].tree)
                     .filter(|&m| self.is_descendant(m, *a) && matches(m))
@@ -964,8 +995,14 @@ mod tests {
             self.select(self.nodes[*node].tree, selector) == [*node]
         }
 
+        fn count_in_root(&mut self, node: &usize, selector: &str) -> (usize, bool) {
+            self.queries += 1;
+            let matches = self.select(self.nodes[*node].tree, selector);
+            (matches.len(), matches.first() == Some(node))
+        }
+
         fn now_ms(&self) -> f64 {
-            self.queries as f64 * self.millis_per_query
+            self.idle_ms + self.queries as f64 * self.millis_per_query
         }
     }
 
@@ -1357,6 +1394,33 @@ mod tests {
             assert_eq!(dom.resolve(&path), [*node], "{path}");
         }
         assert_eq!(dom.queries, searched, "no search once the batch is out of time");
+    }
+
+    #[test]
+    fn time_between_paths_does_not_use_up_the_batch() {
+        // A batch spread over a lasso stroke: seconds pass between paths.
+        let (mut dom, nodes) = sample_page();
+        let mut spread = SelectorCache::new();
+        let mut at_once = SelectorCache::new();
+        let (mut fresh, _) = sample_page();
+        for &node in &nodes {
+            dom.idle_ms += MAX_BATCH_MILLIS;
+            assert_eq!(spread.css_path(&mut dom, &node), at_once.css_path(&mut fresh, &node));
+        }
+    }
+
+    #[test]
+    fn a_unique_test_id_costs_one_query() {
+        // The query that finds the test id unique also sees that it is the target's, so
+        // the path is not asked again to verify it.
+        let mut dom = FakeDom::default();
+        let html = dom.add("html", &[], None);
+        let body = dom.add("body", &[], Some(html));
+        dom.add("button", &[("data-testid", "orders.other")], Some(body));
+        let target = dom.add("button", &[("data-testid", "orders.export")], Some(body));
+        let path = SelectorCache::new().css_path(&mut dom, &target).unwrap();
+        assert_eq!(path, "[data-testid=\"orders.export\"]");
+        assert_eq!(dom.queries, 1);
     }
 
     #[test]

@@ -132,12 +132,17 @@ impl Dom for PageDom {
 
     fn count(&mut self, scope: Scope<'_, Element>, selector: &str) -> usize {
         let matches = match scope {
-            Scope::Root(node) => query_root(node, selector),
             Scope::Subtree(ancestor) => ancestor.query_selector_all(selector).ok(),
             Scope::Children(parent) => parent.query_selector_all(&format!(":scope > {selector}")).ok(),
             Scope::ShadowTop(node) => query_root(node, &format!(":host > {selector}")),
         };
         matches.map_or(0, |list| list.length() as usize)
+    }
+
+    fn count_in_root(&mut self, node: &Element, selector: &str) -> (usize, bool) {
+        let Some(matches) = query_root(node, selector) else { return (0, false) };
+        let first_is_node = matches.get(0).is_some_and(|first| first == *node.unchecked_ref::<Node>());
+        (matches.length() as usize, first_is_node)
     }
 
     fn matches_only(&mut self, node: &Element, selector: &str) -> bool {

@@ -162,6 +162,11 @@ pub fn Overlay() -> impl IntoView {
             step.set(Step::Capturing { outline });
         }
     };
+    // The page reads ahead while the person draws (see capture/stroke.rs).
+    let on_drawing = {
+        let page = page.clone();
+        move |stroke: Vec<Point>| tell_page(&OverlayEvent::Drawing { stroke }, &page)
+    };
     let on_filed = move |item: TrayItem| {
         draft_text.set(String::new());
         tray.update(|items| items.push(item));
@@ -169,7 +174,7 @@ pub fn Overlay() -> impl IntoView {
     };
 
     view! {
-        <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_circled />
+        <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_drawing on_circled />
         {move || match step.get() {
             Step::Drawing => view! {
                 <p class="overlay-hint">"Circle what is wrong · " <kbd>"Esc"</kbd> " to leave"</p>
@@ -192,9 +197,15 @@ pub fn Overlay() -> impl IntoView {
 
 /// The freehand stroke, drawn as the pointer moves (mouse, pen and touch alike).
 #[component]
-fn Lasso(drawing: Signal<bool>, on_circled: impl Fn(Vec<Point>) + 'static) -> impl IntoView {
+fn Lasso(
+    drawing: Signal<bool>,
+    on_drawing: impl Fn(Vec<Point>) + 'static,
+    on_circled: impl Fn(Vec<Point>) + 'static,
+) -> impl IntoView {
     let points = RwSignal::new(Vec::<Point>::new());
     let pressed = RwSignal::new(false);
+    let on_drawing = std::rc::Rc::new(on_drawing);
+    let on_drawing_moved = on_drawing.clone();
     let at = |event: &web_sys::PointerEvent| Point { x: event.client_x() as f64, y: event.client_y() as f64 };
     view! {
         <div
@@ -210,10 +221,12 @@ fn Lasso(drawing: Signal<bool>, on_circled: impl Fn(Vec<Point>) + 'static) -> im
                 }
                 pressed.set(true);
                 points.set(vec![at(&event)]);
+                on_drawing(vec![at(&event)]);
             }
             on:pointermove=move |event| {
                 if pressed.get_untracked() {
                     points.update(|p| p.push(at(&event)));
+                    on_drawing_moved(points.get_untracked());
                 }
             }
             on:pointerup=move |_| {

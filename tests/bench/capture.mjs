@@ -1,7 +1,14 @@
 // Circle → item, on a 10,000-element page, in Chromium with the built extension and a
-// real server. Run with `cargo xtask bench`. Reports medians and 90th percentiles of:
+// real server. Run with `cargo xtask bench` (or `cargo xtask bench capture`). Reports
+// medians and 90th percentiles of:
 // - release → elements captured (the content script's own User Timing measure), against
-//   the anchor "naive scan": a getBoundingClientRect of every element, in the same page;
+//   the anchor "naive scan": a getBoundingClientRect of every element, in the same page.
+//   The content script reads the page while the lasso is drawn, so this is measured for
+//   a lasso drawn at a hand's pace (48 moves, one after the other, at least 12.5 ms
+//   apart) and for a quick flick (48 moves sent 5 ms apart, about 0.25 s, whatever the
+//   browser's lag: little time to read ahead); and the reading done during the stroke is
+//   reported too: its longest slice, its total, and the longest frame in the page and in
+//   the overlay while the lasso is drawn;
 // - release → composer open (capture, screenshot, annotation);
 // - Enter → item stored on the server (outbox, upload, createChange).
 import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "../e2e/harness.mjs";
@@ -10,7 +17,7 @@ const RUNS = Number(process.env.RUNS ?? 10);
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 const row = (label, xs, anchor) => {
   const ratio = anchor ? `  ${(quantile(xs, 0.5) / quantile(anchor, 0.5)).toFixed(2)}× the anchor` : "";
-  return `${label.padEnd(44)} median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms${ratio}`;
+  return `${label.padEnd(52)} median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms${ratio}`;
 };
 
 /** Grows the page to 10,000 elements: a grid of 1,110 cards of 10 elements each. */
@@ -40,15 +47,54 @@ try {
   const { page, overlay } = await openOverlay(browser, `${stage.url}/`);
   // Grown after the overlay is up, so the overlay host stays outside the grid.
   const elements = await growPage(page);
-  const capture = [], naive = [], composer = [], stored = [];
-  for (let run = 0; run < RUNS; run++) {
-    await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { release: false });
+  const kinds = () => ({ paced: [], quick: [] });
+  const capture = kinds(), drawn = kinds(), slices = { longest: kinds(), total: kinds(), count: kinds() };
+  const frames = { page: kinds(), overlay: kinds() };
+  // The longest gap between animation frames while the lasso is drawn, in the page (where
+  // the reading ahead runs) and in the overlay (where the lasso is drawn).
+  const watchFrames = () => {
+    globalThis.redlineBenchFrames = { times: [], on: true };
+    const tick = (t) => {
+      redlineBenchFrames.times.push(t);
+      if (redlineBenchFrames.on) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  };
+  const longestFrame = () => {
+    redlineBenchFrames.on = false;
+    const t = redlineBenchFrames.times;
+    return Math.max(0, ...t.slice(1).map((x, i) => x - t[i]));
+  };
+  const naive = [], composer = [], stored = [], phases = {};
+  for (let run = 0; run < 2 * RUNS; run++) {
+    // Alternating, so both kinds see the same machine.
+    const kind = run % 2 === 0 ? "paced" : "quick";
+    await page.evaluate(() => performance.clearMeasures());
+    const stroke = kind === "paced" ? { pace: 12.5 } : { pace: 5, queue: true };
+    await page.evaluate(watchFrames);
+    await overlay.evaluate(watchFrames);
+    const drawing = Date.now();
+    await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { release: false, ...stroke });
+    drawn[kind].push(Date.now() - drawing);
+    frames.page[kind].push(await page.evaluate(longestFrame));
+    frames.overlay[kind].push(await overlay.evaluate(longestFrame));
     const released = Date.now();
     await page.mouse.up();
     const box = overlay.getByRole("dialog", { name: "Say what is wrong" });
     await box.waitFor();
     composer.push(Date.now() - released);
-    capture.push(await page.evaluate(() => performance.getEntriesByName("redline:capture").at(-1).duration));
+    capture[kind].push(await page.evaluate(() => performance.getEntriesByName("redline:capture").at(-1).duration));
+    // What the content script read while the lasso was drawn, slice by slice.
+    const durations = await page.evaluate(() =>
+      performance.getEntriesByName("redline:stroke-slice").map((e) => e.duration));
+    slices.longest[kind].push(Math.max(0, ...durations));
+    slices.total[kind].push(durations.reduce((a, b) => a + b, 0));
+    slices.count[kind].push(durations.length);
+    // Where the release's time went: the content script's measures of its phases.
+    const releasePhases = await page.evaluate(() =>
+      performance.getEntriesByType("measure").filter((e) => e.name.startsWith("redline:capture:"))
+        .map((e) => [e.name.slice("redline:capture:".length), e.duration]));
+    for (const [name, duration] of releasePhases) (phases[`${kind} stroke, release: ${name}`] ??= []).push(duration);
     naive.push(await page.evaluate(() => {
       const started = performance.now();
       let area = 0;
@@ -69,11 +115,20 @@ try {
     }
     stored.push(Date.now() - entered);
   }
-  console.log(`page: ${elements} elements; lasso over a 420×280 px region; ${RUNS} runs`);
+  console.log(`page: ${elements} elements; lasso over a 420×280 px region; ${RUNS} runs of each stroke`);
   console.log(row("naive scan (anchor)", naive));
-  console.log(row("release → elements captured", capture, naive));
+  for (const kind of ["paced", "quick"]) {
+    console.log(row(`${kind} stroke: drawing it`, drawn[kind]));
+    console.log(row(`${kind} stroke: release → elements captured`, capture[kind], naive));
+    console.log(row(`${kind} stroke: longest slice while drawing`, slices.longest[kind]));
+    console.log(row(`${kind} stroke: all slices while drawing`, slices.total[kind]));
+    console.log(`${kind} stroke: slices while drawing: median ${quantile(slices.count[kind], 0.5)}`);
+    console.log(row(`${kind} stroke: longest frame in the page`, frames.page[kind]));
+    console.log(row(`${kind} stroke: longest frame in the overlay`, frames.overlay[kind]));
+  }
   console.log(row("release → composer open (with screenshot)", composer));
   console.log(row("Enter → item stored on the server", stored));
+  for (const [name, durations] of Object.entries(phases)) console.log(row(name, durations));
 } finally {
   await browser.close();
   await server.dispose();

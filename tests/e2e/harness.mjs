@@ -252,7 +252,7 @@ export async function openConnectedPanel(browser, server, { viewport, errors } =
 }
 
 /** Draws a closed freehand loop around `box` with the mouse, as a person would. */
-export async function drawLasso(page, box, { margin = 14, release = true } = {}) {
+export async function drawLasso(page, box, { margin = 14, release = true, pace = 0, queue = false } = {}) {
   const cx = box.x + box.width / 2;
   const cy = box.y + box.height / 2;
   // An ellipse covers π/4 of its bounding box: scale it so the box sits well inside.
@@ -265,8 +265,19 @@ export async function drawLasso(page, box, { margin = 14, release = true } = {})
   ];
   await page.mouse.move(...at(0));
   await page.mouse.down();
-  for (let i = 1; i <= 48; i++) {
-    await page.mouse.move(...at((i / 48) * 2 * Math.PI));
+  const angles = Array.from({ length: 48 }, (_, i) => ((i + 1) / 48) * 2 * Math.PI);
+  const started = Date.now();
+  const due = (i) => new Promise((resolve) => setTimeout(resolve, started + (i + 1) * pace - Date.now()));
+  if (queue) {
+    // Each move sent at its time without waiting for the one before to be dispatched, so
+    // the stroke takes 48 × `pace` ms however slow the browser is to answer.
+    await Promise.all(angles.map((a, i) => due(i).then(() => page.mouse.move(...at(a)))));
+  } else {
+    // Each move after the one before, at least `pace` ms apart.
+    for (const [i, a] of angles.entries()) {
+      await due(i);
+      await page.mouse.move(...at(a));
+    }
   }
   if (release) await page.mouse.up();
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: the extension's start-up numbers reported in BENCHMARKS.md.
 //! Builds what ships, plus the alternative it was chosen over (one module for the worker
-//! and the pages), and measures both in Chromium in the same run. Then, separately, CSS
-//! paths against @medv/finder (`selectors`).
+//! and the pages), and measures both in Chromium in the same run. Then circle and file,
+//! the side panel, and CSS paths against @medv/finder (`selectors`); `cargo xtask bench
+//! capture` (or `panel`) builds what ships and runs only circle and file (or the panel).
 
 use anyhow::Result;
 
@@ -9,10 +10,16 @@ use crate::build::{self, Profile};
 use crate::process::{self, cmd};
 use crate::setup;
 
-pub fn run() -> Result<()> {
+pub fn run(only: Option<&str>) -> Result<()> {
     setup::for_browser()?;
     let report = build::extension(Profile::Release)?;
     report.print();
+    match only {
+        None => {}
+        Some("capture") => return capture(),
+        Some("panel") => return panel(),
+        Some(other) => anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel]`"),
+    }
     let combined_dir = crate::root().join("target/bench/pkg");
     let combined = build::web_module("worker,ui", Profile::Release, &combined_dir, "combined")?;
     println!("  {:<28} {:>9} bytes  {:>8} gzipped", "(combined worker+ui)", combined.raw, combined.gzipped);
@@ -26,13 +33,6 @@ pub fn run() -> Result<()> {
     capture()?;
     panel()?;
     selectors()
-}
-
-/// `cargo xtask bench panel`: builds what ships and runs only the side panel's bench.
-pub fn run_panel() -> Result<()> {
-    setup::for_browser()?;
-    build::extension(Profile::Release)?.print();
-    panel()
 }
 
 /// The side panel on a 1,000-item queue: render, and one event applied (BENCHMARKS.md,

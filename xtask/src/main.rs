@@ -4,8 +4,8 @@
 //!   start the server on an embedded SQLite file with a demo stage, print what to load.
 //! - `cargo xtask test`: every test: native, wasm in headless Chromium, end-to-end.
 //! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
-//! - `cargo xtask bench [panel]`: start-up and size numbers for BENCHMARKS.md (`panel`:
-//!   only the side panel's).
+//! - `cargo xtask bench [capture|panel]`: the numbers in BENCHMARKS.md (or only circle
+//!   and file, or only the side panel).
 //! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
 //! - `cargo xtask serve-stage [--addr A]`: serve the demo stage alone.
 
@@ -43,11 +43,7 @@ fn run(args: Vec<String>) -> Result<()> {
             stage_port: args.value("--stage-port")?.unwrap_or(7879),
         }),
         "test" => test::run(),
-        "bench" => match args.next_positional().as_deref() {
-            None => bench::run(),
-            Some("panel") => bench::run_panel(),
-            Some(other) => bail!("unknown benchmark `{other}`; see `cargo xtask help`"),
-        },
+        "bench" => bench::run(args.next_positional().as_deref()),
         "build" => build::extension(if args.flag("--debug") {
             build::Profile::Debug
         } else {
@@ -70,6 +66,12 @@ fn run(args: Vec<String>) -> Result<()> {
 /// The workspace root (the parent of this crate's directory).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
+}
+
+/// Where cargo puts native builds: `CARGO_TARGET_DIR` when set (engineers sharing a
+/// machine share one), else `target/`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
 /// A tiny argument reader: `--flag`, `--name value`, and positionals.

@@ -55,13 +55,8 @@ pub fn run(options: Options) -> Result<()> {
 
 /// The server binary, built like the tests build it.
 pub fn build_server() -> Result<PathBuf> {
-    // The target directory is named, as for the extension's builds, so the binary is
-    // where this returns even when CARGO_TARGET_DIR points elsewhere.
-    let target = crate::root().join("target");
-    let mut build = cmd("cargo");
-    build.args(["build", "--package", "redline-server", "--bin", "redline", "--target-dir"]).arg(&target);
-    process::run(&mut build)?;
-    Ok(target.join("debug/redline"))
+    process::run(cmd("cargo").args(["build", "--package", "redline-server", "--bin", "redline"]))?;
+    Ok(crate::target_dir().join("debug/redline"))
 }
 
 /// Starts `redline serve` and waits until it accepts connections.

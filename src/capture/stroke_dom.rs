@@ -1,0 +1,221 @@
+//! The stroke-time side of a capture in the page: while the person draws, the overlay
+//! sends the stroke so far and the content script reads the page for it in slices
+//! paced by [`Pacer`] (see `stroke.rs`), so that release has little left to do. A scroll,
+//! a resize or any change to the page's DOM starts the reading over.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use redline_protocol::Point;
+use wasm_bindgen::prelude::*;
+use web_sys::{AddEventListenerOptions, Document, Element, MutationObserver, MutationObserverInit, Window};
+
+use super::dom::{self, Capture};
+use super::stroke::Pacer;
+
+/// Each slice of stroke-time work is a User Timing measure of this name, so the cost of
+/// reading during the stroke can be seen (tests/bench/capture.mjs reports it).
+pub const SLICE_MEASURE: &str = "redline:stroke-slice";
+
+/// One stroke in progress.
+struct Drawing {
+    document: Document,
+    ignore: Element,
+    /// The stroke so far.
+    points: Vec<Point>,
+    capture: Option<Capture>,
+    pacer: Pacer,
+    /// Set by the observers when the page moved or changed under the capture.
+    moved: Rc<Cell<bool>>,
+    observer: MutationObserver,
+    _on_mutation: Closure<dyn FnMut()>,
+    on_moved: Closure<dyn FnMut()>,
+    /// Whether a slice is waiting on a timer.
+    scheduled: bool,
+}
+
+thread_local! {
+    static DRAWING: RefCell<Option<Drawing>> = const { RefCell::new(None) };
+}
+
+impl Drawing {
+    fn start(document: Document, ignore: Element) -> Option<Drawing> {
+        let window = web_sys::window()?;
+        let moved = Rc::new(Cell::new(false));
+        let on_mutation = Closure::<dyn FnMut()>::new({
+            let moved = moved.clone();
+            move || moved.set(true)
+        });
+        let observer = MutationObserver::new(on_mutation.as_ref().unchecked_ref()).ok()?;
+        let options = MutationObserverInit::new();
+        options.set_subtree(true);
+        options.set_child_list(true);
+        options.set_attributes(true);
+        options.set_character_data(true);
+        observer.observe_with_options(&document, &options).ok()?;
+        let on_moved = Closure::<dyn FnMut()>::new({
+            let moved = moved.clone();
+            move || moved.set(true)
+        });
+        // Capturing, so that scrolling any scrollable element counts, not just the page.
+        let listen = AddEventListenerOptions::new();
+        listen.set_capture(true);
+        listen.set_passive(true);
+        for event in ["scroll", "resize"] {
+            let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
+                event,
+                on_moved.as_ref().unchecked_ref(),
+                &listen,
+            );
+        }
+        let capture = Capture::new(&document, Some(&ignore));
+        Some(Drawing {
+            document,
+            ignore,
+            points: Vec::new(),
+            capture,
+            pacer: Pacer::default(),
+            moved,
+            observer,
+            _on_mutation: on_mutation,
+            on_moved,
+            scheduled: false,
+        })
+    }
+
+    /// Whether the page moved or changed since the last look (records not yet handed to
+    /// the observer's callback included).
+    fn moved(&self) -> bool {
+        let changed = self.observer.take_records().length() > 0;
+        self.moved.replace(false) || changed
+    }
+
+    /// The capture, started over (for the stroke so far, without what is being added) if
+    /// the page moved or changed.
+    fn capture(&mut self) -> Option<&mut Capture> {
+        if self.moved() {
+            self.capture = Capture::new(&self.document, Some(&self.ignore));
+            if let Some(capture) = &mut self.capture {
+                capture.extend(&self.points);
+            }
+        }
+        self.capture.as_mut()
+    }
+}
+
+impl Drop for Drawing {
+    fn drop(&mut self) {
+        self.observer.disconnect();
+        if let Some(window) = web_sys::window() {
+            for event in ["scroll", "resize"] {
+                let _ = window.remove_event_listener_with_callback_and_bool(
+                    event,
+                    self.on_moved.as_ref().unchecked_ref(),
+                    true,
+                );
+            }
+        }
+    }
+}
+
+/// The stroke so far; one no longer than the last begins a new stroke (a press sends a
+/// stroke of one point). Reads a slice of the page for it now if this frame has room,
+/// else soon.
+pub fn drawing(stroke: &[Point], document: &Document, overlay: &Element) {
+    DRAWING.with_borrow_mut(|drawing| {
+        if drawing.as_ref().is_none_or(|d| stroke.len() <= d.points.len()) {
+            // The old stroke's observers go with it (Drop) before the new one's start.
+            *drawing = None;
+            *drawing = Drawing::start(document.clone(), overlay.clone());
+        }
+        if let Some(drawing) = drawing {
+            let added = &stroke[drawing.points.len()..];
+            if let Some(capture) = drawing.capture() {
+                capture.extend(added);
+            }
+            drawing.points.extend_from_slice(added);
+        }
+    });
+    slice();
+}
+
+/// What the stroke has read, for the release; `None` if the page moved or changed.
+pub fn take() -> Option<Capture> {
+    let mut drawing = DRAWING.take()?;
+    let moved = drawing.moved();
+    drawing.capture.take().filter(|_| !moved)
+}
+
+/// Ends the stroke without a release (the overlay went away).
+pub fn cancel() {
+    DRAWING.take();
+}
+
+/// Reads as much as this frame's share allows, and asks for another slice if work is left.
+fn slice() {
+    let Some(performance) = web_sys::window().and_then(|w: Window| w.performance()) else { return };
+    let wait = DRAWING.with_borrow_mut(|drawing| {
+        let drawing = drawing.as_mut()?;
+        if drawing.scheduled {
+            return None;
+        }
+        let started = performance.now();
+        let allowance = drawing.pacer.allowance(started);
+        if allowance > 0.0 {
+            let more =
+                drawing.capture().is_some_and(|c| c.work_until(|| performance.now(), started + allowance));
+            let ended = performance.now();
+            drawing.pacer.spent(ended - started);
+            dom::measure(&performance, SLICE_MEASURE, started, ended);
+            if !more {
+                return None;
+            }
+        }
+        drawing.scheduled = true;
+        Some(drawing.pacer.wait(performance.now()))
+    });
+    if let Some(wait) = wait {
+        wasm_bindgen_futures::spawn_local(async move {
+            crate::timer::sleep(wait).await;
+            DRAWING.with_borrow_mut(|drawing| {
+                if let Some(drawing) = drawing {
+                    drawing.scheduled = false;
+                }
+            });
+            slice();
+        });
+    }
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn start(document: &Document, overlay: &Element) {
+        let stroke = [Point { x: 10.0, y: 10.0 }, Point { x: 200.0, y: 10.0 }, Point { x: 200.0, y: 200.0 }];
+        drawing(&stroke[..1], document, overlay);
+        drawing(&stroke, document, overlay);
+    }
+
+    #[wasm_bindgen_test]
+    fn what_the_stroke_read_is_kept_only_while_the_page_stays_as_it_was() {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let overlay = document.create_element("div").unwrap();
+        start(&document, &overlay);
+        assert!(take().is_some(), "nothing changed");
+        assert!(take().is_none(), "taken once");
+
+        start(&document, &overlay);
+        let added = document.create_element("p").unwrap();
+        document.body().unwrap().append_child(&added).unwrap();
+        assert!(take().is_none(), "the DOM changed after the stroke read it");
+        added.remove();
+
+        start(&document, &overlay);
+        cancel();
+        assert!(take().is_none(), "cancelled");
+    }
+}
