@@ -7,12 +7,17 @@
 //!
 //! Writes arriving while a batch commits queue up and form the next batch, so batches
 //! grow with load and a lone write is committed at once.
+//!
+//! The change events a batch's writes record are stored together, in one statement
+//! just before the commit: every statement in a write's turn is a round trip while all
+//! other writes wait, and nothing in a write reads its events back.
 
 use sqlx::{AnyConnection, AnyPool, Executor};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::db::Tx;
 use crate::error::ApiError;
+use crate::events::{self, EventRow};
 
 /// The most writes one batch takes; later ones wait for the next batch, so a long
 /// queue cannot hold the first write's acknowledgement back without bound.
@@ -30,10 +35,10 @@ pub struct Committer {
     queue: mpsc::UnboundedSender<Turn>,
 }
 
-/// How a lent transaction came back: the write is done (acknowledge it after the
-/// commit) or was dropped without finishing (undo it).
+/// How a lent transaction came back: the write is done (store its events, and
+/// acknowledge it after the commit) or was dropped without finishing (undo it).
 enum Outcome {
-    Done(Ack),
+    Done(Ack, Vec<EventRow>),
     Abandoned,
 }
 
@@ -45,6 +50,8 @@ pub struct Lent {
     first: bool,
     tx: Option<Tx>,
     back: Option<oneshot::Sender<(Tx, Outcome)>>,
+    /// The events this write records, stored with the batch's if the write finishes.
+    events: Vec<EventRow>,
 }
 
 impl Lent {
@@ -56,10 +63,17 @@ impl Lent {
         self.tx.as_mut().expect("a lent transaction is held until it is given back")
     }
 
+    /// Records `rows` with this write: stored just before the batch commits, and only
+    /// if this write finishes.
+    pub fn defer_events(&mut self, rows: Vec<EventRow>) {
+        self.events.extend(rows);
+    }
+
     /// Finishes this write; returns once the batch holding it has committed.
     pub async fn commit(mut self) -> Result<(), ApiError> {
         let (ack, acked) = oneshot::channel();
-        self.give_back(Outcome::Done(ack));
+        let events = std::mem::take(&mut self.events);
+        self.give_back(Outcome::Done(ack, events));
         match acked.await {
             Ok(result) => result.map_err(ApiError::internal),
             Err(_) => Err(ApiError::internal("the writer task ended before committing")),
@@ -111,7 +125,7 @@ async fn run(pool: AnyPool, mut waiting: mpsc::UnboundedReceiver<Turn>) {
 /// savepoint `queue_write`; moving from one write to the next costs one round trip to
 /// the database (the writes' statements are the bottleneck, not the fsync).
 async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Turn>) {
-    let mut acks = Vec::new();
+    let (mut acks, mut events) = (Vec::new(), Vec::new());
     if let Err(e) = exec(&mut tx, "SAVEPOINT queue_write").await {
         return acknowledge(acks, Err(e));
     }
@@ -128,8 +142,9 @@ async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Tu
         // After a rollback the savepoint is still open, ready for the next write; after
         // a finished write a new one is opened. The commit ends either.
         let step = match outcome {
-            Some(Outcome::Done(ack)) => {
+            Some(Outcome::Done(ack, recorded)) => {
                 acks.push(ack);
+                events.extend(recorded);
                 next.is_some().then_some("RELEASE SAVEPOINT queue_write; SAVEPOINT queue_write")
             }
             Some(Outcome::Abandoned) => Some("ROLLBACK TO SAVEPOINT queue_write"),
@@ -141,6 +156,9 @@ async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Tu
             return acknowledge(acks, Err(e));
         }
     }
+    if let Err(e) = events::insert(&mut tx, &events).await {
+        return acknowledge(acks, Err(e.to_string()));
+    }
     let committed = tx.commit().await.map_err(|e| e.to_string());
     acknowledge(acks, committed);
 }
@@ -149,7 +167,7 @@ async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Tu
 /// the write was cancelled while it waited for its turn (the transaction is unused).
 async fn lend(tx: Tx, turn: Turn, first: bool) -> Result<(Tx, Option<Outcome>), String> {
     let (back, returned) = oneshot::channel();
-    match turn.send(Lent { first, tx: Some(tx), back: Some(back) }) {
+    match turn.send(Lent { first, tx: Some(tx), back: Some(back), events: Vec::new() }) {
         Ok(()) => {
             let (tx, outcome) = returned.await.map_err(|_| "a lent transaction was lost".to_owned())?;
             Ok((tx, Some(outcome)))
@@ -186,21 +204,41 @@ mod tests {
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
         let pool = AnyPool::connect(&url).await.unwrap();
         (&pool).execute("CREATE TABLE t (v TEXT NOT NULL)").await.unwrap();
+        (&pool)
+            .execute(
+                "CREATE TABLE events (project_id TEXT NOT NULL, seq INTEGER NOT NULL, event_type TEXT NOT NULL, \
+                 change_id TEXT NOT NULL, short_id TEXT NOT NULL, created_at INTEGER NOT NULL)",
+            )
+            .await
+            .unwrap();
         let committer = Committer::spawn(pool.clone());
-        let write = |v: &'static str, finish: bool| {
+        let write = |v: &'static str, seq: i64, finish: bool| {
             let committer = committer.clone();
             async move {
                 let mut lent = committer.lend().await.unwrap();
                 sqlx::query("INSERT INTO t (v) VALUES ($1)").bind(v).execute(lent.conn()).await.unwrap();
+                let key = events::ChangeKey { change_id: v, short_id: seq };
+                let at = redline_protocol::Timestamp::from_unix_millis(0);
+                lent.defer_events(events::rows(
+                    "p",
+                    seq,
+                    redline_protocol::ChangeEventType::Filed,
+                    &[key],
+                    at,
+                ));
                 if finish {
                     lent.commit().await.unwrap();
                 }
             }
         };
         // Queued together, so (at least partly) one batch.
-        tokio::join!(write("a", true), write("b", false), write("c", true));
+        tokio::join!(write("a", 1, true), write("b", 2, false), write("c", 3, true));
         let kept: Vec<String> =
             sqlx::query_scalar("SELECT v FROM t ORDER BY v").fetch_all(&pool).await.unwrap();
         assert_eq!(kept, ["a", "c"]);
+        // An abandoned write's events go with it; the finished writes' are stored.
+        let events: Vec<String> =
+            sqlx::query_scalar("SELECT change_id FROM events ORDER BY seq").fetch_all(&pool).await.unwrap();
+        assert_eq!(events, ["a", "c"]);
     }
 }

@@ -82,53 +82,87 @@ pub async fn advance(
     .await
 }
 
-/// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
-/// (reserved with [`advance`]), in one statement. Returns the last sequence number,
-/// `None` when there is nothing to record. The streams are woken after the commit:
-/// [`announce`] before it, [`EventHub::notify`] after it.
-pub async fn insert(
-    conn: &mut AnyConnection,
+/// One numbered event, ready to be stored.
+#[derive(Debug)]
+pub struct EventRow {
+    project_id: String,
+    seq: i64,
+    event_type: ChangeEventType,
+    change_id: String,
+    short_id: i64,
+    at: Timestamp,
+}
+
+/// One event of `event_type` for each of `changes`, numbered from `first_seq`
+/// (reserved with [`advance`]).
+pub fn rows(
     project_id: &str,
     first_seq: i64,
     event_type: ChangeEventType,
     changes: &[ChangeKey<'_>],
     at: Timestamp,
-) -> Result<Option<i64>, sqlx::Error> {
-    let Some(last_seq) = (changes.len() as i64).checked_sub(1).map(|n| first_seq + n) else {
-        return Ok(None);
-    };
-    let rows: Vec<String> = (0..changes.len())
-        .map(|i| {
-            let p = 6 * i;
-            format!("(${}, ${}, ${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
+) -> Vec<EventRow> {
+    (first_seq..)
+        .zip(changes)
+        .map(|(seq, change)| EventRow {
+            project_id: project_id.to_owned(),
+            seq,
+            event_type,
+            change_id: change.change_id.to_owned(),
+            short_id: change.short_id,
+            at,
         })
-        .collect();
-    let sql = format!(
-        "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) VALUES {}",
-        rows.join(", ")
-    );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for (seq, change) in (first_seq..).zip(changes) {
-        query = query
-            .bind(project_id)
-            .bind(seq)
-            .bind(event_type.as_str())
-            .bind(change.change_id)
-            .bind(change.short_id.to_string())
-            .bind(at.unix_millis());
+        .collect()
+}
+
+/// The most rows one statement inserts: at 6 parameters each, far below both engines'
+/// limits on parameters per statement.
+const ROWS_PER_INSERT: usize = 1000;
+
+/// Stores `rows` in as few statements as possible (one, unless there are more than
+/// [`ROWS_PER_INSERT`]). The streams are woken after the commit: [`announce`] before
+/// it, [`EventHub::notify`] after it.
+pub async fn insert(conn: &mut AnyConnection, rows: &[EventRow]) -> Result<(), sqlx::Error> {
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = 6 * i;
+                format!("(${}, ${}, ${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) VALUES {}",
+            values.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for row in chunk {
+            query = query
+                .bind(&row.project_id)
+                .bind(row.seq)
+                .bind(row.event_type.as_str())
+                .bind(&row.change_id)
+                .bind(row.short_id.to_string())
+                .bind(row.at.unix_millis());
+        }
+        query.execute(&mut *conn).await?;
     }
-    query.execute(&mut *conn).await?;
-    // Pruning when the sequence passes a multiple of 64 rather than at each event
-    // spares the write a statement; the table keeps between EVENTS_KEPT and
-    // EVENTS_KEPT + 63 events (plus those of one write).
-    if (first_seq..=last_seq).any(|seq| seq % 64 == 0) {
+    // Pruning when a project's sequence passes a multiple of 64 rather than at each
+    // event spares writes a statement; the table keeps between EVENTS_KEPT and
+    // EVENTS_KEPT + 63 events per project (plus those of one batch).
+    let mut pruned: Vec<&str> = Vec::new();
+    for row in rows.iter().filter(|r| r.seq % 64 == 0) {
+        if pruned.contains(&row.project_id.as_str()) {
+            continue;
+        }
+        pruned.push(&row.project_id);
+        let last = rows.iter().filter(|r| r.project_id == row.project_id).map(|r| r.seq).max();
         sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
-            .bind(project_id)
-            .bind(last_seq - EVENTS_KEPT)
+            .bind(&row.project_id)
+            .bind(last.unwrap_or(row.seq) - EVENTS_KEPT)
             .execute(&mut *conn)
             .await?;
     }
-    Ok(Some(last_seq))
+    Ok(())
 }
 
 /// Records `event_type` for each of `changes` in a write made outside the server (an
@@ -148,10 +182,8 @@ pub async fn record_all(
     let last: i64 =
         advance(&mut *conn, project_id, changes.len(), "", "").await?.try_get("last_event_seq")?;
     let first = last - changes.len() as i64 + 1;
-    match insert(&mut *conn, project_id, first, event_type, changes, at).await? {
-        Some(seq) => announce(conn, backend, project_id, seq).await,
-        None => Ok(()),
-    }
+    insert(&mut *conn, &rows(project_id, first, event_type, changes, at)).await?;
+    announce(conn, backend, project_id, last).await
 }
 
 /// On Postgres, tells every server process on the database that `project_id`'s events

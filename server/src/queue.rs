@@ -184,7 +184,7 @@ impl<'a> ProjectWrite<'a> {
     /// Records a change event; returns its sequence number.
     pub async fn event(&mut self, event_type: ChangeEventType, change: &Change) -> Result<i64, ApiError> {
         let seq = self.reserve_events(1).await?;
-        self.insert_events(seq, event_type, &[ChangeKey::of(change)?]).await?;
+        self.insert_events(seq, event_type, &[ChangeKey::of(change)?]);
         Ok(seq)
     }
 
@@ -213,20 +213,16 @@ impl<'a> ProjectWrite<'a> {
     }
 
     /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
-    /// (reserved with [`ProjectWrite::reserve_events`]), in one statement.
-    pub async fn insert_events(
-        &mut self,
-        first_seq: i64,
-        event_type: ChangeEventType,
-        changes: &[ChangeKey<'_>],
-    ) -> Result<(), ApiError> {
-        let (project_id, now) = (&self.ctx.who.project_id, self.ctx.now);
-        if let Some(last_seq) =
-            events::insert(self.tx.conn(), project_id, first_seq, event_type, changes, now).await?
-        {
-            self.last_seq = Some(last_seq);
+    /// (reserved with [`ProjectWrite::reserve_events`]). The rows are stored with those
+    /// of the whole batch, in one statement just before its commit (see
+    /// [`crate::commit`]): nothing in a write reads them back.
+    pub fn insert_events(&mut self, first_seq: i64, event_type: ChangeEventType, changes: &[ChangeKey<'_>]) {
+        if changes.is_empty() {
+            return;
         }
-        Ok(())
+        let (project_id, now) = (&self.ctx.who.project_id, self.ctx.now);
+        self.tx.defer_events(events::rows(project_id, first_seq, event_type, changes, now));
+        self.last_seq = Some(first_seq + changes.len() as i64 - 1);
     }
 
     /// Adds a message to an item's thread, recorded as event `event_type`.

@@ -308,7 +308,7 @@ async fn claim(
         ids.iter().position(|chosen| Some(chosen) == id.as_ref())
     });
     let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
-    w.insert_events(seq, ChangeEventType::Claimed, &keys).await?;
+    w.insert_events(seq, ChangeEventType::Claimed, &keys);
     Ok((group, rows))
 }
 

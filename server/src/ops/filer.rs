@@ -186,7 +186,7 @@ impl Op for CreateChange {
         let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
         let (seq, _) = w.reserve_events_and(1, Counter::NextShortId).await?;
-        w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey::of(&change)?]).await?;
+        w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey::of(&change)?]);
         // "Filing sets heldUntil … on every item the same filer still holds on the same
         // stage, so a batch being typed is released together."
         sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")
@@ -285,7 +285,7 @@ impl Op for ReleaseChanges {
         let (keys, rows): (Vec<_>, Vec<_>) = rows.into_iter().unzip();
         if !keys.is_empty() {
             let seq = w.reserve_events(keys.len()).await?;
-            w.insert_events(seq, ChangeEventType::Released, &keys).await?;
+            w.insert_events(seq, ChangeEventType::Released, &keys);
         }
         w.commit().await?;
         // Parsed (captures included) after the commit, not while every write waits.
