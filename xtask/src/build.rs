@@ -66,9 +66,29 @@ pub fn extension(profile: Profile) -> Result<Report> {
     for name in ["worker", "ui"] {
         artifacts.push(web_module(name, profile, &pkg, name)?);
     }
-    artifacts.extend(content_module(profile, &out.join("content"))?);
+    let content = content_module(profile, &out.join("content"))?;
+    if profile == Profile::Release {
+        check_content_budget(&content)?;
+    }
+    artifacts.extend(content);
     copy_static(&out)?;
     Ok(Report { seconds: started.elapsed().as_secs_f64(), artifacts })
+}
+
+/// What the content side may load into a stage page, gzipped: the goal of circle and
+/// file (BENCHMARKS.md, "Sizes"). Every page the filer circles on pays it, so a build
+/// over it fails here rather than being noticed in a benchmark later.
+const CONTENT_BUDGET_GZIPPED: u64 = 250_000;
+
+fn check_content_budget(content: &[Artifact]) -> Result<()> {
+    let gzipped: u64 = content.iter().map(|a| a.gzipped).sum();
+    if gzipped > CONTENT_BUDGET_GZIPPED {
+        anyhow::bail!(
+            "the content side is {gzipped} bytes gzipped, over its budget of {CONTENT_BUDGET_GZIPPED}: \
+             what a stage page loads must stay small (see BENCHMARKS.md, \"Sizes\")"
+        );
+    }
+    Ok(())
 }
 
 /// A module for extension pages (`wasm-bindgen --target web`) built with `features`,
@@ -391,5 +411,21 @@ mod wasm {
                 "import * as wasm from \"./content_bg.wasm.js\";\nexport * from \"./content_bg.js\";"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn artifact(gzipped: u64) -> Artifact {
+        Artifact { path: PathBuf::from("content/x.js"), raw: gzipped * 7, gzipped }
+    }
+
+    #[test]
+    fn the_content_budget_counts_every_file_a_page_loads() {
+        assert!(check_content_budget(&[artifact(126), artifact(8_226), artifact(240_326)]).is_ok());
+        let over = check_content_budget(&[artifact(126), artifact(8_226), artifact(241_700)]).unwrap_err();
+        assert!(over.to_string().contains("250052 bytes gzipped"), "{over}");
     }
 }
