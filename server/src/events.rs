@@ -62,24 +62,27 @@ impl<'a> ChangeKey<'a> {
     }
 }
 
-/// Advances the project row inside a write's transaction (which holds the project,
-/// see [`crate::db::touch_project`]): the event sequence grows by `events`; `set` and
-/// `returning` add further columns. Returns the row with `last_event_seq`.
-pub async fn advance(
+/// Reserves the project's next `n` event sequence numbers inside a write's transaction
+/// (which holds the project, see [`crate::db::touch_project`]); `set` and `returning`
+/// add further columns to the same update. Returns the first number reserved and the
+/// updated row.
+pub async fn reserve(
     conn: &mut AnyConnection,
     project_id: &str,
-    events: usize,
+    n: usize,
     set: &str,
     returning: &str,
-) -> Result<AnyRow, sqlx::Error> {
-    sqlx::query(sqlx::AssertSqlSafe(format!(
+) -> Result<(i64, AnyRow), sqlx::Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE projects SET last_event_seq = last_event_seq + $2{set} WHERE project_id = $1 \
          RETURNING last_event_seq{returning}"
     )))
     .bind(project_id)
-    .bind(events as i64)
+    .bind(n as i64)
     .fetch_one(conn)
-    .await
+    .await?;
+    let last: i64 = row.try_get("last_event_seq")?;
+    Ok((last - n as i64 + 1, row))
 }
 
 /// One numbered event, ready to be stored.
@@ -94,7 +97,7 @@ pub struct EventRow {
 }
 
 /// One event of `event_type` for each of `changes`, numbered from `first_seq`
-/// (reserved with [`advance`]).
+/// (reserved with [`reserve`]).
 pub fn rows(
     project_id: &str,
     first_seq: i64,
@@ -148,17 +151,18 @@ pub async fn insert(conn: &mut AnyConnection, rows: &[EventRow]) -> Result<(), s
     }
     // Pruning when a project's sequence passes a multiple of 64 rather than at each
     // event spares writes a statement; the table keeps between EVENTS_KEPT and
-    // EVENTS_KEPT + 63 events per project (plus those of one batch).
-    let mut pruned: Vec<&str> = Vec::new();
-    for row in rows.iter().filter(|r| r.seq % 64 == 0) {
-        if pruned.contains(&row.project_id.as_str()) {
-            continue;
-        }
-        pruned.push(&row.project_id);
-        let last = rows.iter().filter(|r| r.project_id == row.project_id).map(|r| r.seq).max();
+    // EVENTS_KEPT + 63 events per project (plus those of one batch). A batch on SQLite
+    // holds the writes of every project.
+    let mut last_seqs: HashMap<&str, (i64, bool)> = HashMap::new();
+    for row in rows {
+        let (last, passed) = last_seqs.entry(&row.project_id).or_insert((row.seq, false));
+        *last = (*last).max(row.seq);
+        *passed |= row.seq % 64 == 0;
+    }
+    for (project_id, (last, _)) in last_seqs.into_iter().filter(|(_, (_, passed))| *passed) {
         sqlx::query("DELETE FROM events WHERE project_id = $1 AND seq <= $2")
-            .bind(&row.project_id)
-            .bind(last.unwrap_or(row.seq) - EVENTS_KEPT)
+            .bind(project_id)
+            .bind(last - EVENTS_KEPT)
             .execute(&mut *conn)
             .await?;
     }
@@ -179,11 +183,9 @@ pub async fn record_all(
     if changes.is_empty() {
         return Ok(());
     }
-    let last: i64 =
-        advance(&mut *conn, project_id, changes.len(), "", "").await?.try_get("last_event_seq")?;
-    let first = last - changes.len() as i64 + 1;
+    let (first, _) = reserve(&mut *conn, project_id, changes.len(), "", "").await?;
     insert(&mut *conn, &rows(project_id, first, event_type, changes, at)).await?;
-    announce(conn, backend, project_id, last).await
+    announce(conn, backend, project_id, first + changes.len() as i64 - 1).await
 }
 
 /// On Postgres, tells every server process on the database that `project_id`'s events

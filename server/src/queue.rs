@@ -48,6 +48,15 @@ impl Ctx<'_> {
         change
     }
 
+    /// Changes read from `rows` and presented. Writes call it after their commit: a
+    /// capture's parse is not worth holding every other write for.
+    pub fn present_rows<'r>(
+        &self,
+        rows: impl IntoIterator<Item = &'r AnyRow>,
+    ) -> Result<Vec<Change>, ApiError> {
+        rows.into_iter().map(|row| Ok(self.present(change_from_row(row, self.now)?))).collect()
+    }
+
     /// A message as read outputs show it: image attachments get signed `url`s.
     pub fn present_message(&self, mut message: Message) -> Message {
         for a in &mut message.attachments {
@@ -190,8 +199,7 @@ impl<'a> ProjectWrite<'a> {
 
     /// Reserves `n` event sequence numbers; returns the first.
     pub async fn reserve_events(&mut self, n: usize) -> Result<i64, ApiError> {
-        let row = self.advance(n, "", "").await?;
-        Ok(row.try_get::<i64, _>("last_event_seq")? - n as i64 + 1)
+        Ok(self.reserve(n, "", "").await?.0)
     }
 
     /// [`ProjectWrite::reserve_events`], advancing `counter` by one in the same
@@ -202,14 +210,13 @@ impl<'a> ProjectWrite<'a> {
             Counter::NextShortId => "next_short_id",
             Counter::LastFence => "last_fence",
         };
-        let row =
-            self.advance(n, &format!(", {column} = {column} + 1"), &format!(", {column} AS counter")).await?;
-        Ok((row.try_get::<i64, _>("last_event_seq")? - n as i64 + 1, row.try_get("counter")?))
+        let (first, row) =
+            self.reserve(n, &format!(", {column} = {column} + 1"), &format!(", {column} AS counter")).await?;
+        Ok((first, row.try_get("counter")?))
     }
 
-    async fn advance(&mut self, n: usize, set: &str, returning: &str) -> Result<AnyRow, ApiError> {
-        let project_id = &self.ctx.who.project_id;
-        Ok(events::advance(self.tx.conn(), project_id, n, set, returning).await?)
+    async fn reserve(&mut self, n: usize, set: &str, returning: &str) -> Result<(i64, AnyRow), ApiError> {
+        Ok(events::reserve(self.tx.conn(), &self.ctx.who.project_id, n, set, returning).await?)
     }
 
     /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`

@@ -14,9 +14,7 @@ use crate::queue::{
     ChangeKey, Counter, Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select,
     set_status,
 };
-use crate::rows::{
-    CHANGE_RETURNING, GROUP_COLUMNS, MESSAGE_COLUMNS, change_from_row, group_from_row, message_from_row,
-};
+use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, MESSAGE_COLUMNS, group_from_row, message_from_row};
 use crate::rpc::Op;
 
 /// A value bound to a dynamically built statement.
@@ -203,14 +201,8 @@ impl Op for ClaimChanges {
             }
         };
         w.commit().await?;
-        // The items' rows are parsed (captures included) after the commit, not while
-        // every other write waits.
         let (group, rows) = out;
-        let changes = rows
-            .iter()
-            .map(|row| change_from_row(row, ctx.now).map(|c| ctx.present(c)))
-            .collect::<Result<_, _>>()?;
-        Ok(ClaimChangesOutput { group, changes })
+        Ok(ClaimChangesOutput { group, changes: ctx.present_rows(&rows)? })
     }
 }
 

@@ -11,7 +11,7 @@ use crate::blobs::{Blobs, ImageInput};
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, set_status};
-use crate::rows::{CHANGE_RETURNING, STAGE_SELECT_BY_ID, change_from_row, stage_from_row, to_json};
+use crate::rows::{CHANGE_RETURNING, STAGE_SELECT_BY_ID, stage_from_row, to_json};
 use crate::rpc::Op;
 
 impl Op for UploadShot {
@@ -288,10 +288,7 @@ impl Op for ReleaseChanges {
             w.insert_events(seq, ChangeEventType::Released, &keys);
         }
         w.commit().await?;
-        // Parsed (captures included) after the commit, not while every write waits.
-        let changes =
-            rows.into_iter().map(|row| change_from_row(row, ctx.now)).collect::<Result<Vec<_>, _>>()?;
-        Ok(ChangesOutput { changes: changes.into_iter().map(|c| ctx.present(c)).collect() })
+        Ok(ChangesOutput { changes: ctx.present_rows(rows)? })
     }
 }
 
