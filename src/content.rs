@@ -105,6 +105,7 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
                     stroke_dom::drawing(&stroke, &document, &host_for_messages);
                 }
             }
+            Ok(OverlayEvent::StrokeAbandoned) => stroke_dom::cancel(),
             Ok(OverlayEvent::Circled { stroke }) => {
                 wasm_bindgen_futures::spawn_local(capture_and_reply(stroke, trusted_origin.clone()));
             }

@@ -96,6 +96,10 @@ pub enum OverlayEvent {
     /// so the page can read ahead. One no longer than the last begins a new stroke.
     #[serde(rename = "redline:drawing")]
     Drawing { stroke: Vec<Point> },
+    /// The stroke ended without circling anything (a release with no area, or the
+    /// browser cancelled the pointer): the page stops reading ahead for it.
+    #[serde(rename = "redline:stroke-abandoned")]
+    StrokeAbandoned,
     /// The person released the lasso: the simplified outline, viewport CSS pixels.
     #[serde(rename = "redline:circled")]
     Circled { stroke: Vec<Point> },

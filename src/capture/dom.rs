@@ -114,7 +114,7 @@ impl Capture {
                 }
                 Task::Describe(entry) => {
                     let element = self.stroke.walk.node(entry).clone();
-                    let description = describe(&element, rect_of(&element), &mut self.paths);
+                    let description = describe(&element, &mut self.paths);
                     if self.descriptions.len() <= entry {
                         self.descriptions.resize_with(entry + 1, || None);
                     }
@@ -131,7 +131,7 @@ impl Capture {
                     self.stroke.sampled();
                 }
                 Task::Pick => self.stroke.pick(),
-                Task::Idle => {}
+                Task::Idle => unreachable!("an idle stroke returned above"),
             }
         }
     }
@@ -174,11 +174,9 @@ impl Capture {
                 return Err(Stale);
             }
             let described = found.entries[i].and_then(|e| self.descriptions.get_mut(e)?.take());
-            let description = match described {
-                Some(described) => Circled { rect: Some(rect), ..described },
-                None => describe(element, rect, &mut self.paths),
-            };
-            circled.push(description);
+            let described = described.unwrap_or_else(|| describe(element, &mut self.paths));
+            // The box as it is at release, whenever the rest was read.
+            circled.push(Circled { rect: Some(rect), ..described });
         }
         phases.end("redline:capture:describe");
         Ok(circled)
@@ -220,11 +218,19 @@ extern "C" {
     fn measure_between(this: &Timeline, name: &str, options: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// Records a User Timing measure from `start` to `end` (`performance.now()` times).
-pub fn measure(performance: &Performance, name: &str, start: f64, end: f64) {
+/// Records a User Timing measure from `start` to `end` (`performance.now()` times),
+/// with `detail` as an object of numbers when there is any.
+pub fn measure(performance: &Performance, name: &str, start: f64, end: f64, detail: &[(&str, f64)]) {
     let options = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&options, &"start".into(), &start.into());
     let _ = js_sys::Reflect::set(&options, &"end".into(), &end.into());
+    if !detail.is_empty() {
+        let object = js_sys::Object::new();
+        for (key, value) in detail {
+            let _ = js_sys::Reflect::set(&object, &(*key).into(), &(*value).into());
+        }
+        let _ = js_sys::Reflect::set(&options, &"detail".into(), &object);
+    }
     let _ = performance.unchecked_ref::<Timeline>().measure_between(name, &options);
 }
 
@@ -245,7 +251,7 @@ impl Phases {
     fn end(&mut self, name: &str) {
         if let Some(performance) = &self.performance {
             let now = performance.now();
-            measure(performance, name, self.started, now);
+            measure(performance, name, self.started, now, &[]);
             self.started = now;
         }
     }
@@ -391,8 +397,9 @@ fn nearest_attribute(element: &Element, attribute: &str, accept: impl Fn(&str) -
     None
 }
 
-/// Everything the protocol's Element records about one circled element, whose box is `rect`.
-fn describe(el: &Element, rect: Rect, paths: &mut CssPaths) -> Circled {
+/// Everything the protocol's Element records about one circled element but its box,
+/// which the caller reads at release.
+fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
     let tag = el.local_name();
     let role = el.get_attribute("role").or_else(|| {
         element::implicit_role(&tag, el.get_attribute("type").as_deref(), el.has_attribute("href"))
@@ -405,7 +412,7 @@ fn describe(el: &Element, rect: Rect, paths: &mut CssPaths) -> Circled {
         source_anchor: nearest_attribute(el, "data-fabric-src", |_| true),
         css_path: paths.css_path(el),
         text: content.as_deref().and_then(element::clean_text),
-        rect: Some(rect),
+        rect: None,
         component_test_id: parent_element(el)
             .and_then(|p| nearest_attribute(&p, "data-testid", element::is_component_test_id)),
         role,

@@ -146,8 +146,7 @@ impl Dom for PageDom {
     }
 
     fn matches_only(&mut self, node: &Element, selector: &str) -> bool {
-        let Some(matches) = query_root(node, selector) else { return false };
-        matches.length() == 1 && matches.get(0).is_some_and(|only| only == *node.unchecked_ref::<Node>())
+        self.count_in_root(node, selector) == (1, true)
     }
 
     fn now_ms(&self) -> f64 {

@@ -33,7 +33,6 @@ pub trait Tree {
 
 struct Entry<N> {
     node: N,
-    parent: Option<usize>,
     /// The box, once read.
     rect: Option<Rect>,
     /// Its children's entries and its test id, once entered (its box met the bounds).
@@ -62,7 +61,7 @@ impl<N: Clone> Walk<N> {
     /// A walk from `root` (the body) that reads nothing until it has bounds.
     pub fn new(root: N) -> Walk<N> {
         Walk {
-            entries: vec![Entry { node: root, parent: None, rect: None, entered: None }],
+            entries: vec![Entry { node: root, rect: None, entered: None }],
             work: vec![Work::Read(0)],
             outside: Vec::new(),
             bounds: None,
@@ -114,7 +113,6 @@ impl<N: Clone> Walk<N> {
                 let start = self.entries.len();
                 self.entries.extend(children.into_iter().map(|node| Entry {
                     node,
-                    parent: Some(i),
                     rect: None,
                     entered: None,
                 }));
@@ -162,20 +160,6 @@ impl<N: Clone> Walk<N> {
 
     pub fn node(&self, entry: usize) -> &N {
         &self.entries[entry].node
-    }
-
-    /// The entry's parent entry, if any.
-    pub fn parent(&self, entry: usize) -> Option<usize> {
-        self.entries[entry].parent
-    }
-
-    /// How many elements the walk has listed so far.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 
@@ -321,6 +305,15 @@ const FRAME_MILLIS: f64 = 1000.0 / 60.0;
 pub struct Pacer {
     window_started: Option<f64>,
     used: f64,
+    spent: Spent,
+}
+
+/// What a stroke's slices cost in all: reported once per stroke, not per slice.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spent {
+    pub slices: u32,
+    pub longest: f64,
+    pub total: f64,
 }
 
 impl Pacer {
@@ -333,9 +326,17 @@ impl Pacer {
         (SLICE_MILLIS - self.used).max(0.0)
     }
 
-    /// Records work that took `millis`.
+    /// Records a slice of work that took `millis`.
     pub fn spent(&mut self, millis: f64) {
         self.used += millis;
+        self.spent.slices += 1;
+        self.spent.longest = self.spent.longest.max(millis);
+        self.spent.total += millis;
+    }
+
+    /// Every slice recorded so far.
+    pub fn spent_in_all(&self) -> Spent {
+        self.spent
     }
 
     /// How long from `now` until the next window opens.
@@ -562,5 +563,6 @@ mod tests {
         assert_eq!(pacer.allowance(8.0), 0.0, "this frame's share is used up");
         assert!((pacer.wait(8.0) - (FRAME_MILLIS - 8.0)).abs() < 1e-9);
         assert_eq!(pacer.allowance(FRAME_MILLIS), SLICE_MILLIS, "a new frame, a new share");
+        assert_eq!(pacer.spent_in_all(), Spent { slices: 2, longest: 2.0, total: 3.5 });
     }
 }

@@ -1,7 +1,8 @@
 //! The stroke-time side of a capture in the page: while the person draws, the overlay
 //! sends the stroke so far and the content script reads the page for it in slices
 //! paced by [`Pacer`] (see `stroke.rs`), so that release has little left to do. A scroll,
-//! a resize or any change to the page's DOM starts the reading over.
+//! a resize, a resource loading (an image or a font can move what follows it) or any
+//! change to the page's DOM starts the reading over.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -13,9 +14,15 @@ use web_sys::{AddEventListenerOptions, Document, Element, MutationObserver, Muta
 use super::dom::{self, Capture};
 use super::stroke::Pacer;
 
-/// Each slice of stroke-time work is a User Timing measure of this name, so the cost of
-/// reading during the stroke can be seen (tests/bench/capture.mjs reports it).
-pub const SLICE_MEASURE: &str = "redline:stroke-slice";
+/// A released stroke's reading is one User Timing measure of this name, from the press
+/// to the release, with the slices' count, longest and total in its `detail`: the cost
+/// of reading during the stroke can be seen (tests/bench/capture.mjs reports it) while
+/// the page's timeline gets one entry per stroke, not one per slice.
+pub const STROKE_MEASURE: &str = "redline:stroke";
+
+/// What makes the page move under a capture: listened to on the window, capturing, so
+/// that scrolling any element and any resource's load count.
+const MOVING_EVENTS: [&str; 3] = ["scroll", "resize", "load"];
 
 /// One stroke in progress.
 struct Drawing {
@@ -32,6 +39,8 @@ struct Drawing {
     on_moved: Closure<dyn FnMut()>,
     /// Whether a slice is waiting on a timer.
     scheduled: bool,
+    /// When the stroke began (`performance.now()`).
+    started: f64,
 }
 
 thread_local! {
@@ -61,7 +70,7 @@ impl Drawing {
         let listen = AddEventListenerOptions::new();
         listen.set_capture(true);
         listen.set_passive(true);
-        for event in ["scroll", "resize"] {
+        for event in MOVING_EVENTS {
             let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
                 event,
                 on_moved.as_ref().unchecked_ref(),
@@ -80,6 +89,7 @@ impl Drawing {
             _on_mutation: on_mutation,
             on_moved,
             scheduled: false,
+            started: window.performance().map_or(0.0, |p| p.now()),
         })
     }
 
@@ -107,7 +117,7 @@ impl Drop for Drawing {
     fn drop(&mut self) {
         self.observer.disconnect();
         if let Some(window) = web_sys::window() {
-            for event in ["scroll", "resize"] {
+            for event in MOVING_EVENTS {
                 let _ = window.remove_event_listener_with_callback_and_bool(
                     event,
                     self.on_moved.as_ref().unchecked_ref(),
@@ -142,11 +152,18 @@ pub fn drawing(stroke: &[Point], document: &Document, overlay: &Element) {
 /// What the stroke has read, for the release; `None` if the page moved or changed.
 pub fn take() -> Option<Capture> {
     let mut drawing = DRAWING.take()?;
+    if let Some(performance) = web_sys::window().and_then(|w: Window| w.performance()) {
+        let spent = drawing.pacer.spent_in_all();
+        let detail =
+            [("slices", f64::from(spent.slices)), ("longest", spent.longest), ("total", spent.total)];
+        dom::measure(&performance, STROKE_MEASURE, drawing.started, performance.now(), &detail);
+    }
     let moved = drawing.moved();
     drawing.capture.take().filter(|_| !moved)
 }
 
-/// Ends the stroke without a release (the overlay went away).
+/// Ends the stroke without a release (abandoned, or the overlay went away): its
+/// observers go with it.
 pub fn cancel() {
     DRAWING.take();
 }
@@ -164,9 +181,7 @@ fn slice() {
         if allowance > 0.0 {
             let more =
                 drawing.capture().is_some_and(|c| c.work_until(|| performance.now(), started + allowance));
-            let ended = performance.now();
-            drawing.pacer.spent(ended - started);
-            dom::measure(&performance, SLICE_MEASURE, started, ended);
+            drawing.pacer.spent(performance.now() - started);
             if !more {
                 return None;
             }

@@ -167,6 +167,10 @@ pub fn Overlay() -> impl IntoView {
         let page = page.clone();
         move |stroke: Vec<Point>| tell_page(&OverlayEvent::Drawing { stroke }, &page)
     };
+    let on_abandoned = {
+        let page = page.clone();
+        move || tell_page(&OverlayEvent::StrokeAbandoned, &page)
+    };
     let on_filed = move |item: TrayItem| {
         draft_text.set(String::new());
         tray.update(|items| items.push(item));
@@ -174,7 +178,7 @@ pub fn Overlay() -> impl IntoView {
     };
 
     view! {
-        <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_drawing on_circled />
+        <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_drawing on_abandoned on_circled />
         {move || match step.get() {
             Step::Drawing => view! {
                 <p class="overlay-hint">"Circle what is wrong · " <kbd>"Esc"</kbd> " to leave"</p>
@@ -200,8 +204,11 @@ pub fn Overlay() -> impl IntoView {
 fn Lasso(
     drawing: Signal<bool>,
     on_drawing: impl Fn(Vec<Point>) + 'static,
+    on_abandoned: impl Fn() + 'static,
     on_circled: impl Fn(Vec<Point>) + 'static,
 ) -> impl IntoView {
+    let on_abandoned = std::rc::Rc::new(on_abandoned);
+    let on_cancelled = on_abandoned.clone();
     let points = RwSignal::new(Vec::<Point>::new());
     let pressed = RwSignal::new(false);
     let on_drawing = std::rc::Rc::new(on_drawing);
@@ -238,11 +245,14 @@ fn Lasso(
                 points.set(Vec::new());
                 if polygon.is_area() {
                     on_circled(polygon.points().to_vec());
+                } else {
+                    on_abandoned();
                 }
             }
             on:pointercancel=move |_| {
                 pressed.set(false);
                 points.set(Vec::new());
+                on_cancelled();
             }
         >
             <svg class="stroke" aria-hidden="true">

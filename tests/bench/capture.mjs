@@ -84,12 +84,11 @@ try {
     await box.waitFor();
     composer.push(Date.now() - released);
     capture[kind].push(await page.evaluate(() => performance.getEntriesByName("redline:capture").at(-1).duration));
-    // What the content script read while the lasso was drawn, slice by slice.
-    const durations = await page.evaluate(() =>
-      performance.getEntriesByName("redline:stroke-slice").map((e) => e.duration));
-    slices.longest[kind].push(Math.max(0, ...durations));
-    slices.total[kind].push(durations.reduce((a, b) => a + b, 0));
-    slices.count[kind].push(durations.length);
+    // What the content script read while the lasso was drawn: one measure per stroke.
+    const spent = await page.evaluate(() => performance.getEntriesByName("redline:stroke").at(-1).detail);
+    slices.longest[kind].push(spent.longest);
+    slices.total[kind].push(spent.total);
+    slices.count[kind].push(spent.slices);
     // Where the release's time went: the content script's measures of its phases.
     const releasePhases = await page.evaluate(() =>
       performance.getEntriesByType("measure").filter((e) => e.name.startsWith("redline:capture:"))
