@@ -187,11 +187,11 @@ mod tests {
 
     wasm_bindgen_test_configure!(run_in_browser);
 
-    /// The pages @medv/finder is measured on (`shared/` sits beside the repository).
+    /// The pages @medv/finder is measured on (`tests/fixtures/pages/`).
     const FIXTURE_PAGES: [(&str, &str); 3] = [
-        ("github.com", include_str!("../../../shared/fixtures/pages/github.com.html")),
-        ("stripe.com", include_str!("../../../shared/fixtures/pages/stripe.com.html")),
-        ("tailwindcss", include_str!("../../../shared/fixtures/pages/tailwindcss.html")),
+        ("github.com", include_str!("../../tests/fixtures/pages/github.com.html")),
+        ("stripe.com", include_str!("../../tests/fixtures/pages/stripe.com.html")),
+        ("tailwindcss", include_str!("../../tests/fixtures/pages/tailwindcss.html")),
     ];
 
     fn document() -> Document {

@@ -1,5 +1,5 @@
 // CSS paths: ours against @medv/finder 4.0.2 (default options) on every element of each
-// page in ../shared/fixtures/pages, in headless Chromium, in one run. Reports per tool:
+// page in tests/fixtures/pages, in headless Chromium, in one run. Reports per tool:
 // share of paths that match exactly their element, mean length, share with positional
 // (`:nth-*`) steps, and µs per element (median of RUNS passes over all elements).
 // Ours runs as it ships (the wasm2js content module) and as plain wasm, each in one
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
-const pagesDir = process.env.REDLINE_FIXTURE_PAGES ?? join(repo, "../shared/fixtures/pages");
+const pagesDir = process.env.REDLINE_FIXTURE_PAGES ?? join(repo, "tests/fixtures/pages");
 const modulesDir = process.env.REDLINE_SELECTORS_DIR ?? join(repo, "target/bench/selectors");
 const PAGES = ["github.com", "stripe.com", "tailwindcss"];
 const RUNS = Number(process.env.RUNS ?? 7);

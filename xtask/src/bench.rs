@@ -57,7 +57,7 @@ fn capture() -> Result<()> {
     process::run(&mut bench)
 }
 
-/// CSS paths against @medv/finder on `../shared/fixtures/pages` (BENCHMARKS.md, "CSS
+/// CSS paths against @medv/finder on `tests/fixtures/pages` (BENCHMARKS.md, "CSS
 /// paths vs @medv/finder"). Our generator is built with its bench-only export (feature
 /// `selector-bench`) into `target/bench/selectors/`, never into `extension/`: as it
 /// ships (wasm2js) and as plain wasm.
@@ -74,7 +74,7 @@ fn selectors() -> Result<()> {
     let mut bench = cmd("node");
     bench.arg("tests/bench/selectors.mjs");
     bench.env("REDLINE_SELECTORS_DIR", out);
-    bench.env("REDLINE_FIXTURE_PAGES", root.join("../shared/fixtures/pages"));
+    bench.env("REDLINE_FIXTURE_PAGES", root.join("tests/fixtures/pages"));
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)
 }
