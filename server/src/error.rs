@@ -7,7 +7,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use redline_protocol::{ErrorBody, FieldError, NotClaimableItem, codes};
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ApiError {
     status: StatusCode,
     code: &'static str,
@@ -79,6 +79,11 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         self.status
+    }
+
+    /// The per-item reasons of a 409 `not_claimable`; empty for any other error.
+    pub fn items(&self) -> &[NotClaimableItem] {
+        self.items.as_deref().unwrap_or_default()
     }
 }
 

@@ -53,6 +53,8 @@ pub struct AppState {
     /// Calls per token (RPCs and event-stream connections).
     pub rate_limit: RateLimit,
     pub limiter: Arc<Limiter>,
+    /// Claims waiting for their project's next claim write (see `ops::claim`).
+    pub claims: Arc<ops::ClaimQueue>,
 }
 
 impl AppState {
@@ -73,6 +75,7 @@ impl AppState {
             keep_alive: Duration::from_secs(15),
             rate_limit: RateLimit::default(),
             limiter: Arc::default(),
+            claims: Arc::default(),
         })
     }
 }

@@ -81,15 +81,6 @@ pub struct Lease {
     pub fence: u64,
 }
 
-impl Lease {
-    pub fn view(&self) -> redline_protocol::LeaseView<'_> {
-        redline_protocol::LeaseView {
-            claim_expires_at: self.claim_expires_at,
-            claimed_by: self.claimed_by.as_deref(),
-        }
-    }
-}
-
 /// Selects items: the change columns plus the filer and the group's lease.
 pub fn item_select() -> String {
     format!(
@@ -160,7 +151,12 @@ pub struct ProjectWrite<'a> {
 impl<'a> ProjectWrite<'a> {
     /// Begins a write on the caller's project.
     pub async fn begin(ctx: &'a Ctx<'a>) -> Result<Self, ApiError> {
-        let mut tx = ctx.state.store.committer(&ctx.who.project_id).lend().await?;
+        let tx = ctx.state.store.committer(&ctx.who.project_id).lend().await?;
+        Self::in_turn(ctx, tx).await
+    }
+
+    /// Begins a write on the caller's project in a turn already lent by its committer.
+    pub async fn in_turn(ctx: &'a Ctx<'a>, mut tx: Lent) -> Result<Self, ApiError> {
         // The batch's first write takes the lock (see `touch_project`); later ones
         // hold it already: a released savepoint keeps its locks on both engines, a
         // rolled-back one does not, so "first" means before any write finished. The
@@ -202,16 +198,21 @@ impl<'a> ProjectWrite<'a> {
         Ok(self.reserve(n, "", "").await?.0)
     }
 
-    /// [`ProjectWrite::reserve_events`], advancing `counter` by one in the same
+    /// [`ProjectWrite::reserve_events`], advancing `counter` by `by` in the same
     /// statement (each statement of a write is a round trip while every other write
     /// waits); returns the first sequence number and the counter's new value.
-    pub async fn reserve_events_and(&mut self, n: usize, counter: Counter) -> Result<(i64, i64), ApiError> {
+    pub async fn reserve_events_and(
+        &mut self,
+        n: usize,
+        counter: Counter,
+        by: usize,
+    ) -> Result<(i64, i64), ApiError> {
         let column = match counter {
             Counter::NextShortId => "next_short_id",
             Counter::LastFence => "last_fence",
         };
-        let (first, row) =
-            self.reserve(n, &format!(", {column} = {column} + 1"), &format!(", {column} AS counter")).await?;
+        let set = format!(", {column} = {column} + {by}");
+        let (first, row) = self.reserve(n, &set, &format!(", {column} AS counter")).await?;
         Ok((first, row.try_get("counter")?))
     }
 

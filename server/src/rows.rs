@@ -48,7 +48,7 @@ fn ts(row: &AnyRow, col: &str) -> Result<Timestamp, sqlx::Error> {
     Ok(Timestamp::from_unix_millis(row.try_get(col)?))
 }
 
-fn opt_ts(row: &AnyRow, col: &str) -> Result<Option<Timestamp>, sqlx::Error> {
+pub fn opt_ts(row: &AnyRow, col: &str) -> Result<Option<Timestamp>, sqlx::Error> {
     Ok(row.try_get::<Option<i64>, _>(col)?.map(Timestamp::from_unix_millis))
 }
 

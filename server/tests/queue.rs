@@ -423,6 +423,49 @@ async fn fifty_agents_claiming_overlapping_sets_never_share_an_item() {
     }
 }
 
+/// Claims arriving together are taken in one write: each still gets a group of its
+/// own with its own fence, and each item taken one `claimed` event, numbered without a
+/// gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn claims_taken_together_each_get_their_own_group_fence_and_events() {
+    let s = TestServer::start().await;
+    let mut items = Vec::new();
+    for i in 0..20 {
+        items.push(s.file(&s.ann, &format!("item {i}")).await);
+    }
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let mut stream = connect(&s, None, false).await;
+    let mut text = String::new();
+    read_sse(&mut stream, &mut text, |t| t.contains(": connected")).await;
+
+    let claims = items.iter().enumerate().map(|(i, item)| {
+        let s = &s;
+        async move { s.claim(&format!("agent-{i}"), &[item]).await }
+    });
+    let answers = futures_util::future::join_all(claims).await;
+    let mut fences = Vec::new();
+    for (i, (status, body)) in answers.iter().enumerate() {
+        assert_eq!(*status, 200, "{body}");
+        assert_eq!(body["group"]["claimedBy"], format!("agent-{i}"));
+        assert_eq!(body["group"]["title"], format!("item {i}"));
+        assert_eq!(body["changes"][0]["changeId"], items[i]["changeId"]);
+        assert_eq!(body["changes"][0]["groupId"], body["group"]["groupId"]);
+        fences.push(body["group"]["fence"].as_u64().unwrap());
+    }
+    fences.sort_unstable();
+    assert_eq!(fences, (1..=20).collect::<Vec<u64>>());
+
+    read_sse(&mut stream, &mut text, |t| t.matches("\"claimed\"").count() == 20).await;
+    let claimed: Vec<Value> = data_lines(&text).into_iter().filter(|e| e["type"] == "claimed").collect();
+    let seqs: Vec<i64> = claimed.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    let mut ids: Vec<&str> = claimed.iter().map(|e| e["changeId"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    let mut filed: Vec<&str> = items.iter().map(|c| c["changeId"].as_str().unwrap()).collect();
+    filed.sort_unstable();
+    assert_eq!(ids, filed);
+}
+
 #[tokio::test]
 async fn writes_into_another_claimants_live_lease_are_refused() {
     let s = TestServer::start().await;

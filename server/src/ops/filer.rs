@@ -185,7 +185,7 @@ impl Op for CreateChange {
         change.short_id = inserted.try_get::<i64, _>("short_id")?.to_string();
         let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
-        let (seq, _) = w.reserve_events_and(1, Counter::NextShortId).await?;
+        let (seq, _) = w.reserve_events_and(1, Counter::NextShortId, 1).await?;
         w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey::of(&change)?]);
         // "Filing sets heldUntil … on every item the same filer still holds on the same
         // stage, so a batch being typed is released together."

@@ -2,7 +2,11 @@
 //! protocol's RPC marker type.
 
 mod agent;
+mod claim;
 mod filer;
+mod filter;
 mod session;
 pub mod signin;
 mod stages;
+
+pub use claim::ClaimQueue;
