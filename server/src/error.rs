@@ -82,6 +82,7 @@ impl ApiError {
     }
 
     /// The per-item reasons of a 409 `not_claimable`; empty for any other error.
+    #[cfg(test)]
     pub fn items(&self) -> &[NotClaimableItem] {
         self.items.as_deref().unwrap_or_default()
     }

@@ -31,6 +31,7 @@ use crate::AppState;
 use crate::auth::authenticate;
 use crate::db::{Backend, Store};
 use crate::error::ApiError;
+use crate::filter::{Bind, Filter};
 
 /// How many events per project are kept for replay.
 pub const EVENTS_KEPT: i64 = 1000;
@@ -127,27 +128,20 @@ const ROWS_PER_INSERT: usize = 1000;
 /// it, [`EventHub::notify`] after it.
 pub async fn insert(conn: &mut AnyConnection, rows: &[EventRow]) -> Result<(), sqlx::Error> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let p = 6 * i;
-                format!("(${}, ${}, ${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at) VALUES {}",
-            values.join(", ")
+        let mut insert = Filter::new(
+            "INSERT INTO events (project_id, seq, event_type, change_id, short_id, created_at)".to_owned(),
         );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for row in chunk {
-            query = query
-                .bind(&row.project_id)
-                .bind(row.seq)
-                .bind(row.event_type.as_str())
-                .bind(&row.change_id)
-                .bind(row.short_id.to_string())
-                .bind(row.at.unix_millis());
-        }
-        query.execute(&mut *conn).await?;
+        insert.values(chunk.iter().map(|row| {
+            vec![
+                Bind::Text(row.project_id.clone()),
+                Bind::Int(row.seq),
+                Bind::Text(row.event_type.as_str().to_owned()),
+                Bind::Text(row.change_id.clone()),
+                Bind::Text(row.short_id.to_string()),
+                Bind::Int(row.at.unix_millis()),
+            ]
+        }));
+        insert.execute(&mut *conn).await?;
     }
     // Pruning when a project's sequence passes a multiple of 64 rather than at each
     // event spares writes a statement; the table keeps between EVENTS_KEPT and

@@ -10,6 +10,7 @@ mod commit;
 pub mod db;
 pub mod error;
 pub mod events;
+mod filter;
 pub mod limit;
 mod openapi;
 mod ops;

@@ -14,7 +14,7 @@ use crate::rows::{GROUP_COLUMNS, MESSAGE_COLUMNS, group_from_row, message_from_r
 use crate::rpc::Op;
 
 use super::claim::CLAIMABLE_SQL;
-use super::filter::{Bind, Filter, placeholders};
+use crate::filter::{Bind, Filter, placeholders};
 
 async fn groups_of(conn: &mut sqlx::AnyConnection, changes: &[Change]) -> Result<Vec<Group>, ApiError> {
     let ids: BTreeSet<&str> = changes.iter().filter_map(|c| c.group_id.as_deref()).collect();

@@ -15,11 +15,11 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use tokio::sync::oneshot;
 
-use super::filter::{Bind, Filter, placeholders};
 use crate::AppState;
 use crate::auth::Principal;
 use crate::db::new_id;
 use crate::error::ApiError;
+use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite, item_select};
 use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, group_from_row, opt_ts, status_of};
 use crate::rpc::Op;
@@ -213,36 +213,31 @@ struct Candidate {
     title: String,
     status: ChangeStatus,
     held_until: Option<Timestamp>,
-    /// The item's group's lease, if it is in a group.
-    lease: Option<(Option<String>, Option<Timestamp>)>,
+    /// The lease of the item's group (both `None` when it is in none: no live lease).
+    claimed_by: Option<String>,
+    lease_end: Option<Timestamp>,
 }
 
 impl Candidate {
     const SELECT: &str = "SELECT c.change_id, c.project_id, c.short_id, c.title, c.status, c.held_until, \
-         g.group_id AS lease_group, g.claimed_by AS lease_claimed_by, g.claim_expires_at AS lease_expires_at \
+         g.claimed_by AS lease_claimed_by, g.claim_expires_at AS lease_expires_at \
          FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id WHERE 1 = 1";
 
     fn from_row(row: &AnyRow) -> Result<Candidate, sqlx::Error> {
-        let group: Option<String> = row.try_get("lease_group")?;
         Ok(Candidate {
             change_id: row.try_get("change_id")?,
             short_id: row.try_get("short_id")?,
             title: row.try_get("title")?,
             status: status_of(row)?,
             held_until: opt_ts(row, "held_until")?,
-            lease: match group {
-                Some(_) => Some((row.try_get("lease_claimed_by")?, opt_ts(row, "lease_expires_at")?)),
-                None => None,
-            },
+            claimed_by: row.try_get("lease_claimed_by")?,
+            lease_end: opt_ts(row, "lease_expires_at")?,
         })
     }
 
     fn block(&self, now: Timestamp) -> Option<ClaimBlock> {
-        let lease = self
-            .lease
-            .as_ref()
-            .map(|(claimed_by, end)| LeaseView { claim_expires_at: *end, claimed_by: claimed_by.as_deref() });
-        claim_block(self.status, self.held_until, lease, now)
+        let lease = LeaseView { claim_expires_at: self.lease_end, claimed_by: self.claimed_by.as_deref() };
+        claim_block(self.status, self.held_until, Some(lease), now)
     }
 
     fn is_named_by(&self, name: &ChangeRef) -> bool {
@@ -362,7 +357,8 @@ fn decide(claims: &[Claim], candidates: &mut [Candidate], now: Timestamp) -> Vec
             }
             for &i in &take {
                 candidates[i].status = ChangeStatus::Claimed;
-                candidates[i].lease = Some((Some(claim.claimed_by.clone()), Some(claim.lease_end(now))));
+                candidates[i].claimed_by = Some(claim.claimed_by.clone());
+                candidates[i].lease_end = Some(claim.lease_end(now));
             }
             Ok(take)
         })
@@ -429,21 +425,18 @@ async fn take_all(
 }
 
 async fn insert_groups(w: &mut ProjectWrite<'_>, groups: &[Group]) -> Result<(), ApiError> {
-    let mut insert = Filter::new(format!("INSERT INTO claim_groups ({GROUP_COLUMNS}) VALUES "));
-    for (k, g) in groups.iter().enumerate() {
-        insert.push(
-            if k == 0 { "(?, ?, ?, ?, ?, ?, ?)" } else { ", (?, ?, ?, ?, ?, ?, ?)" },
-            [
-                Bind::Text(g.group_id.clone()),
-                Bind::Text(g.project_id.clone()),
-                Bind::Text(g.title.clone()),
-                Bind::Text(g.claimed_by.clone().unwrap_or_default()),
-                Bind::Int(g.claim_expires_at.map_or(0, Timestamp::unix_millis)),
-                Bind::Int(g.fence as i64),
-                Bind::Int(g.created_at.unix_millis()),
-            ],
-        );
-    }
+    let mut insert = Filter::new(format!("INSERT INTO claim_groups ({GROUP_COLUMNS})"));
+    insert.values(groups.iter().map(|g| {
+        vec![
+            Bind::Text(g.group_id.clone()),
+            Bind::Text(g.project_id.clone()),
+            Bind::Text(g.title.clone()),
+            Bind::Text(g.claimed_by.clone().unwrap_or_default()),
+            Bind::Int(g.claim_expires_at.map_or(0, Timestamp::unix_millis)),
+            Bind::Int(g.fence as i64),
+            Bind::Int(g.created_at.unix_millis()),
+        ]
+    }));
     insert.execute(w.conn()).await?;
     Ok(())
 }
@@ -459,7 +452,7 @@ async fn move_into_groups(
         Filter::new("UPDATE changes SET status = 'claimed', group_id = CASE change_id".to_owned());
     let mut ids = Vec::new();
     for (group, (_, take)) in groups.iter().zip(taking) {
-        for &i in take.iter() {
+        for &i in *take {
             let id = &candidates[i].change_id;
             update.push(" WHEN ? THEN ?", [Bind::Text(id.clone()), Bind::Text(group.group_id.clone())]);
             ids.push(Bind::Text(id.clone()));
@@ -524,7 +517,8 @@ mod tests {
             title: format!("item {short_id}"),
             status: ChangeStatus::Open,
             held_until: None,
-            lease: None,
+            claimed_by: None,
+            lease_end: None,
         }
     }
 
@@ -568,7 +562,10 @@ mod tests {
         // Any claimable item, oldest first, skipping what `a` took; then nothing is left.
         assert_eq!(decisions[2].as_ref().unwrap(), &[0, 2]);
         assert_eq!(reasons(&decisions[3]), []);
-        assert_eq!(candidates[0].lease, Some((Some("c".to_owned()), Some(NOW.plus_minutes(30)))));
+        assert_eq!(
+            (candidates[0].claimed_by.as_deref(), candidates[0].lease_end),
+            (Some("c"), Some(NOW.plus_minutes(30)))
+        );
     }
 
     #[test]

@@ -182,11 +182,12 @@ impl Op for CreateChange {
             w.commit().await?;
             return Ok(ChangeOutput { change: ctx.present(earlier) });
         };
-        change.short_id = inserted.try_get::<i64, _>("short_id")?.to_string();
+        let short_id: i64 = inserted.try_get("short_id")?;
+        change.short_id = short_id.to_string();
         let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
         let (seq, _) = w.reserve_events_and(1, Counter::NextShortId, 1).await?;
-        w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey::of(&change)?]);
+        w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey { change_id: &change.change_id, short_id }]);
         // "Filing sets heldUntil … on every item the same filer still holds on the same
         // stage, so a batch being typed is released together."
         sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")

@@ -4,7 +4,6 @@
 mod agent;
 mod claim;
 mod filer;
-mod filter;
 mod session;
 pub mod signin;
 mod stages;

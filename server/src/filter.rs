@@ -39,6 +39,17 @@ impl Filter {
         }
     }
 
+    /// Appends ` VALUES (…), (…)`: a tuple of placeholders for each row of binds.
+    pub fn values(&mut self, rows: impl IntoIterator<Item = Vec<Bind>>) {
+        self.sql.push_str(" VALUES ");
+        for (k, row) in rows.into_iter().enumerate() {
+            if k > 0 {
+                self.sql.push_str(", ");
+            }
+            self.push(&format!("({})", placeholders(row.len())), row);
+        }
+    }
+
     pub async fn fetch(self, conn: &mut sqlx::AnyConnection) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
         self.query().fetch_all(conn).await
     }
