@@ -20,7 +20,7 @@ impl Profile {
     fn dir(self) -> &'static str {
         match self {
             Profile::Debug => "debug",
-            Profile::Release => "release",
+            Profile::Release => "wasm-release",
         }
     }
 }
@@ -132,7 +132,7 @@ fn cargo_wasm(features: &str, profile: Profile, target_dir: &Path, rustflags: &[
     build.args(["--no-default-features", "--features", features]);
     build.arg("--target-dir").arg(target_dir);
     if profile == Profile::Release {
-        build.arg("--release");
+        build.args(["--profile", "wasm-release"]);
     }
     if !rustflags.is_empty() {
         build.env("RUSTFLAGS", rustflags.join(" "));
