@@ -18,11 +18,13 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/sqlite/0001_init.sql")),
     (2, "0002_cli_auth.sql", include_str!("../migrations/sqlite/0002_cli_auth.sql")),
     (3, "0003_blob_attached.sql", include_str!("../migrations/sqlite/0003_blob_attached.sql")),
+    (4, "0004_change_captures.sql", include_str!("../migrations/sqlite/0004_change_captures.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
     (2, "0002_cli_auth.sql", include_str!("../migrations/postgres/0002_cli_auth.sql")),
     (3, "0003_blob_attached.sql", include_str!("../migrations/postgres/0003_blob_attached.sql")),
+    (4, "0004_change_captures.sql", include_str!("../migrations/postgres/0004_change_captures.sql")),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,15 +112,9 @@ impl Store {
             Backend::Sqlite => SQLITE_MIGRATIONS,
             Backend::Postgres => POSTGRES_MIGRATIONS,
         };
-        let migrations = files
-            .iter()
-            .map(|&(version, name, sql)| {
-                Migration::new(version, name.into(), MigrationType::Simple, sql.into_sql_str(), false)
-            })
-            .collect();
         let file_name =
             |v: i64| files.iter().find(|m| m.0 == v).map_or(format!("version {v}"), |m| m.1.to_owned());
-        match Migrator::with_migrations(migrations).run(&self.pool).await {
+        match migrator(files).run(&self.pool).await {
             Ok(()) => Ok(()),
             Err(MigrateError::VersionMismatch(v)) => bail!(
                 "migration {} was applied to this database but its text has changed since; \
@@ -151,6 +147,23 @@ impl Store {
     }
 }
 
+fn migrator(files: &[(i64, &str, &'static str)]) -> Migrator {
+    Migrator::with_migrations(
+        files
+            .iter()
+            .map(|&(version, name, sql)| {
+                Migration::new(
+                    version,
+                    name.to_owned().into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
 /// The first statement of a write on `project_id`'s queue: it touches the project
 /// row, so writers of one project are serialised on both engines (Postgres: a row
 /// lock that later statements, at read committed, look past; SQLite: the database
@@ -169,4 +182,51 @@ pub async fn touch_project(conn: &mut AnyConnection, project_id: &str) -> Result
 /// A new random id (UUID v4).
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use redline_protocol::Timestamp;
+
+    use super::*;
+    use crate::queue::item_select;
+    use crate::rows::change_from_row;
+
+    #[tokio::test]
+    async fn captures_stored_before_0004_move_to_their_own_table() {
+        install_default_drivers();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let pool = AnyPool::connect(&url).await.unwrap();
+        migrator(&SQLITE_MIGRATIONS[..3]).run(&pool).await.unwrap();
+        (&pool)
+            .execute(
+                "INSERT INTO projects (project_id, name, grace_seconds, created_at) VALUES ('p', 'demo', 60, 0); \
+                 INSERT INTO stages (stage_id, project_id, branch, stage_type, created_at) VALUES ('s', 'p', 'main', 'preview', 0); \
+                 INSERT INTO changes (change_id, project_id, short_id, stage_id, title, status, capture, \
+                     console_errors, source, created_at, payload_hash) VALUES \
+                 ('a', 'p', 1, 's', 'with', 'open', '{\"stroke\":[{\"x\":1,\"y\":2}],\"elements\":[]}', '[\"boom\"]', 'extension', 0, 'h'), \
+                 ('b', 'p', 2, 's', 'without', 'open', NULL, '[]', 'cli', 0, 'h')",
+            )
+            .await
+            .unwrap();
+        pool.close().await;
+
+        let store = Store::open_url(&url).await.unwrap();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{} ORDER BY c.short_id", item_select())))
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        let changes: Vec<_> =
+            rows.iter().map(|r| change_from_row(r, Timestamp::from_unix_millis(0)).unwrap()).collect();
+        let capture = changes[0].capture.as_ref().expect("the capture moved");
+        assert_eq!(
+            (capture.stroke.len(), changes[0].console_errors.as_slice()),
+            (1, ["boom".to_owned()].as_slice())
+        );
+        assert_eq!((changes[1].capture.is_none(), changes[1].console_errors.len()), (true, 0));
+        let moved: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM change_captures").fetch_one(store.pool()).await.unwrap();
+        assert_eq!(moved, 1, "an item with nothing captured has no row");
+    }
 }

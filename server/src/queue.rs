@@ -17,7 +17,7 @@ use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
 use crate::events;
 pub use crate::events::ChangeKey;
-use crate::rows::{CHANGE_COLUMNS, change_from_row, to_json};
+use crate::rows::{CAPTURED_JOIN, CHANGE_COLUMNS, Captured, change_from_parts, change_from_row, to_json};
 
 /// One request: the server state, the caller, the base URL for links, and the one
 /// reading of the server clock every rule of this request uses.
@@ -48,13 +48,30 @@ impl Ctx<'_> {
         change
     }
 
-    /// Changes read from `rows` and presented. Writes call it after their commit: a
-    /// capture's parse is not worth holding every other write for.
-    pub fn present_rows<'r>(
+    /// Changes read from rows (each with what was captured at filing) and presented.
+    /// Writes call it after their commit: a capture's parse is not worth holding every
+    /// other write for.
+    pub fn present_parts<'r>(
         &self,
-        rows: impl IntoIterator<Item = &'r AnyRow>,
+        parts: impl IntoIterator<Item = (&'r AnyRow, &'r Captured)>,
     ) -> Result<Vec<Change>, ApiError> {
-        rows.into_iter().map(|row| Ok(self.present(change_from_row(row, self.now)?))).collect()
+        parts
+            .into_iter()
+            .map(|(row, captured)| Ok(self.present(change_from_parts(row, captured, self.now)?)))
+            .collect()
+    }
+
+    /// The changes a committed write returned (`RETURNING` [`CHANGE_RETURNING`]), with
+    /// what was captured at filing read now, off the write.
+    ///
+    /// [`CHANGE_RETURNING`]: crate::rows::CHANGE_RETURNING
+    pub async fn present_returned(&self, rows: &[AnyRow]) -> Result<Vec<Change>, ApiError> {
+        let ids = rows.iter().map(|row| row.try_get("change_id")).collect::<Result<Vec<String>, _>>()?;
+        let mut conn = self.state.store.pool().acquire().await?;
+        let captured = Captured::read(&mut conn, &ids).await?;
+        self.present_parts(
+            rows.iter().zip(&ids).map(|(row, id)| (row, captured.get(id).unwrap_or(&Captured::NONE))),
+        )
     }
 
     /// A message as read outputs show it: image attachments get signed `url`s.
@@ -81,12 +98,13 @@ pub struct Lease {
     pub fence: u64,
 }
 
-/// Selects items: the change columns plus the filer and the group's lease.
+/// Selects items: the change columns (with what was captured) plus the filer and the
+/// group's lease.
 pub fn item_select() -> String {
     format!(
         "SELECT {CHANGE_COLUMNS}, c.filer_user_id, g.claimed_by AS lease_claimed_by, \
          g.claim_expires_at AS lease_expires_at, g.fence AS lease_fence \
-         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id"
+         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id {CAPTURED_JOIN}"
     )
 }
 

@@ -1,13 +1,17 @@
 //! Mapping stored rows to the protocol's records. Instants are stored as epoch
 //! milliseconds, flags as 0/1 and structured values as JSON text (see 0001_init.sql).
 
+use std::collections::HashMap;
+
 use redline_protocol::{
     Attachment, AuthorKind, Change, ChangeStatus, Group, Message, Source, Stage, StageType, Timestamp,
     is_held,
 };
 use serde::de::DeserializeOwned;
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use crate::filter::{Bind, Filter, placeholders};
 
 macro_rules! stage_columns {
     () => {
@@ -21,17 +25,20 @@ pub const STAGE_SELECT_BY_ID: &str = concat!("SELECT ", stage_columns!(), " FROM
 macro_rules! change_columns {
     ($p:literal) => {
         change_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title", "body",
-            "status", "route", "git_sha", "deployment_id", "locale", "viewport", "capture",
-            "screenshot_key", "console_errors", "source", "filed_by", "branch", "head_commit",
-            "resolved_at", "live", "created_at", "held_until")
+            "status", "route", "git_sha", "deployment_id", "locale", "viewport", "screenshot_key",
+            "source", "filed_by", "branch", "head_commit", "resolved_at", "live", "created_at",
+            "held_until")
     };
     ($p:literal; $first:literal $(, $column:literal)*) => {
         concat!($p, $first $(, ", ", $p, $column)*)
     };
 }
-/// The columns of a change, for statements that name the table `changes c`.
-pub const CHANGE_COLUMNS: &str = change_columns!("c.");
-/// The columns of a change for `RETURNING`, which takes no table alias on SQLite.
+/// The columns of a change with what was captured at filing, for statements that name
+/// the table `changes c` and join [`CAPTURED_JOIN`].
+pub const CHANGE_COLUMNS: &str = concat!(change_columns!("c."), ", k.capture, k.console_errors");
+pub const CAPTURED_JOIN: &str = "LEFT JOIN change_captures k ON k.change_id = c.change_id";
+/// The columns of a change for `RETURNING`, which takes no table alias on SQLite and
+/// no join: the write's answer adds what was captured with [`Captured::read`].
 pub const CHANGE_RETURNING: &str = change_columns!("");
 
 pub const GROUP_COLUMNS: &str =
@@ -52,14 +59,16 @@ pub fn opt_ts(row: &AnyRow, col: &str) -> Result<Option<Timestamp>, sqlx::Error>
     Ok(row.try_get::<Option<i64>, _>(col)?.map(Timestamp::from_unix_millis))
 }
 
+fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, sqlx::Error> {
+    serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
 fn json<T: DeserializeOwned>(row: &AnyRow, col: &str) -> Result<T, sqlx::Error> {
-    let text: String = row.try_get(col)?;
-    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    parse_json(&row.try_get::<String, _>(col)?)
 }
 
 fn opt_json<T: DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>, sqlx::Error> {
-    let text: Option<String> = row.try_get(col)?;
-    text.map(|t| serde_json::from_str(&t).map_err(|e| sqlx::Error::Decode(Box::new(e)))).transpose()
+    row.try_get::<Option<String>, _>(col)?.as_deref().map(parse_json).transpose()
 }
 
 /// JSON text of a value that is always serialisable (plain data).
@@ -87,9 +96,51 @@ pub fn stage_from_row(row: &AnyRow) -> Result<Stage, sqlx::Error> {
     })
 }
 
-/// A change as stored; `held` is computed against `now`, `screenshotUrl` is left for
-/// the read path to sign.
+/// What the page gave at filing, as stored apart from the item (JSON text, see
+/// 0004_change_captures.sql). It never changes, so it may be read after the write that
+/// returned the item has committed.
+#[derive(Debug, Default)]
+pub struct Captured {
+    capture: Option<String>,
+    console_errors: Option<String>,
+}
+
+impl Captured {
+    /// An item filed with neither a capture nor console errors.
+    pub const NONE: Captured = Captured { capture: None, console_errors: None };
+
+    /// Read from a row selected with [`CHANGE_COLUMNS`].
+    pub fn from_row(row: &AnyRow) -> Result<Captured, sqlx::Error> {
+        Ok(Captured { capture: row.try_get("capture")?, console_errors: row.try_get("console_errors")? })
+    }
+
+    /// What was captured for each of `change_ids` that has something, by `changeId`.
+    pub async fn read(
+        conn: &mut AnyConnection,
+        change_ids: &[String],
+    ) -> Result<HashMap<String, Captured>, sqlx::Error> {
+        if change_ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut select =
+            Filter::new("SELECT change_id, capture, console_errors FROM change_captures".to_owned());
+        select.push(
+            &format!(" WHERE change_id IN ({})", placeholders(change_ids.len())),
+            change_ids.iter().map(|id| Bind::Text(id.clone())),
+        );
+        let rows = select.fetch(conn).await?;
+        rows.iter().map(|row| Ok((row.try_get("change_id")?, Captured::from_row(row)?))).collect()
+    }
+}
+
+/// A change selected with [`CHANGE_COLUMNS`]; see [`change_from_parts`].
 pub fn change_from_row(row: &AnyRow, now: Timestamp) -> Result<Change, sqlx::Error> {
+    change_from_parts(row, &Captured::from_row(row)?, now)
+}
+
+/// A change from its row and what was captured; `held` is computed against `now`,
+/// `screenshotUrl` is left for the read path to sign.
+pub fn change_from_parts(row: &AnyRow, captured: &Captured, now: Timestamp) -> Result<Change, sqlx::Error> {
     let source: String = row.try_get("source")?;
     let held_until = opt_ts(row, "held_until")?;
     Ok(Change {
@@ -106,9 +157,9 @@ pub fn change_from_row(row: &AnyRow, now: Timestamp) -> Result<Change, sqlx::Err
         deployment_id: row.try_get("deployment_id")?,
         locale: row.try_get("locale")?,
         viewport: opt_json(row, "viewport")?,
-        capture: opt_json(row, "capture")?,
+        capture: captured.capture.as_deref().map(parse_json).transpose()?,
         screenshot_key: row.try_get("screenshot_key")?,
-        console_errors: json(row, "console_errors")?,
+        console_errors: captured.console_errors.as_deref().map(parse_json).transpose()?.unwrap_or_default(),
         source: Source::from_wire(&source).ok_or_else(|| decode_err("source", &source))?,
         filed_by: row.try_get("filed_by")?,
         branch: row.try_get("branch")?,

@@ -85,6 +85,63 @@ async fn filing_holds_the_item_and_stamps_the_stage_build() {
     assert_eq!(got["change"]["source"], "cli");
 }
 
+/// What the page gave at filing is stored apart from the item's row (which claims and
+/// status changes rewrite) and is in every answer that shows the item.
+#[tokio::test]
+async fn the_capture_and_console_errors_are_in_every_answer_that_shows_the_item() {
+    let s = TestServer::start().await;
+    let capture = json!({"stroke": [{"x": 1.0, "y": 2.0}], "bounds": null,
+        "elements": [{"testId": "save", "tag": "button", "text": "Save"}], "devicePixelRatio": 2.0});
+    let errors = json!(["TypeError: x is undefined"]);
+    let filed = |title: &'static str| {
+        let (capture, errors) = (capture.clone(), errors.clone());
+        let s = &s;
+        async move {
+            s.ok(
+                &s.ann,
+                "createChange",
+                json!({"stageId": s.stage_id, "title": title, "capture": capture, "consoleErrors": errors}),
+            )
+            .await["change"]
+                .clone()
+        }
+    };
+    let (first, second) = (filed("first").await, filed("second").await);
+    let bare = s.file(&s.ann, "bare").await;
+    let sent = |c: &Value| (c["capture"].clone(), c["consoleErrors"].clone());
+    assert_eq!(first["capture"]["elements"][0]["text"], "Save");
+    assert_eq!(first["consoleErrors"], errors);
+    assert_eq!(sent(&bare), (Value::Null, json!([])));
+
+    let released = s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await["changes"].clone();
+    let released: Vec<_> = released.as_array().unwrap().iter().map(sent).collect();
+    assert_eq!(released, [sent(&first), sent(&second), sent(&bare)]);
+    let listed: Vec<_> = s.list(json!({})).await.iter().map(sent).collect();
+    assert_eq!(listed, released);
+
+    let claim = |ids: Value| json!({"projectId": s.project_id, "changeIds": ids, "claimedBy": "agent-a"});
+    let claimed = s.ok(&s.agent, "claimChanges", claim(json!([first["changeId"], bare["changeId"]]))).await;
+    let claimed: Vec<_> = claimed["changes"].as_array().unwrap().iter().map(sent).collect();
+    assert_eq!(claimed, [sent(&first), sent(&bare)]);
+    let group_id =
+        s.ok(&s.agent, "getChange", json!({"changeId": first["changeId"]})).await["change"]["groupId"]
+            .clone();
+    let renewed = s
+        .ok(
+            &s.agent,
+            "claimChanges",
+            json!({"projectId": s.project_id, "groupId": group_id, "claimedBy": "agent-a"}),
+        )
+        .await;
+    let renewed: Vec<_> = renewed["changes"].as_array().unwrap().iter().map(sent).collect();
+    assert_eq!(renewed, claimed);
+    let done = json!({"changeId": first["changeId"], "authorName": "agent-a", "groupId": group_id});
+    let done = s.ok(&s.agent, "completeChange", done).await;
+    assert_eq!(sent(&done["change"]), sent(&first));
+    let got = s.ok(&s.agent, "getChange", json!({"changeId": second["changeId"]})).await;
+    assert_eq!(sent(&got["change"]), sent(&first));
+}
+
 #[tokio::test]
 async fn filing_is_idempotent_on_change_id() {
     let s = TestServer::start().await;

@@ -21,7 +21,7 @@ use crate::db::new_id;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite, item_select};
-use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, group_from_row, opt_ts, status_of};
+use crate::rows::{CHANGE_RETURNING, Captured, GROUP_COLUMNS, group_from_row, opt_ts, status_of};
 use crate::rpc::Op;
 
 /// "Claimable … status `open` or `claimed`, not held, and no live lease", in SQL, for
@@ -78,7 +78,8 @@ impl Op for ClaimChanges {
                     .map_err(|_| ApiError::internal("the claim write ended without an answer"))??
             }
         };
-        Ok(ClaimChangesOutput { group, changes: ctx.present_rows(&rows)? })
+        let changes = ctx.present_parts(rows.iter().map(|(row, captured)| (row, captured)))?;
+        Ok(ClaimChangesOutput { group, changes })
     }
 }
 
@@ -121,8 +122,9 @@ impl Claim {
     }
 }
 
-/// A claim's new group and its items' rows, presented by the request after the commit.
-type Claimed = (Group, Vec<AnyRow>);
+/// A claim's new group and its items' rows with what was captured at filing, presented
+/// by the request after the commit.
+type Claimed = (Group, Vec<(AnyRow, Captured)>);
 
 /// The claims waiting for a write, per project.
 #[derive(Default)]
@@ -188,7 +190,7 @@ async fn write(state: AppState, who: Principal) {
         let mut w = ProjectWrite::in_turn(&ctx, turn?).await?;
         let answers = take_all(&mut w, &claims).await?;
         w.commit().await?;
-        Ok::<_, ApiError>(answers)
+        with_captures(&state, answers).await
     }
     .await;
     match answers {
@@ -204,6 +206,36 @@ async fn write(state: AppState, who: Principal) {
             }
         }
     }
+}
+
+/// The claims' answers with what was captured of their items, read in one statement
+/// once the claims have committed (it never changes).
+async fn with_captures(
+    state: &AppState,
+    answers: Vec<Result<(Group, Vec<AnyRow>), ApiError>>,
+) -> Result<Vec<Result<Claimed, ApiError>>, ApiError> {
+    let ids = answers
+        .iter()
+        .flat_map(|answer| answer.iter().flat_map(|(_, rows)| rows))
+        .map(|row| row.try_get("change_id"))
+        .collect::<Result<Vec<String>, _>>()?;
+    let mut conn = state.store.pool().acquire().await?;
+    let mut captured = Captured::read(&mut conn, &ids).await?;
+    let mut ids = ids.into_iter();
+    Ok(answers
+        .into_iter()
+        .map(|answer| {
+            let (group, rows) = answer?;
+            let rows = rows
+                .into_iter()
+                .map(|row| {
+                    let id = ids.next().expect("an id per row");
+                    (row, captured.remove(&id).unwrap_or_default())
+                })
+                .collect();
+            Ok((group, rows))
+        })
+        .collect())
 }
 
 /// What the claim rule reads of an item.
@@ -370,7 +402,7 @@ fn decide(claims: &[Claim], candidates: &mut [Candidate], now: Timestamp) -> Vec
 async fn take_all(
     w: &mut ProjectWrite<'_>,
     claims: &[Claim],
-) -> Result<Vec<Result<Claimed, ApiError>>, ApiError> {
+) -> Result<Vec<Result<(Group, Vec<AnyRow>), ApiError>>, ApiError> {
     let now = w.now();
     let mut candidates = candidates(w, claims).await?;
     let decisions = decide(claims, &mut candidates, now);
@@ -501,6 +533,13 @@ async fn renew(
         .execute(w.conn())
         .await?;
     group.claim_expires_at = Some(lease_end);
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            let captured = Captured::from_row(&row)?;
+            Ok((row, captured))
+        })
+        .collect::<Result<_, sqlx::Error>>()?;
     Ok((group, rows))
 }
 

@@ -126,10 +126,12 @@ impl Op for CreateChange {
             held_until: None,
             screenshot_url: None,
         };
-        // Serialised here, not while every other write waits.
+        // Serialised here, not while every other write waits. An item with neither a
+        // capture nor console errors has no row in `change_captures`.
         let (viewport, capture) =
             (change.viewport.as_ref().map(to_json), change.capture.as_ref().map(to_json));
-        let console_errors = to_json(&change.console_errors);
+        let console_errors =
+            (capture.is_some() || !change.console_errors.is_empty()).then(|| to_json(&change.console_errors));
 
         let mut w = ProjectWrite::begin(ctx).await?;
         if let Some(key) = &change.screenshot_key
@@ -145,11 +147,11 @@ impl Op for CreateChange {
         // original) inserts nothing and is answered below.
         let inserted = sqlx::query(
             "INSERT INTO changes (change_id, project_id, short_id, stage_id, title, body, status, route, git_sha, \
-             deployment_id, locale, viewport, capture, screenshot_key, console_errors, source, filed_by, \
-             filer_user_id, created_at, held_until, payload_hash) \
+             deployment_id, locale, viewport, screenshot_key, source, filed_by, filer_user_id, created_at, \
+             held_until, payload_hash) \
              VALUES ($1, $2, (SELECT next_short_id FROM projects WHERE project_id = $2), $3, $4, $5, $6, $7, $8, \
-             $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-             $18 + 1000 * (SELECT grace_seconds FROM projects WHERE project_id = $2), $19) \
+             $9, $10, $11, $12, $13, $14, $15, $16, \
+             $16 + 1000 * (SELECT grace_seconds FROM projects WHERE project_id = $2), $17) \
              ON CONFLICT (change_id) DO NOTHING RETURNING short_id, held_until",
         )
         .bind(&change.change_id)
@@ -163,9 +165,7 @@ impl Op for CreateChange {
         .bind(&change.deployment_id)
         .bind(&change.locale)
         .bind(viewport)
-        .bind(capture)
         .bind(&change.screenshot_key)
-        .bind(console_errors)
         .bind(change.source.as_str())
         .bind(&change.filed_by)
         .bind(&ctx.who.user_id)
@@ -182,6 +182,16 @@ impl Op for CreateChange {
             w.commit().await?;
             return Ok(ChangeOutput { change: ctx.present(earlier) });
         };
+        if let Some(console_errors) = console_errors {
+            sqlx::query(
+                "INSERT INTO change_captures (change_id, capture, console_errors) VALUES ($1, $2, $3)",
+            )
+            .bind(&change.change_id)
+            .bind(capture)
+            .bind(console_errors)
+            .execute(w.conn())
+            .await?;
+        }
         let short_id: i64 = inserted.try_get("short_id")?;
         change.short_id = short_id.to_string();
         let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
@@ -269,7 +279,7 @@ impl Op for ReleaseChanges {
         let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await?;
         drop(conn);
         let mut w = ProjectWrite::begin(ctx).await?;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let mut rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
              RETURNING {CHANGE_RETURNING}"
         )))
@@ -278,18 +288,14 @@ impl Op for ReleaseChanges {
         .bind(&ctx.who.user_id)
         .fetch_all(w.conn())
         .await?;
-        let mut rows = rows
-            .iter()
-            .map(|row| Ok((ChangeKey::from_row(row)?, row)))
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        rows.sort_by_key(|(key, _)| key.short_id);
-        let (keys, rows): (Vec<_>, Vec<_>) = rows.into_iter().unzip();
+        rows.sort_by_cached_key(|row| row.try_get::<i64, _>("short_id").ok());
+        let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
         if !keys.is_empty() {
             let seq = w.reserve_events(keys.len()).await?;
             w.insert_events(seq, ChangeEventType::Released, &keys);
         }
         w.commit().await?;
-        Ok(ChangesOutput { changes: ctx.present_rows(rows)? })
+        Ok(ChangesOutput { changes: ctx.present_returned(&rows).await? })
     }
 }
 
