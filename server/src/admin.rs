@@ -1,4 +1,5 @@
-//! Admin commands on the store (`redline project add`, `stage add`, `token create`).
+//! Admin commands on the store (`redline project add`, `stage add`, `token create`,
+//! `token list`, `token revoke`).
 //! They return records that the CLI prints as JSON or as a readable line.
 
 use anyhow::{Context, bail};
@@ -29,6 +30,21 @@ pub struct CreatedToken {
     pub project_id: String,
     pub name: String,
     pub scopes: Vec<Scope>,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// A token as `token list` and `token revoke` show it: never its secret, which is not
+/// stored.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    pub token_id: String,
+    pub project: String,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+    pub revoked_at: Option<Timestamp>,
 }
 
 pub async fn add_project(
@@ -181,6 +197,7 @@ pub async fn create_token(
     project: &str,
     scopes: &[Scope],
     name: &str,
+    expires_at: Option<Timestamp>,
     now: Timestamp,
 ) -> anyhow::Result<CreatedToken> {
     let project = self::project(store, project).await?;
@@ -190,6 +207,9 @@ pub async fn create_token(
     }
     if scopes.is_empty() {
         bail!("a token needs at least one scope");
+    }
+    if expires_at.is_some_and(|end| end <= now) {
+        bail!("a token's expiry must be in the future");
     }
     let mut tx = store.pool().begin().await?;
     let user_id: Option<String> = sqlx::query("SELECT user_id FROM users WHERE name = $1")
@@ -215,8 +235,8 @@ pub async fn create_token(
     let token_id = new_id();
     let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
     sqlx::query(
-        "INSERT INTO tokens (token_id, token_hash, project_id, user_id, scopes, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO tokens (token_id, token_hash, project_id, user_id, scopes, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&token_id)
     .bind(hash_token(&token))
@@ -224,6 +244,7 @@ pub async fn create_token(
     .bind(&user_id)
     .bind(scope_names.join(" "))
     .bind(now.unix_millis())
+    .bind(expires_at.map(Timestamp::unix_millis))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -233,7 +254,74 @@ pub async fn create_token(
         project_id: project.project_id,
         name: name.to_owned(),
         scopes: scopes.to_vec(),
+        expires_at,
     })
+}
+
+const TOKEN_INFO_SELECT: &str = "SELECT t.token_id, p.name AS project, u.name, t.scopes, t.created_at, \
+     t.expires_at, t.revoked_at \
+     FROM tokens t JOIN projects p ON p.project_id = t.project_id JOIN users u ON u.user_id = t.user_id";
+
+fn token_info(row: &sqlx::any::AnyRow) -> Result<TokenInfo, sqlx::Error> {
+    let scopes: String = row.try_get("scopes")?;
+    let at = |col| Ok::<_, sqlx::Error>(row.try_get::<Option<i64>, _>(col)?.map(Timestamp::from_unix_millis));
+    Ok(TokenInfo {
+        token_id: row.try_get("token_id")?,
+        project: row.try_get("project")?,
+        name: row.try_get("name")?,
+        scopes: scopes.split_whitespace().filter_map(Scope::from_wire).collect(),
+        created_at: Timestamp::from_unix_millis(row.try_get("created_at")?),
+        expires_at: at("expires_at")?,
+        revoked_at: at("revoked_at")?,
+    })
+}
+
+/// Every token (of `project`, if given), oldest first.
+pub async fn list_tokens(store: &Store, project: Option<&str>) -> anyhow::Result<Vec<TokenInfo>> {
+    let rows = match project {
+        Some(project) => {
+            let project = self::project(store, project).await?;
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "{TOKEN_INFO_SELECT} WHERE t.project_id = $1 ORDER BY t.created_at, t.token_id"
+            )))
+            .bind(project.project_id)
+            .fetch_all(store.pool())
+            .await?
+        }
+        None => {
+            sqlx::query(sqlx::AssertSqlSafe(format!("{TOKEN_INFO_SELECT} ORDER BY t.created_at, t.token_id")))
+                .fetch_all(store.pool())
+                .await?
+        }
+    };
+    Ok(rows.iter().map(token_info).collect::<Result<_, _>>()?)
+}
+
+/// Revokes the token named by its id (from `token list`) or by its secret. A server
+/// refuses it from at most [`crate::auth::CHECK_REUSE_MS`] later. Revoking a revoked
+/// token changes nothing (its `revokedAt` stays the first one).
+pub async fn revoke_token(store: &Store, id_or_secret: &str, now: Timestamp) -> anyhow::Result<TokenInfo> {
+    let id_or_secret = id_or_secret.trim();
+    let (column, key) = match id_or_secret.starts_with("rl_") {
+        true => ("token_hash", hash_token(id_or_secret)),
+        false => ("token_id", id_or_secret.to_ascii_lowercase()),
+    };
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE tokens SET revoked_at = $2 WHERE {column} = $1 AND revoked_at IS NULL"
+    )))
+    .bind(&key)
+    .bind(now.unix_millis())
+    .execute(store.pool())
+    .await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("{TOKEN_INFO_SELECT} WHERE t.{column} = $1")))
+        .bind(&key)
+        .fetch_optional(store.pool())
+        .await?;
+    match row {
+        Some(row) => Ok(token_info(&row)?),
+        // Never echo what was given: it may be a secret.
+        None => bail!("no token has this id or secret (see `redline token list`)"),
+    }
 }
 
 /// Approves a pending sign-in code for the person `name` on `project` with `scopes`;

@@ -1,11 +1,20 @@
 //! Bearer tokens. A token is `rl_` + 43 base64url characters (32 random bytes); only
 //! its SHA-256 is stored, and it never appears in logs or error messages. A token
-//! belongs to one project and one person, and carries scopes.
+//! belongs to one project and one person, carries scopes, and may expire; a revoked
+//! token is refused.
+//!
+//! A token's check is reused for [`CHECK_REUSE_MS`]: every request names its token, and
+//! reading it from the store each time was a round trip per request (BENCHMARKS.md).
+//! So a token revoked by `redline token revoke` (run in another process, which cannot
+//! tell this one) is refused at most that long after; an expiry is exact.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use axum::http::{HeaderMap, header};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use redline_protocol::Scope;
+use redline_protocol::{Scope, Timestamp};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
@@ -75,27 +84,95 @@ fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
     }
 }
 
-/// Resolves the request's bearer token: 401 when missing or unknown.
-pub async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<Principal, ApiError> {
-    let hash = hash_token(bearer(headers)?);
+/// How long a token's check is reused, in milliseconds of the server's clock.
+pub const CHECK_REUSE_MS: i64 = 1000;
+
+/// Tokens checked in the last [`CHECK_REUSE_MS`], by the SHA-256 of the secret.
+#[derive(Debug, Default)]
+pub struct TokenChecks {
+    checked: Mutex<HashMap<String, Checked>>,
+}
+
+#[derive(Debug)]
+struct Checked {
+    who: Principal,
+    expires_at: Option<Timestamp>,
+    at: Timestamp,
+}
+
+impl Checked {
+    fn reusable(&self, now: Timestamp) -> bool {
+        now.unix_millis() - self.at.unix_millis() < CHECK_REUSE_MS
+            && self.expires_at.is_none_or(|end| now < end)
+    }
+}
+
+/// Past this many, a check of a new token first drops the stale ones.
+const CHECKS_KEPT: usize = 10_000;
+
+impl TokenChecks {
+    /// Resolves the request's bearer token: 401 when missing, unknown, revoked or expired.
+    pub async fn authenticate(
+        &self,
+        store: &Store,
+        headers: &HeaderMap,
+        now: Timestamp,
+    ) -> Result<Principal, ApiError> {
+        let hash = hash_token(bearer(headers)?);
+        if let Some(checked) = self.lock().get(&hash)
+            && checked.reusable(now)
+        {
+            return Ok(checked.who.clone());
+        }
+        let (who, expires_at) = check(store, &hash, now).await?;
+        let mut checked = self.lock();
+        if checked.len() >= CHECKS_KEPT {
+            checked.retain(|_, c| c.reusable(now));
+        }
+        checked.insert(hash, Checked { who: who.clone(), expires_at, at: now });
+        Ok(who)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Checked>> {
+        self.checked.lock().expect("the token checks are never poisoned")
+    }
+}
+
+/// Reads the token whose secret hashes to `hash`: its principal and expiry.
+async fn check(
+    store: &Store,
+    hash: &str,
+    now: Timestamp,
+) -> Result<(Principal, Option<Timestamp>), ApiError> {
     let row = sqlx::query(
-        "SELECT t.token_id, t.project_id, p.name AS project_name, t.user_id, u.name AS user_name, t.scopes \
+        "SELECT t.token_id, t.project_id, p.name AS project_name, t.user_id, u.name AS user_name, t.scopes, \
+         t.expires_at, t.revoked_at \
          FROM tokens t JOIN projects p ON p.project_id = t.project_id JOIN users u ON u.user_id = t.user_id \
          WHERE t.token_hash = $1",
     )
-    .bind(&hash)
+    .bind(hash)
     .fetch_optional(store.pool())
     .await?
-    .ok_or_else(|| ApiError::unauthorized("unknown or revoked token"))?;
+    .ok_or_else(|| ApiError::unauthorized("unknown token"))?;
+    if row.try_get::<Option<i64>, _>("revoked_at")?.is_some() {
+        return Err(ApiError::unauthorized("this token has been revoked"));
+    }
+    let expires_at = row.try_get::<Option<i64>, _>("expires_at")?.map(Timestamp::from_unix_millis);
+    if let Some(end) = expires_at
+        && end <= now
+    {
+        return Err(ApiError::unauthorized(format!("this token expired at {end}")));
+    }
     let scopes: String = row.try_get("scopes")?;
-    Ok(Principal {
+    let who = Principal {
         token_id: row.try_get("token_id")?,
         project_id: row.try_get("project_id")?,
         project_name: row.try_get("project_name")?,
         user_id: row.try_get("user_id")?,
         user_name: row.try_get("user_name")?,
         scopes: scopes.split_whitespace().filter_map(Scope::from_wire).collect(),
-    })
+    };
+    Ok((who, expires_at))
 }
 
 #[cfg(test)]

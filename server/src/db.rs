@@ -19,12 +19,14 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "0002_cli_auth.sql", include_str!("../migrations/sqlite/0002_cli_auth.sql")),
     (3, "0003_blob_attached.sql", include_str!("../migrations/sqlite/0003_blob_attached.sql")),
     (4, "0004_change_captures.sql", include_str!("../migrations/sqlite/0004_change_captures.sql")),
+    (5, "0005_token_lifetimes.sql", include_str!("../migrations/sqlite/0005_token_lifetimes.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
     (2, "0002_cli_auth.sql", include_str!("../migrations/postgres/0002_cli_auth.sql")),
     (3, "0003_blob_attached.sql", include_str!("../migrations/postgres/0003_blob_attached.sql")),
     (4, "0004_change_captures.sql", include_str!("../migrations/postgres/0004_change_captures.sql")),
+    (5, "0005_token_lifetimes.sql", include_str!("../migrations/postgres/0005_token_lifetimes.sql")),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,7 +28,6 @@ use sqlx::{AnyConnection, Row};
 use tokio::sync::watch;
 
 use crate::AppState;
-use crate::auth::authenticate;
 use crate::db::{Backend, Store};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter};
@@ -320,7 +319,7 @@ pub async fn handle(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let project_id =
         stream.strip_prefix("changes:").ok_or_else(|| ApiError::not_found("unknown event stream"))?;
-    let who = authenticate(&state.store, &headers).await?;
+    let who = state.authenticate(&headers).await?;
     state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
     who.require(Scope::Read)?;
     who.require_project(project_id)?;

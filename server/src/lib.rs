@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderName, Method, header};
+use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
@@ -56,6 +56,8 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     /// Claims waiting for their project's next claim write (see `ops::claim`).
     pub claims: Arc<ops::ClaimQueue>,
+    /// Tokens checked a moment ago (see `auth`).
+    pub tokens: Arc<auth::TokenChecks>,
 }
 
 impl AppState {
@@ -77,7 +79,15 @@ impl AppState {
             rate_limit: RateLimit::default(),
             limiter: Arc::default(),
             claims: Arc::default(),
+            tokens: Arc::default(),
         })
+    }
+}
+
+impl AppState {
+    /// The caller of a request, from its bearer token.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<auth::Principal, ApiError> {
+        self.tokens.authenticate(&self.store, headers, self.clock.now()).await
     }
 }
 

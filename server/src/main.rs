@@ -179,6 +179,24 @@ enum TokenCommand {
         /// The person the token belongs to.
         #[arg(long)]
         name: String,
+        /// Refuse the token this many days from now (default: it does not expire).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        expires_in_days: Option<u32>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List tokens (never their secrets, which are not stored).
+    List {
+        /// Only this project's (name or id).
+        #[arg(long)]
+        project: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Revoke a token, named by its id (see `token list`) or its secret; a running
+    /// server refuses it within a second.
+    Revoke {
+        token: String,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -269,17 +287,30 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             redline_server::cli::deploy::run(&store.open().await?, args, cli.json).await?;
         }
         Command::Agent(command) => std::process::exit(redline_server::cli::run(command, cli.json).await),
-        Command::Token { command: TokenCommand::Create { project, scope, name, store } } => {
-            let t = admin::create_token(&store.open().await?, &project, &scope, &name, clock.now()).await?;
+        Command::Token { command: TokenCommand::Create { project, scope, name, expires_in_days, store } } => {
+            let now = clock.now();
+            let expires_at = expires_in_days.map(|days| now.plus_minutes(i64::from(days) * 24 * 60));
+            let t =
+                admin::create_token(&store.open().await?, &project, &scope, &name, expires_at, now).await?;
             print(cli.json, &t, || {
                 let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+                let until = t.expires_at.map(|end| format!(", until {end}")).unwrap_or_default();
                 format!(
-                    "{}\n(token for {} with {}; shown once, store it now)",
+                    "{}\n(token {} for {} with {}{until}; shown once, store it now)",
                     t.token,
+                    t.token_id,
                     t.name,
                     scopes.join(",")
                 )
             });
+        }
+        Command::Token { command: TokenCommand::List { project, store } } => {
+            let tokens = admin::list_tokens(&store.open().await?, project.as_deref()).await?;
+            print(cli.json, &tokens, || tokens.iter().map(token_line).collect::<Vec<_>>().join("\n"));
+        }
+        Command::Token { command: TokenCommand::Revoke { token, store } } => {
+            let t = admin::revoke_token(&store.open().await?, &token, clock.now()).await?;
+            print(cli.json, &t, || format!("revoked: {}", token_line(&t)));
         }
         Command::Auth { command: AuthCommand::Approve { code, project, scope, name, store } } => {
             admin::approve_sign_in(&store.open().await?, &code, &project, &scope, &name, clock.now()).await?;
@@ -295,6 +326,24 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One token as `token list` prints it.
+fn token_line(t: &admin::TokenInfo) -> String {
+    let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
+    let state = match (t.revoked_at, t.expires_at) {
+        (Some(at), _) => format!("revoked {at}"),
+        (None, Some(end)) => format!("expires {end}"),
+        (None, None) => "does not expire".to_owned(),
+    };
+    format!(
+        "{}  {}  {}  {}  created {}, {state}",
+        t.token_id,
+        t.project,
+        t.name,
+        scopes.join(","),
+        t.created_at
+    )
 }
 
 fn print<T: Serialize>(json: bool, value: &T, line: impl FnOnce() -> String) {

@@ -14,7 +14,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::AppState;
-use crate::auth::authenticate;
 use crate::error::ApiError;
 use crate::queue::Ctx;
 
@@ -95,7 +94,7 @@ async fn call<R: Op>(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let who = authenticate(&state.store, headers).await?;
+    let who = state.authenticate(headers).await?;
     state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
     if let Some(scope) = R::SCOPE {
         who.require(scope)?;

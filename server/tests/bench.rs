@@ -138,7 +138,7 @@ async fn filer_tokens(s: &TestServer) -> Vec<String> {
     for i in 0..FILERS {
         let scopes = [Scope::Read, Scope::File];
         let name = format!("filer {i}");
-        tokens.push(admin::create_token(&s.store, "demo", &scopes, &name, START).await.unwrap().token);
+        tokens.push(admin::create_token(&s.store, "demo", &scopes, &name, None, START).await.unwrap().token);
     }
     tokens
 }

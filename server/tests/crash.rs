@@ -106,7 +106,10 @@ async fn every_acknowledged_filing_survives_kill_9() {
     for i in 0..CLIENTS {
         let scopes = [Scope::Read, Scope::File];
         tokens.push(
-            admin::create_token(&store, "demo", &scopes, &format!("filer {i}"), now).await.unwrap().token,
+            admin::create_token(&store, "demo", &scopes, &format!("filer {i}"), None, now)
+                .await
+                .unwrap()
+                .token,
         );
     }
     let mut store_args = vec!["--data".to_owned(), dir.path().to_str().unwrap().to_owned()];

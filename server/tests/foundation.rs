@@ -5,7 +5,9 @@ mod common;
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode};
 use common::TestServer;
-use redline_server::{AppState, Clock, Store, app};
+use redline_protocol::Scope;
+use redline_server::auth::CHECK_REUSE_MS;
+use redline_server::{AppState, Clock, Store, admin, app};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -78,6 +80,50 @@ async fn errors_have_the_protocol_shape() {
     // 400 names the field.
     let body = s.err(&s.ann, "listStages", json!({}), 400, "bad_input").await;
     assert_eq!(body["message"], "projectId: is required");
+}
+
+/// A revoked token is refused once the server's check of it is older than
+/// `CHECK_REUSE_MS`, on every route; an expired one exactly at its expiry.
+#[tokio::test]
+async fn revoked_and_expired_tokens_are_refused() {
+    let s = TestServer::start().await;
+    let scopes = [Scope::Read, Scope::File];
+    let now = || s.clock.now();
+    let tess = admin::create_token(&s.store, "demo", &scopes, "Tess", None, now()).await.unwrap();
+    s.ok(&tess.token, "getSession", json!({})).await;
+    let revoked = admin::revoke_token(&s.store, &tess.token_id, now()).await.unwrap();
+    assert_eq!((revoked.name.as_str(), revoked.revoked_at), ("Tess", Some(now())));
+    s.clock.advance_millis(CHECK_REUSE_MS);
+    let body = s.err(&tess.token, "getSession", json!({}), 401, "unauthorized").await;
+    assert_eq!(body["message"], "this token has been revoked");
+    let events = format!("{}/events/changes:{}", s.base, s.project_id);
+    let res = s.http.get(&events).bearer_auth(&tess.token).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    // Revoking again keeps the first stamp.
+    let again = admin::revoke_token(&s.store, &tess.token, now()).await.unwrap();
+    assert_eq!(again.revoked_at, revoked.revoked_at);
+
+    let end = now().plus_seconds(60);
+    let cy = admin::create_token(&s.store, "demo", &scopes, "Cy", Some(end), now()).await.unwrap();
+    s.clock.advance_millis(60_000 - 1);
+    s.ok(&cy.token, "getSession", json!({})).await;
+    // Its check is a millisecond old, but the token has expired.
+    s.clock.advance_millis(1);
+    let body = s.err(&cy.token, "getSession", json!({}), 401, "unauthorized").await;
+    assert_eq!(body["message"], format!("this token expired at {end}"));
+    assert!(!body.to_string().contains(&cy.token));
+    let past = admin::create_token(&s.store, "demo", &scopes, "Cy", Some(now()), now()).await;
+    assert!(past.unwrap_err().to_string().contains("future"));
+
+    let listed = admin::list_tokens(&s.store, Some("demo")).await.unwrap();
+    let state: Vec<_> = listed
+        .iter()
+        .filter(|t| ["Tess", "Cy"].contains(&t.name.as_str()))
+        .map(|t| (t.name.as_str(), t.revoked_at.is_some(), t.expires_at))
+        .collect();
+    assert_eq!(state, [("Tess", true, None), ("Cy", false, Some(end))]);
+    // The others' tokens were not touched.
+    s.ok(&s.ann, "getSession", json!({})).await;
 }
 
 #[tokio::test]
@@ -263,6 +309,36 @@ fn admin_commands_via_the_binary() {
         &["token", "create", "--project", "nope", "--scope", "changes:project:file", "--name", "Ann"],
     );
     assert!(!ok && err.contains("no project"), "{err}");
+
+    let expiring_for = |days: &str| {
+        let args =
+            ["token", "create", "--project", "shop", "--scope", "changes:project:read", "--name", "Cy"];
+        let mut all = args.to_vec();
+        all.extend(["--expires-in-days", days]);
+        redline(d, &all)
+    };
+    let (ok, out_cy, err) = expiring_for("30");
+    assert!(ok, "{err}");
+    let expiring = redline_json(d, &["token", "list"])[2].clone();
+    assert!(out_cy.contains(expiring["tokenId"].as_str().unwrap()), "{out_cy}");
+    let at = |field: &str| redline_protocol::Timestamp::parse(expiring[field].as_str().unwrap()).unwrap();
+    let (expires, created) = (at("expiresAt"), at("createdAt"));
+    assert_eq!(expires, created.plus_minutes(30 * 24 * 60));
+    let listed = redline_json(d, &["token", "list", "--project", "shop"]);
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bot", "Ann", "Cy"]);
+    assert!(!listed.to_string().contains("rl_"), "no secret is listed: {listed}");
+    // Revoked by id, or by the secret itself; the secret is never echoed.
+    let revoked = redline_json(d, &["token", "revoke", token["tokenId"].as_str().unwrap()]);
+    assert_eq!((revoked["name"].as_str(), revoked["revokedAt"].is_string()), (Some("bot"), true));
+    let (ok, out, _) = redline(d, &["token", "revoke", out.lines().next().unwrap()]);
+    assert!(ok && out.starts_with("revoked: ") && out.contains("Ann") && !out.contains("rl_"), "{out}");
+    let (ok, _, err) = redline(d, &["token", "revoke", "rl_nothing"]);
+    assert!(!ok && err.contains("no token") && !err.contains("rl_nothing"), "{err}");
+    let (ok, out, _) = redline(d, &["token", "list"]);
+    assert!(ok && out.lines().filter(|l| l.contains("revoked")).count() == 2, "{out}");
+    let (ok, _, err) = expiring_for("0");
+    assert!(!ok && err.contains("expires-in-days"), "{err}");
 
     let (ok, _, err) = redline(
         d,

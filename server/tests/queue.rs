@@ -710,7 +710,7 @@ async fn another_projects_token_sees_nothing() {
     let c = s.file_released("private").await;
     admin::add_project(&s.store, "other", None, START).await.unwrap();
     let all = [Scope::Read, Scope::Write, Scope::File];
-    let other = admin::create_token(&s.store, "other", &all, "Olga", START).await.unwrap().token;
+    let other = admin::create_token(&s.store, "other", &all, "Olga", None, START).await.unwrap().token;
     let id = c["changeId"].clone();
     s.err(&other, "getChange", json!({"changeId": id}), 404, "not_found").await;
     s.err(&other, "getChange", json!({"changeId": "#1", "projectId": s.project_id}), 403, "forbidden").await;

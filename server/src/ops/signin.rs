@@ -109,7 +109,7 @@ impl AnonymousOp for PollCliAuth {
                 let scopes: String = row.try_get("scopes")?;
                 let scopes: Vec<Scope> = scopes.split_whitespace().filter_map(Scope::from_wire).collect();
                 let name: String = row.try_get("user_name")?;
-                let token = create_token(&state.store, &project_id, &scopes, &name, now)
+                let token = create_token(&state.store, &project_id, &scopes, &name, None, now)
                     .await
                     .map_err(ApiError::internal)?;
                 Ok(CliAuthPoll { status: CliAuthStatus::Confirmed, token: Some(token.token) })

@@ -58,7 +58,7 @@ impl TestServer {
         .unwrap();
         let token = |scopes: &'static [Scope], name: &'static str| {
             let store = store.clone();
-            async move { admin::create_token(&store, "demo", scopes, name, START).await.unwrap().token }
+            async move { admin::create_token(&store, "demo", scopes, name, None, START).await.unwrap().token }
         };
         let agent = token(&[Scope::Read, Scope::Write], "agent").await;
         let ann = token(&[Scope::Read, Scope::File], "Ann").await;
