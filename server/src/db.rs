@@ -20,6 +20,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "0003_blob_attached.sql", include_str!("../migrations/sqlite/0003_blob_attached.sql")),
     (4, "0004_change_captures.sql", include_str!("../migrations/sqlite/0004_change_captures.sql")),
     (5, "0005_token_lifetimes.sql", include_str!("../migrations/sqlite/0005_token_lifetimes.sql")),
+    (6, "0006_group_index.sql", include_str!("../migrations/sqlite/0006_group_index.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -27,6 +28,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "0003_blob_attached.sql", include_str!("../migrations/postgres/0003_blob_attached.sql")),
     (4, "0004_change_captures.sql", include_str!("../migrations/postgres/0004_change_captures.sql")),
     (5, "0005_token_lifetimes.sql", include_str!("../migrations/postgres/0005_token_lifetimes.sql")),
+    (6, "0006_group_index.sql", include_str!("../migrations/postgres/0006_group_index.sql")),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,9 +183,11 @@ pub async fn touch_project(conn: &mut AnyConnection, project_id: &str) -> Result
     Ok(touched == 1)
 }
 
-/// A new random id (UUID v4).
+/// A new id: a UUID v7, random but ordered by creation time, so the rows and index
+/// entries a write adds (claim groups, messages) go next to the newest ones instead of
+/// onto a random page each, which the commit would then write too.
 pub fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+    uuid::Uuid::now_v7().to_string()
 }
 
 #[cfg(test)]
