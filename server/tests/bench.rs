@@ -22,7 +22,7 @@ const FILINGS: usize = 4000;
 const BATCH: usize = 5;
 /// Agents claiming at once, and claims each.
 const AGENTS: usize = 50;
-const CLAIMS_EACH: usize = 10;
+const CLAIMS_EACH: usize = 40;
 const SUBSCRIBERS: usize = 1000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
