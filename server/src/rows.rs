@@ -114,14 +114,12 @@ impl Captured {
         Ok(Captured { capture: row.try_get("capture")?, console_errors: row.try_get("console_errors")? })
     }
 
-    /// What was captured for each of `change_ids` that has something, by `changeId`.
+    /// What was captured for each of `change_ids` (at least one) that has something,
+    /// by `changeId`.
     pub async fn read(
         conn: &mut AnyConnection,
         change_ids: &[String],
     ) -> Result<HashMap<String, Captured>, sqlx::Error> {
-        if change_ids.is_empty() {
-            return Ok(HashMap::new());
-        }
         let mut select =
             Filter::new("SELECT change_id, capture, console_errors FROM change_captures".to_owned());
         select.push(

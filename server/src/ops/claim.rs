@@ -219,8 +219,11 @@ async fn with_captures(
         .flat_map(|answer| answer.iter().flat_map(|(_, rows)| rows))
         .map(|row| row.try_get("change_id"))
         .collect::<Result<Vec<String>, _>>()?;
-    let mut conn = state.store.pool().acquire().await?;
-    let mut captured = Captured::read(&mut conn, &ids).await?;
+    let mut captured = HashMap::new();
+    if !ids.is_empty() {
+        let mut conn = state.store.pool().acquire().await?;
+        captured = Captured::read(&mut conn, &ids).await?;
+    }
     let mut ids = ids.into_iter();
     Ok(answers
         .into_iter()
