@@ -2,6 +2,7 @@
 //! order of checks (unknown RPC 404 → token 401 → scope 403 → input 400), and the
 //! dispatch from an RPC name to its operation.
 
+use std::collections::HashMap;
 use std::future::Future;
 
 use axum::Json;
@@ -11,7 +12,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use redline_protocol::{IMAGE_MAX_BYTES, Rpc, Timestamp};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -136,51 +137,65 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 
 /// The input of a request body: `data` of an envelope, or the bare input object. An
 /// empty body is `{}`.
+///
+/// The top level is read shallowly (each value left as JSON text) and the input is
+/// then read straight into its type: going through a `serde_json::Value` tree cost a
+/// filing with a capture more than its typed parse.
 fn parse_input<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T, ApiError> {
-    let value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Default::default())
-    } else {
-        serde_json::from_slice(body).map_err(|e| ApiError::malformed(format!("not JSON ({e})")))?
+    let not_json = |e: &dyn std::fmt::Display| ApiError::malformed(format!("not JSON ({e})"));
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return deserialize_json("{}");
+    }
+    let text = std::str::from_utf8(body).map_err(|e| not_json(&e))?;
+    let top: HashMap<String, &RawValue> = match serde_json::from_str(text) {
+        Ok(top) => top,
+        // Not an object: the input's type says what it expected.
+        Err(e) if e.is_data() => return deserialize_json(text),
+        Err(e) => return Err(not_json(&e)),
     };
-    let value = match value {
-        Value::Object(mut map)
-            if map.contains_key("rpcName") || (map.len() == 1 && map.contains_key("data")) =>
-        {
-            match map.get("rpcName") {
-                Some(Value::String(n)) if n != name => {
-                    return Err(ApiError::bad_input(
-                        "rpcName",
-                        format!("is {n:?} but the URL names {name:?}"),
-                    ));
-                }
-                Some(Value::String(_)) | None => {}
-                Some(_) => return Err(ApiError::bad_input("rpcName", "must be a string")),
+    let envelope = top.contains_key("rpcName") || (top.len() == 1 && top.contains_key("data"));
+    if !envelope {
+        return deserialize_json(text);
+    }
+    if let Some(given) = top.get("rpcName") {
+        match serde_json::from_str::<String>(given.get()) {
+            Ok(n) if n != name => {
+                return Err(ApiError::bad_input("rpcName", format!("is {n:?} but the URL names {name:?}")));
             }
-            map.remove("data").unwrap_or_else(|| Value::Object(Default::default()))
+            Ok(_) => {}
+            Err(_) => return Err(ApiError::bad_input("rpcName", "must be a string")),
         }
-        other => other,
-    };
-    deserialize(value)
+    }
+    deserialize_json(top.get("data").map_or("{}", |data| data.get()))
 }
 
-/// Deserialises an input, naming the offending field in the 400's message.
-pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
+/// Deserialises an input from JSON text, naming the offending field in the 400's message.
+fn deserialize_json<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
+    let mut json = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| {
         let path = e.path().to_string();
-        let problem = e.into_inner().to_string();
-        // serde reports a missing field at its parent: "missing field `title`".
-        let missing = problem.strip_prefix("missing field `").and_then(|rest| rest.strip_suffix('`'));
-        let field = match (path.as_str(), missing) {
-            (".", Some(f)) => f.to_owned(),
-            (p, Some(f)) => format!("{p}.{f}"),
-            (".", None) => "data".to_owned(),
-            (p, None) => p.to_owned(),
-        };
-        match missing {
-            Some(_) => ApiError::bad_input(&field, "is required"),
-            None => ApiError::bad_input(&field, problem),
-        }
+        let inner = e.into_inner();
+        // The message names the field; where in the body it was adds nothing.
+        let position = format!(" at line {} column {}", inner.line(), inner.column());
+        let problem = inner.to_string();
+        field_error(&path, problem.strip_suffix(&position).unwrap_or(&problem))
     })
+}
+
+/// The 400 for `problem` at `path` (serde's path, `.` for the top level).
+fn field_error(path: &str, problem: &str) -> ApiError {
+    // serde reports a missing field at its parent: "missing field `title`".
+    let missing = problem.strip_prefix("missing field `").and_then(|rest| rest.strip_suffix('`'));
+    let field = match (path, missing) {
+        (".", Some(f)) => f.to_owned(),
+        (p, Some(f)) => format!("{p}.{f}"),
+        (".", None) => "data".to_owned(),
+        (p, None) => p.to_owned(),
+    };
+    match missing {
+        Some(_) => ApiError::bad_input(&field, "is required"),
+        None => ApiError::bad_input(&field, problem),
+    }
 }
 
 #[cfg(test)]
@@ -195,7 +210,7 @@ mod tests {
         let body = futures_util::FutureExt::now_or_never(to_bytes(e.into_response().into_body(), 10_000))
             .unwrap()
             .unwrap();
-        serde_json::from_slice::<Value>(&body).unwrap()["message"].as_str().unwrap().to_owned()
+        serde_json::from_slice::<serde_json::Value>(&body).unwrap()["message"].as_str().unwrap().to_owned()
     }
 
     #[test]
@@ -217,7 +232,18 @@ mod tests {
             br#"{"stageId":"s","title":"t","capture":{"stroke":[{"x":"a","y":1}]}}"#,
         )
         .unwrap_err();
-        assert!(message(e).starts_with("capture.stroke[0].x: invalid type"));
+        assert_eq!(message(e), "capture.stroke[0].x: invalid type: string \"a\", expected f64");
+        // Inside an envelope the path starts at `data`'s fields too.
+        let e = parse_input::<CreateChangeInput>("createChange", br#"{"data":{"stageId":"s","title":7}}"#)
+            .unwrap_err();
+        assert_eq!(message(e), "title: invalid type: integer `7`, expected a string");
+        let e =
+            parse_input::<CreateChangeInput>("createChange", br#"{"rpcName":"createChange"}"#).unwrap_err();
+        assert_eq!(message(e), "stageId: is required");
+        let e = parse_input::<CreateChangeInput>("createChange", br#""a title""#).unwrap_err();
+        assert_eq!(message(e), "data: invalid type: string \"a title\", expected struct CreateChangeInput");
+        let e = parse_input::<GetSessionInput>("getSession", br#"{"rpcName":7}"#).unwrap_err();
+        assert_eq!(message(e), "rpcName: must be a string");
         let e =
             parse_input::<GetSessionInput>("getSession", br#"{"rpcName":"other","data":{}}"#).unwrap_err();
         assert!(message(e).starts_with("rpcName:"));
