@@ -7,10 +7,11 @@ use redline_protocol::{ChangeEventType, DEFAULT_GRACE_SECONDS, Scope, Stage, Sta
 use serde::Serialize;
 use sqlx::Row;
 
-use crate::auth::{generate_token, hash_token};
+use crate::auth::{generate_token, hash_token, stored_scopes};
 use crate::db::{Store, new_id};
 use crate::events;
-use crate::rows::stage_from_row;
+use crate::filter::{Bind, Filter};
+use crate::rows::{opt_ts, stage_from_row};
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -263,38 +264,27 @@ const TOKEN_INFO_SELECT: &str = "SELECT t.token_id, p.name AS project, u.name, t
      FROM tokens t JOIN projects p ON p.project_id = t.project_id JOIN users u ON u.user_id = t.user_id";
 
 fn token_info(row: &sqlx::any::AnyRow) -> Result<TokenInfo, sqlx::Error> {
-    let scopes: String = row.try_get("scopes")?;
-    let at = |col| Ok::<_, sqlx::Error>(row.try_get::<Option<i64>, _>(col)?.map(Timestamp::from_unix_millis));
     Ok(TokenInfo {
         token_id: row.try_get("token_id")?,
         project: row.try_get("project")?,
         name: row.try_get("name")?,
-        scopes: scopes.split_whitespace().filter_map(Scope::from_wire).collect(),
+        scopes: stored_scopes(&row.try_get::<String, _>("scopes")?),
         created_at: Timestamp::from_unix_millis(row.try_get("created_at")?),
-        expires_at: at("expires_at")?,
-        revoked_at: at("revoked_at")?,
+        expires_at: opt_ts(row, "expires_at")?,
+        revoked_at: opt_ts(row, "revoked_at")?,
     })
 }
 
 /// Every token (of `project`, if given), oldest first.
 pub async fn list_tokens(store: &Store, project: Option<&str>) -> anyhow::Result<Vec<TokenInfo>> {
-    let rows = match project {
-        Some(project) => {
-            let project = self::project(store, project).await?;
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "{TOKEN_INFO_SELECT} WHERE t.project_id = $1 ORDER BY t.created_at, t.token_id"
-            )))
-            .bind(project.project_id)
-            .fetch_all(store.pool())
-            .await?
-        }
-        None => {
-            sqlx::query(sqlx::AssertSqlSafe(format!("{TOKEN_INFO_SELECT} ORDER BY t.created_at, t.token_id")))
-                .fetch_all(store.pool())
-                .await?
-        }
-    };
-    Ok(rows.iter().map(token_info).collect::<Result<_, _>>()?)
+    let mut select = Filter::new(format!("{TOKEN_INFO_SELECT} WHERE 1 = 1"));
+    if let Some(project) = project {
+        let project = self::project(store, project).await?;
+        select.and("t.project_id = ?", [Bind::Text(project.project_id)]);
+    }
+    select.sql.push_str(" ORDER BY t.created_at, t.token_id");
+    let mut conn = store.pool().acquire().await?;
+    Ok(select.fetch(&mut conn).await?.iter().map(token_info).collect::<Result<_, _>>()?)
 }
 
 /// Revokes the token named by its id (from `token list`) or by its secret. A server

@@ -20,6 +20,7 @@ use sqlx::Row;
 
 use crate::db::Store;
 use crate::error::ApiError;
+use crate::rows::opt_ts;
 
 /// Who is calling: the token's project, person and scopes.
 #[derive(Clone, Debug)]
@@ -52,6 +53,11 @@ impl Principal {
             Err(ApiError::forbidden("this token belongs to another project"))
         }
     }
+}
+
+/// Scopes as stored: space-separated wire names.
+pub fn stored_scopes(stored: &str) -> Vec<Scope> {
+    stored.split_whitespace().filter_map(Scope::from_wire).collect()
 }
 
 /// A fresh secret token.
@@ -154,10 +160,10 @@ async fn check(
     .fetch_optional(store.pool())
     .await?
     .ok_or_else(|| ApiError::unauthorized("unknown token"))?;
-    if row.try_get::<Option<i64>, _>("revoked_at")?.is_some() {
+    if opt_ts(&row, "revoked_at")?.is_some() {
         return Err(ApiError::unauthorized("this token has been revoked"));
     }
-    let expires_at = row.try_get::<Option<i64>, _>("expires_at")?.map(Timestamp::from_unix_millis);
+    let expires_at = opt_ts(&row, "expires_at")?;
     if let Some(end) = expires_at
         && end <= now
     {
@@ -170,7 +176,7 @@ async fn check(
         project_name: row.try_get("project_name")?,
         user_id: row.try_get("user_id")?,
         user_name: row.try_get("user_name")?,
-        scopes: scopes.split_whitespace().filter_map(Scope::from_wire).collect(),
+        scopes: stored_scopes(&scopes),
     };
     Ok((who, expires_at))
 }

@@ -82,9 +82,7 @@ impl AppState {
             tokens: Arc::default(),
         })
     }
-}
 
-impl AppState {
     /// The caller of a request, from its bearer token.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<auth::Principal, ApiError> {
         self.tokens.authenticate(&self.store, headers, self.clock.now()).await

@@ -66,15 +66,8 @@ impl Ctx<'_> {
     ///
     /// [`CHANGE_RETURNING`]: crate::rows::CHANGE_RETURNING
     pub async fn present_returned(&self, rows: &[AnyRow]) -> Result<Vec<Change>, ApiError> {
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids = rows.iter().map(|row| row.try_get("change_id")).collect::<Result<Vec<String>, _>>()?;
-        let mut conn = self.state.store.pool().acquire().await?;
-        let captured = Captured::read(&mut conn, &ids).await?;
-        self.present_parts(
-            rows.iter().zip(&ids).map(|(row, id)| (row, captured.get(id).unwrap_or(&Captured::NONE))),
-        )
+        let captured = Captured::of_rows(self.state.store.pool(), rows).await?;
+        self.present_parts(rows.iter().zip(&captured))
     }
 
     /// A message as read outputs show it: image attachments get signed `url`s.

@@ -9,7 +9,7 @@ use redline_protocol::{
 };
 use serde::de::DeserializeOwned;
 use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::{AnyPool, Row};
 
 use crate::filter::{Bind, Filter, placeholders};
 
@@ -38,7 +38,7 @@ macro_rules! change_columns {
 pub const CHANGE_COLUMNS: &str = concat!(change_columns!("c."), ", k.capture, k.console_errors");
 pub const CAPTURED_JOIN: &str = "LEFT JOIN change_captures k ON k.change_id = c.change_id";
 /// The columns of a change for `RETURNING`, which takes no table alias on SQLite and
-/// no join: the write's answer adds what was captured with [`Captured::read`].
+/// no join: the write's answer adds what was captured with [`Captured::of_rows`].
 pub const CHANGE_RETURNING: &str = change_columns!("");
 
 pub const GROUP_COLUMNS: &str =
@@ -106,28 +106,36 @@ pub struct Captured {
 }
 
 impl Captured {
-    /// An item filed with neither a capture nor console errors.
-    pub const NONE: Captured = Captured { capture: None, console_errors: None };
-
     /// Read from a row selected with [`CHANGE_COLUMNS`].
     pub fn from_row(row: &AnyRow) -> Result<Captured, sqlx::Error> {
         Ok(Captured { capture: row.try_get("capture")?, console_errors: row.try_get("console_errors")? })
     }
 
-    /// What was captured for each of `change_ids` (at least one) that has something,
-    /// by `changeId`.
-    pub async fn read(
-        conn: &mut AnyConnection,
-        change_ids: &[String],
-    ) -> Result<HashMap<String, Captured>, sqlx::Error> {
+    /// What was captured of the item of each of `rows` (rows with `change_id`, e.g. a
+    /// write's `RETURNING` [`CHANGE_RETURNING`]), in their order, read in one statement
+    /// (none for no rows).
+    pub async fn of_rows<'r>(
+        pool: &AnyPool,
+        rows: impl IntoIterator<Item = &'r AnyRow>,
+    ) -> Result<Vec<Captured>, sqlx::Error> {
+        let ids = rows.into_iter().map(|row| row.try_get("change_id")).collect::<Result<Vec<String>, _>>()?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut select =
             Filter::new("SELECT change_id, capture, console_errors FROM change_captures".to_owned());
         select.push(
-            &format!(" WHERE change_id IN ({})", placeholders(change_ids.len())),
-            change_ids.iter().map(|id| Bind::Text(id.clone())),
+            &format!(" WHERE change_id IN ({})", placeholders(ids.len())),
+            ids.iter().map(|id| Bind::Text(id.clone())),
         );
-        let rows = select.fetch(conn).await?;
-        rows.iter().map(|row| Ok((row.try_get("change_id")?, Captured::from_row(row)?))).collect()
+        let mut conn = pool.acquire().await?;
+        let mut captured = select
+            .fetch(&mut conn)
+            .await?
+            .iter()
+            .map(|row| Ok((row.try_get("change_id")?, Captured::from_row(row)?)))
+            .collect::<Result<HashMap<String, Captured>, sqlx::Error>>()?;
+        Ok(ids.iter().map(|id| captured.remove(id).unwrap_or_default()).collect())
     }
 }
 

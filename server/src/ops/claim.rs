@@ -214,28 +214,14 @@ async fn with_captures(
     state: &AppState,
     answers: Vec<Result<(Group, Vec<AnyRow>), ApiError>>,
 ) -> Result<Vec<Result<Claimed, ApiError>>, ApiError> {
-    let ids = answers
-        .iter()
-        .flat_map(|answer| answer.iter().flat_map(|(_, rows)| rows))
-        .map(|row| row.try_get("change_id"))
-        .collect::<Result<Vec<String>, _>>()?;
-    let mut captured = HashMap::new();
-    if !ids.is_empty() {
-        let mut conn = state.store.pool().acquire().await?;
-        captured = Captured::read(&mut conn, &ids).await?;
-    }
-    let mut ids = ids.into_iter();
+    let rows: Vec<&AnyRow> =
+        answers.iter().flat_map(|answer| answer.iter().flat_map(|(_, rows)| rows)).collect();
+    let mut captured = Captured::of_rows(state.store.pool(), rows).await?.into_iter();
     Ok(answers
         .into_iter()
         .map(|answer| {
             let (group, rows) = answer?;
-            let rows = rows
-                .into_iter()
-                .map(|row| {
-                    let id = ids.next().expect("an id per row");
-                    (row, captured.remove(&id).unwrap_or_default())
-                })
-                .collect();
+            let rows = rows.into_iter().map(|row| (row, captured.next().unwrap_or_default())).collect();
             Ok((group, rows))
         })
         .collect())

@@ -8,13 +8,14 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use redline_protocol::{
     CliAuthPoll, CliAuthRequest, CliAuthStatus, PollCliAuth, PollCliAuthInput, RequestCliAuth,
-    RequestCliAuthInput, Scope, Timestamp,
+    RequestCliAuthInput, Timestamp,
 };
 use serde::Deserialize;
 use sqlx::Row;
 
 use crate::AppState;
 use crate::admin::create_token;
+use crate::auth::stored_scopes;
 use crate::error::ApiError;
 use crate::rpc::AnonymousOp;
 
@@ -107,7 +108,7 @@ impl AnonymousOp for PollCliAuth {
                 }
                 let project_id: String = row.try_get("project_id")?;
                 let scopes: String = row.try_get("scopes")?;
-                let scopes: Vec<Scope> = scopes.split_whitespace().filter_map(Scope::from_wire).collect();
+                let scopes = stored_scopes(&scopes);
                 let name: String = row.try_get("user_name")?;
                 let token = create_token(&state.store, &project_id, &scopes, &name, None, now)
                     .await
