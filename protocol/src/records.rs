@@ -232,10 +232,14 @@ pub struct Element {
 
 /// "Change (an item)". `held` is computed on the server's clock (see [`crate::is_held`]);
 /// `screenshotUrl` is filled on read outputs only.
+///
+/// `C` is how `capture` is held: parsed (a [`Capture`], what clients read), or on the
+/// server the JSON text it stored, passed through to answers without a parse and a
+/// serialisation each (the same on the wire).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Change {
+#[serde(rename_all = "camelCase", bound(deserialize = "C: Deserialize<'de>"))]
+pub struct Change<C = Capture> {
     pub change_id: String,
     /// Decimal string per project, shown `#7`.
     pub short_id: String,
@@ -260,7 +264,7 @@ pub struct Change {
     #[serde(default)]
     pub viewport: Option<Viewport>,
     #[serde(default)]
-    pub capture: Option<Capture>,
+    pub capture: Option<C>,
     #[serde(default)]
     pub screenshot_key: Option<String>,
     #[serde(default)]

@@ -130,8 +130,8 @@ pub struct ListChangesInput {
 /// `listChanges` → `{changes, groups}` (the groups of the listed items).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ListChangesOutput {
-    pub changes: Vec<Change>,
+pub struct ListChangesOutput<C = Capture> {
+    pub changes: Vec<Change<C>>,
     pub groups: Vec<Group>,
 }
 
@@ -149,8 +149,8 @@ pub struct GetChangeInput {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct GetChangeOutput {
-    pub change: Change,
+pub struct GetChangeOutput<C = Capture> {
+    pub change: Change<C>,
     pub thread: Vec<Message>,
     #[serde(default)]
     pub stage_url: Option<String>,
@@ -178,9 +178,9 @@ pub struct ClaimChangesInput {
 /// `claimChanges` → `{group, changes}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ClaimChangesOutput {
+pub struct ClaimChangesOutput<C = Capture> {
     pub group: Group,
-    pub changes: Vec<Change>,
+    pub changes: Vec<Change<C>>,
 }
 
 /// `askChangeQuestion`: "`changeId, question, authorName, option?[]`" plus **(ours)**
@@ -319,15 +319,15 @@ pub struct CreateChangeInput {
 /// `updateChange` and `withdrawChange`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ChangeOutput {
-    pub change: Change,
+pub struct ChangeOutput<C = Capture> {
+    pub change: Change<C>,
 }
 
 /// `{changes}`: the output of `releaseChanges` (the items whose hold ended).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ChangesOutput {
-    pub changes: Vec<Change>,
+pub struct ChangesOutput<C = Capture> {
+    pub changes: Vec<Change<C>>,
 }
 
 /// `{message}`: the output of `askChangeQuestion`, `replyToChange` and

@@ -11,7 +11,7 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 use sqlx::{Any, AnyConnection, AnyPool, Executor, SqlSafeStr, Transaction};
 
-use crate::commit::Committer;
+use crate::commit::{Committer, WalCheckpoints};
 
 /// `(version, file name, sql)` of each migration, in order, per engine.
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -47,6 +47,8 @@ pub struct Store {
     /// projects need not wait for each other). Queued writes hold no connection, and
     /// never meet SQLite's busy handler, which sleeps and retries and so gives long tails.
     committers: Arc<Mutex<HashMap<String, Committer>>>,
+    /// SQLite with a database file: the committer's checkpoints.
+    checkpoints: Option<WalCheckpoints>,
     /// The Postgres URL, for the connection that listens for other processes' events.
     /// Never logged: it may hold a password.
     postgres_url: Option<Arc<str>>,
@@ -94,7 +96,11 @@ impl Store {
             .await
             .context("opening the database")?;
         let postgres_url = (backend == Backend::Postgres).then(|| Arc::from(url));
-        let store = Store { pool, backend, committers: Arc::default(), postgres_url };
+        let checkpoints = match backend {
+            Backend::Sqlite => database_file(&pool).await?.map(|file| WalCheckpoints::for_database(&file)),
+            Backend::Postgres => None,
+        };
+        let store = Store { pool, backend, committers: Arc::default(), checkpoints, postgres_url };
         store.migrate().await?;
         Ok(store)
     }
@@ -140,7 +146,10 @@ impl Store {
             Backend::Postgres => project_id,
         };
         let mut committers = self.committers.lock().expect("committers lock");
-        committers.entry(key.to_owned()).or_insert_with(|| Committer::spawn(self.pool.clone())).clone()
+        committers
+            .entry(key.to_owned())
+            .or_insert_with(|| Committer::spawn(self.pool.clone(), self.checkpoints.clone()))
+            .clone()
     }
 
     /// Begins a write transaction on `project_id`'s queue outside the group
@@ -149,6 +158,15 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         Ok(touch_project(&mut tx, project_id).await?.then_some(tx))
     }
+}
+
+/// The file of a SQLite database (`None` in memory).
+async fn database_file(pool: &AnyPool) -> anyhow::Result<Option<String>> {
+    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+        .fetch_one(pool)
+        .await
+        .context("reading the database's file name")?;
+    Ok(Some(file).filter(|f| !f.is_empty()))
 }
 
 fn migrator(files: &[(i64, &str, &'static str)]) -> Migrator {
@@ -227,8 +245,8 @@ mod tests {
             rows.iter().map(|r| change_from_row(r, Timestamp::from_unix_millis(0)).unwrap()).collect();
         let capture = changes[0].capture.as_ref().expect("the capture moved");
         assert_eq!(
-            (capture.stroke.len(), changes[0].console_errors.as_slice()),
-            (1, ["boom".to_owned()].as_slice())
+            (capture.get(), changes[0].console_errors.as_slice()),
+            (r#"{"stroke":[{"x":1,"y":2}],"elements":[]}"#, ["boom".to_owned()].as_slice())
         );
         assert_eq!((changes[1].capture.is_none(), changes[1].console_errors.len()), (true, 0));
         let moved: i64 =

@@ -51,7 +51,7 @@ pub struct ChangeKey<'a> {
 }
 
 impl<'a> ChangeKey<'a> {
-    pub fn of(change: &'a Change) -> Result<Self, ApiError> {
+    pub fn of<C>(change: &'a Change<C>) -> Result<Self, ApiError> {
         let short_id = change.short_id.parse().map_err(ApiError::internal)?;
         Ok(ChangeKey { change_id: &change.change_id, short_id })
     }

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod auth;
 pub mod blobs;
+mod captured;
 pub mod cli;
 pub mod clock;
 mod commit;
@@ -58,6 +59,8 @@ pub struct AppState {
     pub claims: Arc<ops::ClaimQueue>,
     /// Tokens checked a moment ago (see `auth`).
     pub tokens: Arc<auth::TokenChecks>,
+    /// What recent filings captured (see `captured`).
+    pub captured: Arc<captured::CapturedCache>,
 }
 
 impl AppState {
@@ -80,6 +83,7 @@ impl AppState {
             limiter: Arc::default(),
             claims: Arc::default(),
             tokens: Arc::default(),
+            captured: Arc::default(),
         })
     }
 

@@ -3,7 +3,7 @@
 //! the lease guard of agent writes, and presenting records with signed URLs.
 
 use redline_protocol::{
-    Attachment, AuthorKind, Change, ChangeEventType, ChangeRef, Message, Timestamp, codes, is_lease_live,
+    Attachment, AuthorKind, ChangeEventType, ChangeRef, Message, Timestamp, codes, is_lease_live,
     parse_change_ref,
 };
 use sqlx::any::AnyRow;
@@ -12,12 +12,13 @@ use sqlx::{AnyConnection, Row};
 use crate::AppState;
 use crate::auth::Principal;
 use crate::blobs::{ImageInput, is_blob_key};
+use crate::captured::Captured;
 use crate::commit::Lent;
 use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
 use crate::events;
 pub use crate::events::ChangeKey;
-use crate::rows::{CAPTURED_JOIN, CHANGE_COLUMNS, Captured, change_from_parts, change_from_row, to_json};
+use crate::rows::{CAPTURED_JOIN, CHANGE_COLUMNS, StoredChange, change_from_parts, change_from_row, to_json};
 
 /// One request: the server state, the caller, the base URL for links, and the one
 /// reading of the server clock every rule of this request uses.
@@ -42,7 +43,7 @@ impl Ctx<'_> {
     }
 
     /// A change as read outputs show it: `screenshotUrl` signed.
-    pub fn present(&self, mut change: Change) -> Change {
+    pub fn present(&self, mut change: StoredChange) -> StoredChange {
         change.screenshot_url =
             change.screenshot_key.as_deref().map(|key| self.state.blobs.url(&self.base_url, key, self.now));
         change
@@ -53,8 +54,8 @@ impl Ctx<'_> {
     /// other write for.
     pub fn present_parts<'r>(
         &self,
-        parts: impl IntoIterator<Item = (&'r AnyRow, &'r Captured)>,
-    ) -> Result<Vec<Change>, ApiError> {
+        parts: impl IntoIterator<Item = (&'r AnyRow, Captured)>,
+    ) -> Result<Vec<StoredChange>, ApiError> {
         parts
             .into_iter()
             .map(|(row, captured)| Ok(self.present(change_from_parts(row, captured, self.now)?)))
@@ -65,9 +66,9 @@ impl Ctx<'_> {
     /// what was captured at filing read now, off the write.
     ///
     /// [`CHANGE_RETURNING`]: crate::rows::CHANGE_RETURNING
-    pub async fn present_returned(&self, rows: &[AnyRow]) -> Result<Vec<Change>, ApiError> {
-        let captured = Captured::of_rows(self.state.store.pool(), rows).await?;
-        self.present_parts(rows.iter().zip(&captured))
+    pub async fn present_returned(&self, rows: &[AnyRow]) -> Result<Vec<StoredChange>, ApiError> {
+        let captured = self.state.captured.of_rows(self.state.store.pool(), rows).await?;
+        self.present_parts(rows.iter().zip(captured))
     }
 
     /// A message as read outputs show it: image attachments get signed `url`s.
@@ -81,7 +82,7 @@ impl Ctx<'_> {
 
 /// A change with what the rules need beyond the record: its filer and its lease.
 pub struct Item {
-    pub change: Change,
+    pub change: StoredChange,
     pub filer_user_id: Option<String>,
     pub lease: Option<Lease>,
 }
@@ -201,7 +202,11 @@ impl<'a> ProjectWrite<'a> {
     }
 
     /// Records a change event; returns its sequence number.
-    pub async fn event(&mut self, event_type: ChangeEventType, change: &Change) -> Result<i64, ApiError> {
+    pub async fn event(
+        &mut self,
+        event_type: ChangeEventType,
+        change: &StoredChange,
+    ) -> Result<i64, ApiError> {
         let seq = self.reserve_events(1).await?;
         self.insert_events(seq, event_type, &[ChangeKey::of(change)?]);
         Ok(seq)
@@ -251,7 +256,7 @@ impl<'a> ProjectWrite<'a> {
     pub async fn message(
         &mut self,
         event_type: ChangeEventType,
-        change: &Change,
+        change: &StoredChange,
         author: (AuthorKind, Option<String>),
         body: String,
         attachments: Vec<Attachment>,

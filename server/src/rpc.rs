@@ -11,6 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use redline_protocol::{IMAGE_MAX_BYTES, Rpc, Timestamp};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
@@ -24,7 +25,11 @@ pub const MAX_BODY_BYTES: usize = IMAGE_MAX_BYTES / 3 * 4 + 1024 * 1024;
 
 /// An operation the server serves: the protocol's RPC marker types implement it.
 pub trait Op: Rpc {
-    fn run(ctx: &Ctx<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Output, ApiError>> + Send;
+    /// What `run` answers: `Self::Output`, or for outputs with items the same with
+    /// each item's capture as stored ([`crate::rows::StoredChange`]): the same JSON.
+    type Answer: Serialize;
+
+    fn run(ctx: &Ctx<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Answer, ApiError>> + Send;
 }
 
 /// An operation called without a token (sign-in). All such calls share one rate

@@ -10,13 +10,15 @@ use crate::blobs::ImageInput;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, set_status};
-use crate::rows::{GROUP_COLUMNS, MESSAGE_COLUMNS, group_from_row, message_from_row};
+use crate::rows::{
+    GROUP_COLUMNS, MESSAGE_COLUMNS, StoredCapture, StoredChange, group_from_row, message_from_row,
+};
 use crate::rpc::Op;
 
 use super::claim::CLAIMABLE_SQL;
 use crate::filter::{Bind, Filter, placeholders};
 
-async fn groups_of(conn: &mut sqlx::AnyConnection, changes: &[Change]) -> Result<Vec<Group>, ApiError> {
+async fn groups_of(conn: &mut sqlx::AnyConnection, changes: &[StoredChange]) -> Result<Vec<Group>, ApiError> {
     let ids: BTreeSet<&str> = changes.iter().filter_map(|c| c.group_id.as_deref()).collect();
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -31,7 +33,9 @@ async fn groups_of(conn: &mut sqlx::AnyConnection, changes: &[Change]) -> Result
 }
 
 impl Op for ListChanges {
-    async fn run(ctx: &Ctx<'_>, input: ListChangesInput) -> Result<ListChangesOutput, ApiError> {
+    type Answer = ListChangesOutput<StoredCapture>;
+
+    async fn run(ctx: &Ctx<'_>, input: ListChangesInput) -> Result<Self::Answer, ApiError> {
         ctx.who.require_project(&input.project_id)?;
         let limit = list_limit(input.limit)?;
         let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
@@ -65,7 +69,7 @@ impl Op for ListChanges {
         filter.sql.push_str(&format!(" ORDER BY c.short_id LIMIT {limit}"));
         let mut conn = ctx.state.store.pool().acquire().await?;
         let rows = filter.fetch(&mut conn).await?;
-        let changes: Vec<Change> = rows
+        let changes: Vec<StoredChange> = rows
             .iter()
             .map(|r| item_from_row(r, ctx.now).map(|i| ctx.present(i.change)))
             .collect::<Result<_, _>>()?;
@@ -75,7 +79,9 @@ impl Op for ListChanges {
 }
 
 impl Op for GetChange {
-    async fn run(ctx: &Ctx<'_>, input: GetChangeInput) -> Result<GetChangeOutput, ApiError> {
+    type Answer = GetChangeOutput<StoredCapture>;
+
+    async fn run(ctx: &Ctx<'_>, input: GetChangeInput) -> Result<Self::Answer, ApiError> {
         let project_id = ctx.project(input.project_id.as_deref())?;
         let mut conn = ctx.state.store.pool().acquire().await?;
         let item = find_item(&mut conn, project_id, &input.change_id, ctx.now).await?;
@@ -121,8 +127,10 @@ fn required(field: &str, value: &str) -> Result<(), ApiError> {
 }
 
 impl Op for AskChangeQuestion {
+    type Answer = MessageOutput;
+
     /// "`ask` → `needs_answer`, options (≤ 6) become attachments of kind `option`."
-    async fn run(ctx: &Ctx<'_>, input: AskChangeQuestionInput) -> Result<MessageOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: AskChangeQuestionInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         required("question", &input.question)?;
         required("authorName", &input.author_name)?;
@@ -160,8 +168,10 @@ impl Op for AskChangeQuestion {
 }
 
 impl Op for ReplyToChange {
+    type Answer = MessageOutput;
+
     /// A message, optionally with an image (evidence); "`reply` … change[s] no status".
-    async fn run(ctx: &Ctx<'_>, input: ReplyToChangeInput) -> Result<MessageOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: ReplyToChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         required("body", &input.body)?;
         required("authorName", &input.author_name)?;
@@ -189,8 +199,10 @@ impl Op for ReplyToChange {
 }
 
 impl Op for AttachChangeShot {
+    type Answer = AttachChangeShotOutput;
+
     /// An image as a message of its own: an option to choose, or evidence.
-    async fn run(ctx: &Ctx<'_>, input: AttachChangeShotInput) -> Result<AttachChangeShotOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: AttachChangeShotInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         required("label", &input.label)?;
         required("authorName", &input.author_name)?;
@@ -215,9 +227,11 @@ impl Op for AttachChangeShot {
 }
 
 impl Op for CompleteChange {
+    type Answer = ChangeOutput<StoredCapture>;
+
     /// "`complete` → `done` (a `note` becomes an agent message)". `live` is true once
     /// the stage serves `headCommit` (set here if it already does, else on deploy).
-    async fn run(ctx: &Ctx<'_>, input: CompleteChangeInput) -> Result<ChangeOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: CompleteChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;

@@ -17,11 +17,12 @@ use tokio::sync::oneshot;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite, item_select};
-use crate::rows::{CHANGE_RETURNING, Captured, GROUP_COLUMNS, group_from_row, opt_ts, status_of};
+use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, StoredCapture, group_from_row, opt_ts, status_of};
 use crate::rpc::Op;
 
 /// "Claimable … status `open` or `claimed`, not held, and no live lease", in SQL, for
@@ -35,11 +36,13 @@ pub const CLAIMABLE_SQL: &str = "c.status IN ('open', 'claimed') AND (c.held_unt
 const NAMES_PER_WRITE: usize = 1000;
 
 impl Op for ClaimChanges {
+    type Answer = ClaimChangesOutput<StoredCapture>;
+
     /// A claim of named items takes the claimable ones as one new group (with a fresh
     /// fence); no `changeIds` takes every claimable item, at most 50; a `groupId` held
     /// by the same `claimedBy` renews its lease. Nothing claimable: 409 `not_claimable`
     /// with the reason for each named item.
-    async fn run(ctx: &Ctx<'_>, input: ClaimChangesInput) -> Result<ClaimChangesOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: ClaimChangesInput) -> Result<Self::Answer, ApiError> {
         ctx.who.require_project(&input.project_id)?;
         let claimed_by = input.claimed_by.trim();
         if claimed_by.is_empty() {
@@ -78,7 +81,8 @@ impl Op for ClaimChanges {
                     .map_err(|_| ApiError::internal("the claim write ended without an answer"))??
             }
         };
-        let changes = ctx.present_parts(rows.iter().map(|(row, captured)| (row, captured)))?;
+        let (rows, captured): (Vec<AnyRow>, Vec<Captured>) = rows.into_iter().unzip();
+        let changes = ctx.present_parts(rows.iter().zip(captured))?;
         Ok(ClaimChangesOutput { group, changes })
     }
 }
@@ -216,7 +220,7 @@ async fn with_captures(
 ) -> Result<Vec<Result<Claimed, ApiError>>, ApiError> {
     let rows: Vec<&AnyRow> =
         answers.iter().flat_map(|answer| answer.iter().flat_map(|(_, rows)| rows)).collect();
-    let mut captured = Captured::of_rows(state.store.pool(), rows).await?.into_iter();
+    let mut captured = state.captured.of_rows(state.store.pool(), rows).await?.into_iter();
     Ok(answers
         .into_iter()
         .map(|answer| {

@@ -3,19 +3,25 @@
 //! and setting a status.
 
 use redline_protocol::*;
+use serde_json::value::{RawValue, to_raw_value};
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
 use crate::auth::hex;
 use crate::blobs::{Blobs, ImageInput};
+use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, set_status};
-use crate::rows::{CHANGE_RETURNING, STAGE_SELECT_BY_ID, stage_from_row, to_json};
+use crate::rows::{
+    CHANGE_RETURNING, STAGE_SELECT_BY_ID, StoredCapture, StoredChange, stage_from_row, to_json,
+};
 use crate::rpc::Op;
 
 impl Op for UploadShot {
-    async fn run(ctx: &Ctx<'_>, input: UploadShotInput) -> Result<UploadShotOutput, ApiError> {
+    type Answer = UploadShotOutput;
+
+    async fn run(ctx: &Ctx<'_>, input: UploadShotInput) -> Result<Self::Answer, ApiError> {
         ctx.who.require_project(&input.project_id)?;
         let mut tx = ctx.state.store.pool().begin().await?;
         let key = ctx
@@ -55,7 +61,7 @@ async fn filed_before(
     conn: &mut AnyConnection,
     change_id: &str,
     payload_hash: &str,
-) -> Result<Option<Change>, ApiError> {
+) -> Result<Option<StoredChange>, ApiError> {
     let row = sqlx::query("SELECT project_id, payload_hash FROM changes WHERE change_id = $1")
         .bind(change_id)
         .fetch_optional(&mut *conn)
@@ -69,10 +75,12 @@ async fn filed_before(
 }
 
 impl Op for CreateChange {
+    type Answer = ChangeOutput<StoredCapture>;
+
     /// Files an item, held for the project's grace window; the filer's other held
     /// items on the stage are held as long again. The same `changeId` with the same
     /// input answers the item filed the first time; with another input, 409 `id_reused`.
-    async fn run(ctx: &Ctx<'_>, mut input: CreateChangeInput) -> Result<ChangeOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, mut input: CreateChangeInput) -> Result<Self::Answer, ApiError> {
         validate_create_change(&input)?;
         input.change_id = input.change_id.map(|id| id.to_ascii_lowercase());
         let payload_hash = hex(&Sha256::digest(to_json(&input).as_bytes()));
@@ -98,7 +106,10 @@ impl Op for CreateChange {
         // The answer is built from what is stored rather than read back, which would
         // cost the serialised write a query and a parse of the capture; the short id
         // and the hold are filled in from the write.
-        let mut change = Change {
+        // Serialised here, not while every other write waits; the answer passes the
+        // same text on.
+        let capture = input.capture.as_ref().map(to_raw_value).transpose().map_err(ApiError::internal)?;
+        let mut change = StoredChange {
             change_id: input.change_id.unwrap_or_else(new_id),
             short_id: String::new(),
             project_id: stage.project_id,
@@ -112,7 +123,7 @@ impl Op for CreateChange {
             deployment_id,
             locale: input.locale,
             viewport: input.viewport,
-            capture: input.capture,
+            capture,
             screenshot_key: input.screenshot_key,
             console_errors: input.console_errors.unwrap_or_default(),
             source: input.source.unwrap_or(Source::Extension),
@@ -126,10 +137,10 @@ impl Op for CreateChange {
             held_until: None,
             screenshot_url: None,
         };
-        // Serialised here, not while every other write waits. An item with neither a
-        // capture nor console errors has no row in `change_captures`.
+        // An item with neither a capture nor console errors has no row in
+        // `change_captures`.
         let (viewport, capture) =
-            (change.viewport.as_ref().map(to_json), change.capture.as_ref().map(to_json));
+            (change.viewport.as_ref().map(to_json), change.capture.as_deref().map(RawValue::get));
         let console_errors =
             (capture.is_some() || !change.console_errors.is_empty()).then(|| to_json(&change.console_errors));
 
@@ -182,7 +193,7 @@ impl Op for CreateChange {
             w.commit().await?;
             return Ok(ChangeOutput { change: ctx.present(earlier) });
         };
-        if let Some(console_errors) = console_errors {
+        if let Some(console_errors) = &console_errors {
             sqlx::query(
                 "INSERT INTO change_captures (change_id, capture, console_errors) VALUES ($1, $2, $3)",
             )
@@ -208,6 +219,8 @@ impl Op for CreateChange {
             .execute(w.conn())
             .await?;
         w.commit().await?;
+        let captured = Captured { capture: capture.map(str::to_owned), console_errors };
+        ctx.state.captured.keep(&change.change_id, captured);
         Ok(ChangeOutput { change: ctx.present(change) })
     }
 }
@@ -230,7 +243,9 @@ fn check_filer_hold(ctx: &Ctx<'_>, item: &Item) -> Result<(), ApiError> {
 }
 
 impl Op for UpdateChange {
-    async fn run(ctx: &Ctx<'_>, input: UpdateChangeInput) -> Result<ChangeOutput, ApiError> {
+    type Answer = ChangeOutput<StoredCapture>;
+
+    async fn run(ctx: &Ctx<'_>, input: UpdateChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         if let Some(title) = &input.title {
             validate_title("title", title)?;
@@ -254,8 +269,10 @@ impl Op for UpdateChange {
 }
 
 impl Op for WithdrawChange {
+    type Answer = ChangeOutput<StoredCapture>;
+
     /// "the item becomes `dismissed` and never reaches the agent".
-    async fn run(ctx: &Ctx<'_>, input: WithdrawChangeInput) -> Result<ChangeOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: WithdrawChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
@@ -272,8 +289,10 @@ impl Op for WithdrawChange {
 }
 
 impl Op for ReleaseChanges {
+    type Answer = ChangesOutput<StoredCapture>;
+
     /// "ends the caller's hold" on the stage ("send now"); nothing held is not an error.
-    async fn run(ctx: &Ctx<'_>, input: ReleaseChangesInput) -> Result<ChangesOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: ReleaseChangesInput) -> Result<Self::Answer, ApiError> {
         // Read before the write, as in `createChange`.
         let mut conn = ctx.state.store.pool().acquire().await?;
         let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await?;
@@ -315,8 +334,10 @@ async fn option_keys(w: &mut ProjectWrite<'_>, change_id: &str) -> Result<Vec<St
 }
 
 impl Op for AnswerChangeQuestion {
+    type Answer = MessageOutput;
+
     /// "A user answer (`answerChangeQuestion`) → `in_progress` and wakes the claimant."
-    async fn run(ctx: &Ctx<'_>, input: AnswerChangeQuestionInput) -> Result<MessageOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: AnswerChangeQuestionInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         if input.body.trim().is_empty() && input.chosen_option.is_none() {
             return Err(ApiError::bad_input("body", "must not be empty (or choose an option)"));
@@ -342,9 +363,11 @@ impl Op for AnswerChangeQuestion {
 }
 
 impl Op for SetChangeStatus {
+    type Answer = ChangeOutput<StoredCapture>;
+
     /// "Only a user dismisses or reopens": `open`, `in_progress` or `dismissed`.
     /// Reopening clears `resolvedAt` and `live`; dismissing ends a hold.
-    async fn run(ctx: &Ctx<'_>, input: SetChangeStatusInput) -> Result<ChangeOutput, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: SetChangeStatusInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         if !is_user_settable_status(input.status) {
             return Err(ApiError::bad_input("status", "must be open, in_progress or dismissed"));

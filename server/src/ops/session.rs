@@ -7,7 +7,9 @@ use crate::queue::Ctx;
 use crate::rpc::Op;
 
 impl Op for GetSession {
-    async fn run(ctx: &Ctx<'_>, _: GetSessionInput) -> Result<Session, ApiError> {
+    type Answer = Session;
+
+    async fn run(ctx: &Ctx<'_>, _: GetSessionInput) -> Result<Self::Answer, ApiError> {
         let who = &ctx.who;
         Ok(Session {
             user_id: who.user_id.clone(),

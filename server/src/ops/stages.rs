@@ -18,7 +18,9 @@ async fn project_stages(state: &AppState, project_id: &str) -> Result<Vec<Stage>
 }
 
 impl Op for ListStages {
-    async fn run(ctx: &Ctx<'_>, input: ListStagesInput) -> Result<ListStagesOutput, ApiError> {
+    type Answer = ListStagesOutput;
+
+    async fn run(ctx: &Ctx<'_>, input: ListStagesInput) -> Result<Self::Answer, ApiError> {
         ctx.who.require_project(&input.project_id)?;
         Ok(ListStagesOutput { stages: project_stages(ctx.state, &input.project_id).await? })
     }
@@ -35,8 +37,10 @@ fn is_under(url: &str, prefix: &str) -> bool {
 }
 
 impl Op for ResolveStage {
+    type Answer = ResolvedStage;
+
     /// "the stage whose `url` is the longest prefix", among the token's project's stages.
-    async fn run(ctx: &Ctx<'_>, input: ResolveStageInput) -> Result<ResolvedStage, ApiError> {
+    async fn run(ctx: &Ctx<'_>, input: ResolveStageInput) -> Result<Self::Answer, ApiError> {
         let stages = project_stages(ctx.state, &ctx.who.project_id).await?;
         let best = stages
             .into_iter()
