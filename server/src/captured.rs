@@ -6,6 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use serde_json::value::RawValue;
 use sqlx::any::AnyRow;
 use sqlx::{AnyPool, Row};
 
@@ -15,21 +16,42 @@ use crate::filter::{Bind, Filter, placeholders};
 /// stroke and 20 elements.
 pub const CAPTURED_CACHE_BYTES: usize = 32 << 20;
 
+/// A capture as stored: JSON text, checked to be JSON (a skim, not a parse into a
+/// `Capture`) once, when it is read or made, so a damaged row fails its read instead of
+/// an answer sending broken JSON.
+pub type StoredCapture = Box<RawValue>;
+
 /// What one item captured, as stored.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Captured {
-    pub capture: Option<String>,
+    pub capture: Option<StoredCapture>,
+    /// JSON text of a list of strings.
     pub console_errors: Option<String>,
 }
 
 impl Captured {
     /// Read from a row selected with [`crate::rows::CHANGE_COLUMNS`].
     pub fn from_row(row: &AnyRow) -> Result<Captured, sqlx::Error> {
-        Ok(Captured { capture: row.try_get("capture")?, console_errors: row.try_get("console_errors")? })
+        let capture: Option<String> = row.try_get("capture")?;
+        Ok(Captured {
+            capture: capture
+                .map(RawValue::from_string)
+                .transpose()
+                .map_err(|e| sqlx::Error::Decode(e.into()))?,
+            console_errors: row.try_get("console_errors")?,
+        })
     }
 
     fn bytes(&self) -> usize {
-        self.capture.as_ref().map_or(0, String::len) + self.console_errors.as_ref().map_or(0, String::len)
+        self.capture.as_ref().map_or(0, |c| c.get().len())
+            + self.console_errors.as_ref().map_or(0, String::len)
+    }
+}
+
+impl PartialEq for Captured {
+    fn eq(&self, other: &Self) -> bool {
+        self.capture.as_ref().map(|c| c.get()) == other.capture.as_ref().map(|c| c.get())
+            && self.console_errors == other.console_errors
     }
 }
 
@@ -131,7 +153,8 @@ mod tests {
     use super::*;
 
     fn captured(capture: &str) -> Captured {
-        Captured { capture: Some(capture.to_owned()), console_errors: Some("[]".to_owned()) }
+        let capture = RawValue::from_string(capture.to_owned()).unwrap();
+        Captured { capture: Some(capture), console_errors: Some("[]".to_owned()) }
     }
 
     #[test]
@@ -139,22 +162,22 @@ mod tests {
         // Each entry: a 1-byte id, 10 bytes of capture and 2 of console errors.
         let cache = CapturedCache::with_budget(13 * 3);
         for id in ["a", "b", "c"] {
-            cache.keep(id, captured("0123456789"));
+            cache.keep(id, captured("[12345678]"));
         }
         assert!(["a", "b", "c"].iter().all(|id| cache.get(id).is_some()));
-        cache.keep("d", captured("0123456789"));
+        cache.keep("d", captured("[12345678]"));
         assert_eq!(cache.get("a"), None);
-        assert_eq!(cache.get("d"), Some(captured("0123456789")));
+        assert_eq!(cache.get("d"), Some(captured("[12345678]")));
         // Kept again, it stays where it was in the order.
-        cache.keep("b", captured("0123456789"));
-        cache.keep("e", captured("0123456789"));
+        cache.keep("b", captured("[12345678]"));
+        cache.keep("e", captured("[12345678]"));
         assert_eq!((cache.get("b"), cache.get("c").is_some()), (None, true));
     }
 
     #[test]
     fn an_entry_over_the_whole_budget_is_not_kept() {
         let cache = CapturedCache::with_budget(8);
-        cache.keep("a", captured("0123456789"));
+        cache.keep("a", captured("[12345678]"));
         assert_eq!(cache.get("a"), None);
         cache.keep("b", Captured::default());
         assert_eq!(cache.get("b"), Some(Captured::default()));
@@ -180,7 +203,7 @@ mod tests {
         let cache = CapturedCache::with_budget(1000);
         cache.keep("b", captured("{}"));
         let stored = Captured {
-            capture: Some(r#"{"elements":[]}"#.to_owned()),
+            capture: Some(RawValue::from_string(r#"{"elements":[]}"#.to_owned()).unwrap()),
             console_errors: Some(r#"["boom"]"#.to_owned()),
         };
         let expected = vec![stored, captured("{}"), Captured::default()];

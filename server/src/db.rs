@@ -88,6 +88,11 @@ impl Store {
                         // Group commit (`crate::commit`) shares that fsync among the
                         // writes of a batch.
                         conn.execute("PRAGMA synchronous = FULL").await?;
+                        // Each queue write runs in a savepoint (`crate::commit`), so SQLite
+                        // copies every page the write changes to a sub-journal first; kept
+                        // in memory, a claim write of 50 items does not spill ≈ 250 KB to
+                        // a temporary file (claims p99 lower in 4 of 4 alternated runs).
+                        conn.execute("PRAGMA temp_store = MEMORY").await?;
                     }
                     Ok(())
                 })

@@ -6,11 +6,11 @@ use redline_protocol::{
     is_held,
 };
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::captured::Captured;
+pub use crate::captured::StoredCapture;
 
 macro_rules! stage_columns {
     () => {
@@ -100,9 +100,6 @@ pub fn stage_from_row(row: &AnyRow) -> Result<Stage, sqlx::Error> {
 /// serialisation per answer, ≈ 25 µs, on the way from a claim's commit to its answer).
 pub type StoredChange = Change<StoredCapture>;
 
-/// A capture as stored: JSON text, checked to be JSON.
-pub type StoredCapture = Box<RawValue>;
-
 /// A change selected with [`CHANGE_COLUMNS`]; see [`change_from_parts`].
 pub fn change_from_row(row: &AnyRow, now: Timestamp) -> Result<StoredChange, sqlx::Error> {
     change_from_parts(row, Captured::from_row(row)?, now)
@@ -131,13 +128,7 @@ pub fn change_from_parts(
         deployment_id: row.try_get("deployment_id")?,
         locale: row.try_get("locale")?,
         viewport: opt_json(row, "viewport")?,
-        // Checked to be JSON (a skim, not a parse into a `Capture`): a damaged row fails
-        // its read instead of sending broken JSON.
-        capture: captured
-            .capture
-            .map(RawValue::from_string)
-            .transpose()
-            .map_err(|e| sqlx::Error::Decode(e.into()))?,
+        capture: captured.capture,
         screenshot_key: row.try_get("screenshot_key")?,
         console_errors: captured.console_errors.as_deref().map(parse_json).transpose()?.unwrap_or_default(),
         source: Source::from_wire(&source).ok_or_else(|| decode_err("source", &source))?,

@@ -219,7 +219,7 @@ impl Op for CreateChange {
             .execute(w.conn())
             .await?;
         w.commit().await?;
-        let captured = Captured { capture: capture.map(str::to_owned), console_errors };
+        let captured = Captured { capture: change.capture.clone(), console_errors };
         ctx.state.captured.keep(&change.change_id, captured);
         Ok(ChangeOutput { change: ctx.present(change) })
     }
