@@ -102,10 +102,6 @@ impl CapturedCache {
         }
     }
 
-    fn get(&self, change_id: &str) -> Option<Captured> {
-        self.kept.lock().expect("the captured cache is never poisoned").by_change.get(change_id).cloned()
-    }
-
     /// What was captured of the item of each of `rows` (rows with `change_id`, e.g. a
     /// write's `RETURNING` [`crate::rows::CHANGE_RETURNING`]), in their order: what is
     /// kept, and the rest read in one statement (and kept).
@@ -115,7 +111,10 @@ impl CapturedCache {
         rows: impl IntoIterator<Item = &'r AnyRow>,
     ) -> Result<Vec<Captured>, sqlx::Error> {
         let ids = rows.into_iter().map(|row| row.try_get("change_id")).collect::<Result<Vec<String>, _>>()?;
-        let mut found: Vec<Option<Captured>> = ids.iter().map(|id| self.get(id)).collect();
+        let mut found: Vec<Option<Captured>> = {
+            let kept = self.kept.lock().expect("the captured cache is never poisoned");
+            ids.iter().map(|id| kept.by_change.get(id).cloned()).collect()
+        };
         let missing: Vec<&String> =
             ids.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(id, _)| id).collect();
         if !missing.is_empty() {
@@ -151,6 +150,12 @@ async fn read(pool: &AnyPool, ids: &[&String]) -> Result<HashMap<String, Capture
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl CapturedCache {
+        fn get(&self, change_id: &str) -> Option<Captured> {
+            self.kept.lock().unwrap().by_change.get(change_id).cloned()
+        }
+    }
 
     fn captured(capture: &str) -> Captured {
         let capture = RawValue::from_string(capture.to_owned()).unwrap();

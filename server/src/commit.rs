@@ -64,6 +64,8 @@ impl WalCheckpoints {
     /// index header minus `nBackfill` of its checkpoint info, both native-endian `u32`s
     /// (SQLite's `wal.c`). SQLite tells a WAL's length only to a WAL hook, which sqlx's
     /// `Any` driver does not reach; a torn read only moves a checkpoint by a batch.
+    /// Opened each time, not held: when the pool's last connection closes SQLite
+    /// deletes the file, and a held one would go on reading the deleted copy.
     fn waiting_frames(&self) -> std::io::Result<u32> {
         let mut header = [0u8; 100];
         std::fs::File::open(&self.wal_index)?.read_exact_at(&mut header, 0)?;

@@ -2,6 +2,8 @@
 //! transaction (which numbers events), finding an item by `changeId` / `#7` / `7`,
 //! the lease guard of agent writes, and presenting records with signed URLs.
 
+use std::borrow::Borrow;
+
 use redline_protocol::{
     Attachment, AuthorKind, ChangeEventType, ChangeRef, Message, Timestamp, codes, is_lease_live,
     parse_change_ref,
@@ -50,15 +52,15 @@ impl Ctx<'_> {
     }
 
     /// Changes read from rows (each with what was captured at filing) and presented.
-    /// Writes call it after their commit: a capture's parse is not worth holding every
+    /// Writes call it after their commit: decoding the rows is not worth holding every
     /// other write for.
-    pub fn present_parts<'r>(
+    pub fn present_parts(
         &self,
-        parts: impl IntoIterator<Item = (&'r AnyRow, Captured)>,
+        parts: impl IntoIterator<Item = (impl Borrow<AnyRow>, Captured)>,
     ) -> Result<Vec<StoredChange>, ApiError> {
         parts
             .into_iter()
-            .map(|(row, captured)| Ok(self.present(change_from_parts(row, captured, self.now)?)))
+            .map(|(row, captured)| Ok(self.present(change_from_parts(row.borrow(), captured, self.now)?)))
             .collect()
     }
 

@@ -37,7 +37,8 @@ macro_rules! change_columns {
 pub const CHANGE_COLUMNS: &str = concat!(change_columns!("c."), ", k.capture, k.console_errors");
 pub const CAPTURED_JOIN: &str = "LEFT JOIN change_captures k ON k.change_id = c.change_id";
 /// The columns of a change for `RETURNING`, which takes no table alias on SQLite and
-/// no join: the write's answer adds what was captured with [`Captured::of_rows`].
+/// no join: the write's answer adds what was captured with
+/// [`crate::captured::CapturedCache::of_rows`].
 pub const CHANGE_RETURNING: &str = change_columns!("");
 
 pub const GROUP_COLUMNS: &str =

@@ -81,9 +81,7 @@ impl Op for ClaimChanges {
                     .map_err(|_| ApiError::internal("the claim write ended without an answer"))??
             }
         };
-        let (rows, captured): (Vec<AnyRow>, Vec<Captured>) = rows.into_iter().unzip();
-        let changes = ctx.present_parts(rows.iter().zip(captured))?;
-        Ok(ClaimChangesOutput { group, changes })
+        Ok(ClaimChangesOutput { group, changes: ctx.present_parts(rows)? })
     }
 }
 
