@@ -166,3 +166,11 @@ async fn shutdown_signal() {
         let _ = ctrl_c.await;
     }
 }
+
+/// Every build of the server (the `redline` binary, its tests and its bench) allocates
+/// with mimalloc. A request's allocations move between threads (rows are made on
+/// SQLite's worker thread and dropped on the runtime's), which glibc's allocator pays
+/// for in locks and consolidation: a fifth of the CPU of a claim burst went to it
+/// (BENCHMARKS.md has the runs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
