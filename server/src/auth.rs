@@ -6,10 +6,15 @@
 //! A token's check is reused for [`CHECK_REUSE_MS`]: every request names its token, and
 //! reading it from the store each time was a round trip per request (BENCHMARKS.md).
 //! So a token revoked by `redline token revoke` (run in another process, which cannot
-//! tell this one) is refused at most that long after; an expiry is exact.
+//! tell this one) is refused at most that long after; an expiry is exact. Requests
+//! that find no reusable check while one is being read wait for that read instead of
+//! each reading the token again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared};
 
 use axum::http::{HeaderMap, header};
 use base64::Engine;
@@ -73,7 +78,13 @@ pub fn hash_token(token: &str) -> String {
 }
 
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    hex
 }
 
 /// The bearer token of a request, if it sent one.
@@ -93,13 +104,40 @@ fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
 /// How long a token's check is reused, in milliseconds of the server's clock.
 pub const CHECK_REUSE_MS: i64 = 1000;
 
-/// Tokens checked in the last [`CHECK_REUSE_MS`], by the SHA-256 of the secret.
-#[derive(Debug, Default)]
+/// Tokens checked in the last [`CHECK_REUSE_MS`] or being read now, by the SHA-256 of
+/// the secret.
+#[derive(Default)]
 pub struct TokenChecks {
-    checked: Mutex<HashMap<String, Checked>>,
+    slots: Mutex<HashMap<String, Slot>>,
 }
 
-#[derive(Debug)]
+impl std::fmt::Debug for TokenChecks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenChecks").finish_non_exhaustive()
+    }
+}
+
+/// A read of one token from the store, awaited by every request that needs it.
+type Reading = Shared<BoxFuture<'static, Result<Checked, ApiError>>>;
+
+enum Slot {
+    Checked(Checked),
+    /// Being read: when a reused check runs out, every agent's next request misses at
+    /// once, and 50 reads of the same row through the pool made that round of
+    /// requests several milliseconds late (BENCHMARKS.md).
+    Reading(Reading),
+}
+
+impl Slot {
+    fn kept(&self, now: Timestamp) -> bool {
+        match self {
+            Slot::Checked(checked) => checked.reusable(now),
+            Slot::Reading(_) => true,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
 struct Checked {
     who: Principal,
     expires_at: Option<Timestamp>,
@@ -125,38 +163,50 @@ impl TokenChecks {
         now: Timestamp,
     ) -> Result<Principal, ApiError> {
         let hash = hash_token(bearer(headers)?);
-        if let Some(checked) = self.lock().get(&hash)
-            && checked.reusable(now)
+        let reading = {
+            let mut slots = self.lock();
+            match slots.get(&hash) {
+                Some(Slot::Checked(checked)) if checked.reusable(now) => return Ok(checked.who.clone()),
+                Some(Slot::Reading(reading)) => reading.clone(),
+                _ => {
+                    if slots.len() >= CHECKS_KEPT {
+                        slots.retain(|_, slot| slot.kept(now));
+                    }
+                    let reading = check(store.clone(), hash.clone(), now).boxed().shared();
+                    slots.insert(hash.clone(), Slot::Reading(reading.clone()));
+                    reading
+                }
+            }
+        };
+        let checked = reading.clone().await;
+        let mut slots = self.lock();
+        // The first request back from the read stores its outcome (a refusal is not
+        // kept: the next request reads again).
+        if let Some(Slot::Reading(current)) = slots.get(&hash)
+            && current.ptr_eq(&reading)
         {
-            return Ok(checked.who.clone());
+            match &checked {
+                Ok(checked) => slots.insert(hash, Slot::Checked(checked.clone())),
+                Err(_) => slots.remove(&hash),
+            };
         }
-        let (who, expires_at) = check(store, &hash, now).await?;
-        let mut checked = self.lock();
-        if checked.len() >= CHECKS_KEPT {
-            checked.retain(|_, c| c.reusable(now));
-        }
-        checked.insert(hash, Checked { who: who.clone(), expires_at, at: now });
-        Ok(who)
+        Ok(checked?.who)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Checked>> {
-        self.checked.lock().expect("the token checks are never poisoned")
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.slots.lock().expect("the token checks are never poisoned")
     }
 }
 
-/// Reads the token whose secret hashes to `hash`: its principal and expiry.
-async fn check(
-    store: &Store,
-    hash: &str,
-    now: Timestamp,
-) -> Result<(Principal, Option<Timestamp>), ApiError> {
+/// Reads the token whose secret hashes to `hash` at `now`.
+async fn check(store: Store, hash: String, now: Timestamp) -> Result<Checked, ApiError> {
     let row = sqlx::query(
         "SELECT t.token_id, t.project_id, p.name AS project_name, t.user_id, u.name AS user_name, t.scopes, \
          t.expires_at, t.revoked_at \
          FROM tokens t JOIN projects p ON p.project_id = t.project_id JOIN users u ON u.user_id = t.user_id \
          WHERE t.token_hash = $1",
     )
-    .bind(hash)
+    .bind(&hash)
     .fetch_optional(store.pool())
     .await?
     .ok_or_else(|| ApiError::unauthorized("unknown token"))?;
@@ -178,7 +228,7 @@ async fn check(
         user_name: row.try_get("user_name")?,
         scopes: stored_scopes(&scopes),
     };
-    Ok((who, expires_at))
+    Ok(Checked { who, expires_at, at: now })
 }
 
 #[cfg(test)]
@@ -191,6 +241,69 @@ mod tests {
         assert!(a.starts_with("rl_") && a.len() == 46, "{a}");
         assert_ne!(a, generate_token());
         assert_eq!(hash_token("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+    }
+
+    const NOW: Timestamp = Timestamp::from_unix_millis(1_000_000);
+
+    fn bearing(token: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+        headers
+    }
+
+    /// A read of `token` that ends when `done` is sent.
+    fn reading(done: tokio::sync::oneshot::Receiver<Result<Checked, ApiError>>) -> Slot {
+        Slot::Reading(async move { done.await.unwrap() }.boxed().shared())
+    }
+
+    fn someone(name: &str) -> Checked {
+        let who = Principal {
+            token_id: "t".to_owned(),
+            project_id: "p".to_owned(),
+            project_name: "demo".to_owned(),
+            user_id: "u".to_owned(),
+            user_name: name.to_owned(),
+            scopes: vec![Scope::Read],
+        };
+        Checked { who, expires_at: None, at: NOW }
+    }
+
+    #[tokio::test]
+    async fn requests_that_miss_together_share_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        let checks = TokenChecks::default();
+        // The store knows no token: only the read already under way can let them in.
+        let (done, read) = tokio::sync::oneshot::channel();
+        checks.lock().insert(hash_token("rl_x"), reading(read));
+        let headers = bearing("rl_x");
+        let waiting = futures_util::future::join(
+            checks.authenticate(&store, &headers, NOW),
+            checks.authenticate(&store, &headers, NOW),
+        );
+        done.send(Ok(someone("ann"))).unwrap();
+        let (a, b) = waiting.await;
+        assert_eq!((a.unwrap().user_name, b.unwrap().user_name), ("ann".to_owned(), "ann".to_owned()));
+        // Kept, and reused by the next request.
+        assert_eq!(checks.authenticate(&store, &headers, NOW).await.unwrap().user_name, "ann");
+        // Once it runs out, the token is read again: unknown to the store.
+        let later = NOW.plus_seconds(1);
+        assert_eq!(checks.authenticate(&store, &headers, later).await.unwrap_err().status(), 401);
+    }
+
+    #[tokio::test]
+    async fn a_refused_read_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        let checks = TokenChecks::default();
+        let (done, read) = tokio::sync::oneshot::channel();
+        checks.lock().insert(hash_token("rl_x"), reading(read));
+        let headers = bearing("rl_x");
+        let waiting = checks.authenticate(&store, &headers, NOW);
+        done.send(Err(ApiError::unauthorized("this token has been revoked"))).unwrap();
+        assert_eq!(waiting.await.unwrap_err().status(), 401);
+        assert!(checks.lock().is_empty());
     }
 
     #[test]
