@@ -40,6 +40,8 @@ pub enum Backend {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
+    /// The committers' connections (see [`Store::open_url`]).
+    writes: AnyPool,
     backend: Backend,
     /// The group committers of this process's queue writes (see [`crate::commit`]):
     /// one for the whole database on SQLite (one writer at a time anyway), one per
@@ -77,41 +79,38 @@ impl Store {
             bail!("unsupported database URL scheme (expected sqlite: or postgres:)");
         };
         install_default_drivers();
-        let pool = AnyPoolOptions::new()
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        // WAL lets readers (lists, event streams) run beside the one writer.
-                        conn.execute("PRAGMA journal_mode = WAL").await?;
-                        // Every commit waits for the WAL's fsync: an acknowledged
-                        // write survives power loss, not only a crash of the process.
-                        // Group commit (`crate::commit`) shares that fsync among the
-                        // writes of a batch.
-                        conn.execute("PRAGMA synchronous = FULL").await?;
-                        // Each queue write runs in a savepoint (`crate::commit`), so SQLite
-                        // copies every page the write changes to a sub-journal first; kept
-                        // in memory, a claim write of 50 items does not spill ≈ 250 KB to
-                        // a temporary file (claims p99 lower in 4 of 4 alternated runs).
-                        conn.execute("PRAGMA temp_store = MEMORY").await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect(url)
-            .await
-            .context("opening the database")?;
-        let postgres_url = (backend == Backend::Postgres).then(|| Arc::from(url));
-        let checkpoints = match backend {
-            Backend::Sqlite => database_file(&pool).await?.map(|file| WalCheckpoints::for_database(&file)),
+        let pool = pool_options(backend).connect(url).await.context("opening the database")?;
+        let file = match backend {
+            Backend::Sqlite => database_file(&pool).await?,
             Backend::Postgres => None,
         };
-        let store = Store { pool, backend, committers: Arc::default(), checkpoints, postgres_url };
+        // On SQLite, which has one writer at a time anyway, the committer writes through
+        // a connection of its own: it keeps its prepared statements and its page cache
+        // from batch to batch, instead of meeting whichever connection of the pool was
+        // idle longest. (A database in memory is the pool's own: another pool would open
+        // another.)
+        let writes = match file {
+            Some(_) => {
+                pool_options(backend).max_connections(1).connect(url).await.context("opening the database")?
+            }
+            None => pool.clone(),
+        };
+        let postgres_url = (backend == Backend::Postgres).then(|| Arc::from(url));
+        let checkpoints = file.map(|file| WalCheckpoints::for_database(&file));
+        let store = Store { pool, writes, backend, committers: Arc::default(), checkpoints, postgres_url };
         store.migrate().await?;
         Ok(store)
     }
 
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// Closes every connection; on SQLite the last one to close checkpoints the WAL
+    /// into the database file.
+    pub async fn close(&self) {
+        self.writes.close().await;
+        self.pool.close().await;
     }
 
     pub fn backend(&self) -> Backend {
@@ -153,7 +152,7 @@ impl Store {
         let mut committers = self.committers.lock().expect("committers lock");
         committers
             .entry(key.to_owned())
-            .or_insert_with(|| Committer::spawn(self.pool.clone(), self.checkpoints.clone()))
+            .or_insert_with(|| Committer::spawn(self.writes.clone(), self.checkpoints.clone()))
             .clone()
     }
 
@@ -163,6 +162,29 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         Ok(touch_project(&mut tx, project_id).await?.then_some(tx))
     }
+}
+
+/// How each connection of either pool is set up.
+fn pool_options(backend: Backend) -> AnyPoolOptions {
+    AnyPoolOptions::new().after_connect(move |conn, _meta| {
+        Box::pin(async move {
+            if backend == Backend::Sqlite {
+                // WAL lets readers (lists, event streams) run beside the one writer.
+                conn.execute("PRAGMA journal_mode = WAL").await?;
+                // Every commit waits for the WAL's fsync: an acknowledged
+                // write survives power loss, not only a crash of the process.
+                // Group commit (`crate::commit`) shares that fsync among the
+                // writes of a batch.
+                conn.execute("PRAGMA synchronous = FULL").await?;
+                // Each queue write runs in a savepoint (`crate::commit`), so SQLite
+                // copies every page the write changes to a sub-journal first; kept
+                // in memory, a claim write of 50 items does not spill ≈ 250 KB to
+                // a temporary file (claims p99 lower in 4 of 4 alternated runs).
+                conn.execute("PRAGMA temp_store = MEMORY").await?;
+            }
+            Ok(())
+        })
+    })
 }
 
 /// The file of a SQLite database (`None` in memory).

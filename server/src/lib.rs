@@ -145,8 +145,7 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
         }
     });
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(stop).await;
-    // Closing the last SQLite connection checkpoints the WAL into the database file.
-    store.pool().close().await;
+    store.close().await;
     served
 }
 
