@@ -282,7 +282,7 @@ pub async fn list_tokens(store: &Store, project: Option<&str>) -> anyhow::Result
         let project = self::project(store, project).await?;
         select.and("t.project_id = ?", [Bind::Text(project.project_id)]);
     }
-    select.sql.push_str(" ORDER BY t.created_at, t.token_id");
+    select.push(" ORDER BY t.created_at, t.token_id", []);
     let mut conn = store.pool().acquire().await?;
     Ok(select.fetch(&mut conn).await?.iter().map(token_info).collect::<Result<_, _>>()?)
 }

@@ -28,7 +28,7 @@ async fn groups_of(conn: &mut sqlx::AnyConnection, changes: &[StoredChange]) -> 
         &format!("group_id IN ({})", placeholders(ids.len())),
         ids.iter().map(|id| Bind::Text(id.to_string())),
     );
-    filter.sql.push_str(" ORDER BY created_at");
+    filter.push(" ORDER BY created_at", []);
     Ok(filter.fetch(conn).await?.iter().map(group_from_row).collect::<Result<_, _>>()?)
 }
 
@@ -66,7 +66,7 @@ impl Op for ListChanges {
             let now = ctx.now.unix_millis();
             filter.and(CLAIMABLE_SQL, [Bind::Int(now), Bind::Int(now)]);
         }
-        filter.sql.push_str(&format!(" ORDER BY c.short_id LIMIT {limit}"));
+        filter.push(&format!(" ORDER BY c.short_id LIMIT {limit}"), []);
         let mut conn = ctx.state.store.pool().acquire().await?;
         let rows = filter.fetch(&mut conn).await?;
         let changes: Vec<StoredChange> = rows

@@ -312,7 +312,7 @@ async fn candidates(w: &mut ProjectWrite<'_>, claims: &[Claim]) -> Result<Vec<Ca
         filter.and(CLAIMABLE_SQL, [Bind::Int(now), Bind::Int(now)]);
         // Named claims ahead may take some of these, so read enough for both.
         let limit = takers_of_any * CLAIM_ALL_MAX + names.len();
-        filter.sql.push_str(&format!(" ORDER BY c.short_id LIMIT {limit}"));
+        filter.push(&format!(" ORDER BY c.short_id LIMIT {limit}"), []);
         rows.extend(filter.fetch(w.conn()).await?);
     }
     let mut candidates = Vec::new();
@@ -483,7 +483,7 @@ async fn move_into_groups(
     }
     let n = ids.len();
     update.push(&format!(" END WHERE change_id IN ({})", placeholders(n)), ids);
-    update.sql.push_str(&format!(" RETURNING {CHANGE_RETURNING}"));
+    update.push(&format!(" RETURNING {CHANGE_RETURNING}"), []);
     let rows = update.fetch(w.conn()).await?;
     rows.into_iter().map(|row| Ok((row.try_get("change_id")?, row))).collect()
 }
@@ -510,7 +510,7 @@ async fn renew(
     }
     let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
-    filter.sql.push_str(" ORDER BY c.short_id");
+    filter.push(" ORDER BY c.short_id", []);
     let rows = filter.fetch(w.conn()).await?;
     if rows.is_empty() {
         return Err(ApiError::conflict(
