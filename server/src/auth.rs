@@ -13,12 +13,11 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use futures_util::FutureExt;
-use futures_util::future::{BoxFuture, Shared};
-
 use axum::http::{HeaderMap, header};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared};
 use redline_protocol::{Scope, Timestamp};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
@@ -122,9 +121,8 @@ type Reading = Shared<BoxFuture<'static, Result<Checked, ApiError>>>;
 
 enum Slot {
     Checked(Checked),
-    /// Being read: when a reused check runs out, every agent's next request misses at
-    /// once, and 50 reads of the same row through the pool made that round of
-    /// requests several milliseconds late (BENCHMARKS.md).
+    /// Being read: when a reused check runs out, the next request of every agent using
+    /// the token misses at once, and each would read the same row through the pool.
     Reading(Reading),
 }
 
@@ -190,12 +188,21 @@ impl TokenChecks {
                 Err(_) => slots.remove(&hash),
             };
         }
-        Ok(checked?.who)
+        let checked = checked?;
+        // A read that began before this request may have ended after the token expired.
+        match checked.expires_at {
+            Some(end) if end <= now => Err(expired(end)),
+            _ => Ok(checked.who),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
         self.slots.lock().expect("the token checks are never poisoned")
     }
+}
+
+fn expired(end: Timestamp) -> ApiError {
+    ApiError::unauthorized(format!("this token expired at {end}"))
 }
 
 /// Reads the token whose secret hashes to `hash` at `now`.
@@ -217,7 +224,7 @@ async fn check(store: Store, hash: String, now: Timestamp) -> Result<Checked, Ap
     if let Some(end) = expires_at
         && end <= now
     {
-        return Err(ApiError::unauthorized(format!("this token expired at {end}")));
+        return Err(expired(end));
     }
     let scopes: String = row.try_get("scopes")?;
     let who = Principal {
@@ -252,7 +259,7 @@ mod tests {
         headers
     }
 
-    /// A read of `token` that ends when `done` is sent.
+    /// A read under way, ending with what is sent to `done`.
     fn reading(done: tokio::sync::oneshot::Receiver<Result<Checked, ApiError>>) -> Slot {
         Slot::Reading(async move { done.await.unwrap() }.boxed().shared())
     }
@@ -290,6 +297,21 @@ mod tests {
         // Once it runs out, the token is read again: unknown to the store.
         let later = NOW.plus_seconds(1);
         assert_eq!(checks.authenticate(&store, &headers, later).await.unwrap_err().status(), 401);
+    }
+
+    #[tokio::test]
+    async fn a_read_begun_before_the_expiry_lets_no_later_request_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        let checks = TokenChecks::default();
+        let mut expiring = someone("bob");
+        expiring.expires_at = Some(NOW.plus_seconds(1));
+        let (done, read) = tokio::sync::oneshot::channel();
+        checks.lock().insert(hash_token("rl_x"), reading(read));
+        let headers = bearing("rl_x");
+        let waiting = checks.authenticate(&store, &headers, NOW.plus_seconds(1));
+        done.send(Ok(expiring)).unwrap();
+        assert_eq!(waiting.await.unwrap_err().status(), 401);
     }
 
     #[tokio::test]
