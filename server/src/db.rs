@@ -164,9 +164,12 @@ impl Store {
     }
 }
 
-/// How each connection of either pool is set up.
+/// How each connection of either pool is set up. A SQLite connection lives in this
+/// process and cannot go stale, so it is not pinged each time it is taken from a pool
+/// (a round trip to its thread before every batch and every read).
 fn pool_options(backend: Backend) -> AnyPoolOptions {
-    AnyPoolOptions::new().after_connect(move |conn, _meta| {
+    let options = AnyPoolOptions::new().test_before_acquire(backend == Backend::Postgres);
+    options.after_connect(move |conn, _meta| {
         Box::pin(async move {
             if backend == Backend::Sqlite {
                 // WAL lets readers (lists, event streams) run beside the one writer.
