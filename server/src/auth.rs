@@ -259,9 +259,23 @@ mod tests {
         headers
     }
 
-    /// A read under way, ending with what is sent to `done`.
-    fn reading(done: tokio::sync::oneshot::Receiver<Result<Checked, ApiError>>) -> Slot {
-        Slot::Reading(async move { done.await.unwrap() }.boxed().shared())
+    /// A store that knows no token, checks with a read of `rl_x` under way, the headers
+    /// that send `rl_x`, and where the read's outcome is sent.
+    struct ReadUnderWay {
+        _dir: tempfile::TempDir,
+        store: Store,
+        checks: TokenChecks,
+        headers: HeaderMap,
+    }
+
+    async fn read_under_way() -> (ReadUnderWay, tokio::sync::oneshot::Sender<Result<Checked, ApiError>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        let checks = TokenChecks::default();
+        let (done, read) = tokio::sync::oneshot::channel();
+        let reading = async move { read.await.unwrap() }.boxed().shared();
+        checks.lock().insert(hash_token("rl_x"), Slot::Reading(reading));
+        (ReadUnderWay { _dir: dir, store, checks, headers: bearing("rl_x") }, done)
     }
 
     fn someone(name: &str) -> Checked {
@@ -278,51 +292,39 @@ mod tests {
 
     #[tokio::test]
     async fn requests_that_miss_together_share_one_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_dir(dir.path()).await.unwrap();
-        let checks = TokenChecks::default();
         // The store knows no token: only the read already under way can let them in.
-        let (done, read) = tokio::sync::oneshot::channel();
-        checks.lock().insert(hash_token("rl_x"), reading(read));
-        let headers = bearing("rl_x");
+        let (under_way, done) = read_under_way().await;
+        let ReadUnderWay { store, checks, headers, .. } = &under_way;
         let waiting = futures_util::future::join(
-            checks.authenticate(&store, &headers, NOW),
-            checks.authenticate(&store, &headers, NOW),
+            checks.authenticate(store, headers, NOW),
+            checks.authenticate(store, headers, NOW),
         );
         done.send(Ok(someone("ann"))).unwrap();
         let (a, b) = waiting.await;
         assert_eq!((a.unwrap().user_name, b.unwrap().user_name), ("ann".to_owned(), "ann".to_owned()));
         // Kept, and reused by the next request.
-        assert_eq!(checks.authenticate(&store, &headers, NOW).await.unwrap().user_name, "ann");
+        assert_eq!(checks.authenticate(store, headers, NOW).await.unwrap().user_name, "ann");
         // Once it runs out, the token is read again: unknown to the store.
         let later = NOW.plus_seconds(1);
-        assert_eq!(checks.authenticate(&store, &headers, later).await.unwrap_err().status(), 401);
+        assert_eq!(checks.authenticate(store, headers, later).await.unwrap_err().status(), 401);
     }
 
     #[tokio::test]
     async fn a_read_begun_before_the_expiry_lets_no_later_request_in() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_dir(dir.path()).await.unwrap();
-        let checks = TokenChecks::default();
+        let (under_way, done) = read_under_way().await;
+        let ReadUnderWay { store, checks, headers, .. } = &under_way;
         let mut expiring = someone("bob");
         expiring.expires_at = Some(NOW.plus_seconds(1));
-        let (done, read) = tokio::sync::oneshot::channel();
-        checks.lock().insert(hash_token("rl_x"), reading(read));
-        let headers = bearing("rl_x");
-        let waiting = checks.authenticate(&store, &headers, NOW.plus_seconds(1));
+        let waiting = checks.authenticate(store, headers, NOW.plus_seconds(1));
         done.send(Ok(expiring)).unwrap();
         assert_eq!(waiting.await.unwrap_err().status(), 401);
     }
 
     #[tokio::test]
     async fn a_refused_read_is_not_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_dir(dir.path()).await.unwrap();
-        let checks = TokenChecks::default();
-        let (done, read) = tokio::sync::oneshot::channel();
-        checks.lock().insert(hash_token("rl_x"), reading(read));
-        let headers = bearing("rl_x");
-        let waiting = checks.authenticate(&store, &headers, NOW);
+        let (under_way, done) = read_under_way().await;
+        let ReadUnderWay { store, checks, headers, .. } = &under_way;
+        let waiting = checks.authenticate(store, headers, NOW);
         done.send(Err(ApiError::unauthorized("this token has been revoked"))).unwrap();
         assert_eq!(waiting.await.unwrap_err().status(), 401);
         assert!(checks.lock().is_empty());
