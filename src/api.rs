@@ -2,6 +2,7 @@
 //! protocol's envelope and a bearer token. The error rules are pure and tested natively;
 //! [`Client::call`] is the thin `fetch` adapter, usable from the worker and from pages.
 
+use redline_protocol::StatusClass;
 use redline_protocol::rpc::{Envelope, Rpc};
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
@@ -43,16 +44,16 @@ impl ApiError {
             .and_then(|b| b.message)
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| format!("the server answered {status}"));
-        match status {
-            401 | 403 => ApiError::SignIn { status, message },
-            404 => ApiError::Gone { message },
-            409 => ApiError::Conflict { code, message },
-            408 | 429 | 500..=599 => ApiError::Transient {
+        match StatusClass::of(status) {
+            StatusClass::SignIn => ApiError::SignIn { status, message },
+            StatusClass::Gone => ApiError::Gone { message },
+            StatusClass::Conflict => ApiError::Conflict { code, message },
+            StatusClass::Transient => ApiError::Transient {
                 status,
                 message,
                 retry_after: retry_after.and_then(|v| v.trim().parse().ok()),
             },
-            _ => ApiError::Rejected { status, message },
+            StatusClass::Rejected => ApiError::Rejected { status, message },
         }
     }
 

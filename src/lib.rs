@@ -15,7 +15,6 @@ pub mod messages;
 pub mod outbox;
 pub mod queue;
 pub mod settings;
-pub mod sse;
 pub mod throttle;
 pub mod timer;
 pub mod tray;

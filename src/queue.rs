@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use redline_protocol::{AttachmentKind, AuthorKind, Change, ChangeStatus, Group, Message, Timestamp};
+use redline_protocol::{
+    AttachmentKind, AuthorKind, Change, ChangeStatus, Group, Message, Timestamp, short_sha,
+};
 
 /// The panel's sections, in the order they are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -133,11 +135,6 @@ pub fn build_line(branch: Option<&str>, commit: Option<&str>) -> Option<String> 
         Some(branch) => format!("{branch} @ {commit}"),
         None => commit.to_owned(),
     })
-}
-
-/// The first seven characters of a commit id.
-pub fn short_sha(sha: &str) -> &str {
-    sha.char_indices().nth(7).map_or(sha, |(i, _)| &sha[..i])
 }
 
 /// `src/app.tsx:42 as of a91c4e2`: a source anchor is read at the item's build.
@@ -467,7 +464,6 @@ mod tests {
         assert_eq!(build_line(Some("main"), None), None);
         assert_eq!(anchor_line("src/app.tsx:42", Some("0123456789")), "src/app.tsx:42 as of 0123456");
         assert_eq!(anchor_line("src/app.tsx:42", None), "src/app.tsx:42");
-        assert_eq!(short_sha("abc"), "abc");
     }
 
     #[test]

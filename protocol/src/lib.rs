@@ -1,22 +1,30 @@
 //! The changes protocol (`shared/protocol.md`) as serde types and pure rules, shared
 //! by the extension (wasm), the changes server and the agent CLI.
 //!
+//! - [`client`]: what a status means to a client, the stage serving a URL, short shas.
 //! - [`records`]: Change, Capture, Element, Group, Message, Stage and their enums.
 //! - [`rpc`]: every operation's input and output, and the [`Rpc`] trait tying an RPC
 //!   name to them (`client.call::<GetSession>(GetSessionInput {})`).
 //! - [`wire`]: scopes, the error body (with the 409 `not_claimable` items), and the
 //!   change-event data.
 //! - [`rules`]: held, claimable, change references, limits, image types.
+//! - [`sse`]: the event-stream parser both clients read change events with.
+//! - [`thread`]: what a message is, the open question and its choices, answers.
 //! - [`Timestamp`]: ISO-8601 UTC on the wire.
 
+pub mod client;
 pub mod records;
 pub mod rpc;
 pub mod rules;
+pub mod sse;
+pub mod thread;
 mod time;
 pub mod wire;
 
+pub use client::*;
 pub use records::*;
 pub use rpc::*;
 pub use rules::*;
+pub use thread::*;
 pub use time::{Timestamp, TimestampError};
 pub use wire::*;

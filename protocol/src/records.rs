@@ -148,6 +148,51 @@ impl AttachmentKind {
     }
 }
 
+/// **(ours)** A message's `type`: which operation made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum MessageType {
+    /// `askChangeQuestion`.
+    Question,
+    /// `answerChangeQuestion`.
+    Answer,
+    /// `replyToChange`.
+    Reply,
+    /// `attachChangeShot`.
+    Shot,
+    /// A `completeChange` note.
+    Note,
+    /// `verifyChange`.
+    Verdict,
+}
+
+impl MessageType {
+    pub const ALL: [MessageType; 6] = [
+        MessageType::Question,
+        MessageType::Answer,
+        MessageType::Reply,
+        MessageType::Shot,
+        MessageType::Note,
+        MessageType::Verdict,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MessageType::Question => "question",
+            MessageType::Answer => "answer",
+            MessageType::Reply => "reply",
+            MessageType::Shot => "shot",
+            MessageType::Note => "note",
+            MessageType::Verdict => "verdict",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        MessageType::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
 /// A point `{x, y}` in viewport CSS pixels (a stroke sample, or **(ours)** `scroll`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -341,6 +386,10 @@ pub struct Message {
     #[serde(default)]
     pub chosen_option: Option<String>,
     pub created_at: Timestamp,
+    /// **(ours)** What the message is. Optional on the wire, so a sender that does not
+    /// state it (Fabric) still parses; [`Message::role`] then infers it.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub message_type: Option<MessageType>,
 }
 
 /// "Stage": a place the app is deployed. "Production maps to branch `main`."

@@ -150,12 +150,20 @@ fn stage_group_message_names() {
         }],
         chosen_option: None,
         created_at: Timestamp::from_unix_millis(0),
+        message_type: Some(MessageType::Question),
     };
     let v = serde_json::to_value(&message).unwrap();
+    assert_eq!(v["type"], "question");
     assert_eq!(v["authorKind"], "agent");
     assert_eq!(v["attachments"][0]["kind"], "option");
     assert_eq!(v["attachments"][0]["url"], Value::Null);
     assert_eq!(v["chosenOption"], Value::Null);
+    // A sender that states no type (Fabric) still parses.
+    let mut untyped = v.clone();
+    untyped.as_object_mut().unwrap().remove("type");
+    let back: Message = serde_json::from_value(untyped).unwrap();
+    assert_eq!(back.message_type, None);
+    assert_eq!(back.role(), MessageType::Question);
 }
 
 #[test]

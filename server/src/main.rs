@@ -85,7 +85,7 @@ enum Command {
         command: AuthCommand,
     },
     #[command(flatten)]
-    Agent(redline_server::cli::AgentCommand),
+    Agent(redline_agent::AgentCommand),
 }
 
 #[derive(Subcommand)]
@@ -160,7 +160,7 @@ enum StageCommand {
     /// (checked with git in the checkout this runs in).
     Deploy {
         #[command(flatten)]
-        args: redline_server::cli::DeployArgs,
+        args: redline_server::deploy::DeployArgs,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -284,9 +284,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
         }
         Command::Stage { command: StageCommand::Deploy { args, store } } => {
-            redline_server::cli::deploy::run(&store.open().await?, args, cli.json).await?;
+            redline_server::deploy::run(&store.open().await?, args, cli.json).await?;
         }
-        Command::Agent(command) => std::process::exit(redline_server::cli::run(command, cli.json).await),
+        Command::Agent(command) => std::process::exit(redline_agent::run(command, cli.json).await),
         Command::Token { command: TokenCommand::Create { project, scope, name, expires_in_days, store } } => {
             let now = clock.now();
             let expires_at = expires_in_days.map(|days| now.plus_minutes(i64::from(days) * 24 * 60));

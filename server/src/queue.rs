@@ -5,8 +5,8 @@
 use std::borrow::Borrow;
 
 use redline_protocol::{
-    Attachment, AuthorKind, ChangeEventType, ChangeRef, Message, Timestamp, codes, is_lease_live,
-    parse_change_ref,
+    Attachment, AuthorKind, ChangeEventType, ChangeRef, Message, MessageType, Timestamp, codes,
+    is_lease_live, parse_change_ref,
 };
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
@@ -265,6 +265,13 @@ impl<'a> ProjectWrite<'a> {
         chosen_option: Option<String>,
     ) -> Result<Message, ApiError> {
         let seq = self.event(event_type, change).await?;
+        let message_type = match event_type {
+            ChangeEventType::Asked => MessageType::Question,
+            ChangeEventType::Answered => MessageType::Answer,
+            ChangeEventType::Shot => MessageType::Shot,
+            ChangeEventType::Done => MessageType::Note,
+            _ => MessageType::Reply,
+        };
         let message = Message {
             message_id: new_id(),
             change_id: change.change_id.clone(),
@@ -274,10 +281,11 @@ impl<'a> ProjectWrite<'a> {
             attachments,
             chosen_option,
             created_at: self.ctx.now,
+            message_type: Some(message_type),
         };
         sqlx::query(
             "INSERT INTO messages (message_id, change_id, seq, author_kind, author_name, body, attachments, \
-             chosen_option, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             chosen_option, created_at, message_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(&message.message_id)
         .bind(&message.change_id)
@@ -288,6 +296,7 @@ impl<'a> ProjectWrite<'a> {
         .bind(to_json(&message.attachments))
         .bind(message.chosen_option.as_deref())
         .bind(message.created_at.unix_millis())
+        .bind(message_type.as_str())
         .execute(self.tx.conn())
         .await?;
         Ok(message)

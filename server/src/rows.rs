@@ -2,8 +2,8 @@
 //! milliseconds, flags as 0/1 and structured values as JSON text (see 0001_init.sql).
 
 use redline_protocol::{
-    Attachment, AuthorKind, Change, ChangeStatus, Group, Message, Source, Stage, StageType, Timestamp,
-    is_held,
+    Attachment, AuthorKind, Change, ChangeStatus, Group, Message, MessageType, Source, Stage, StageType,
+    Timestamp, is_held,
 };
 use serde::de::DeserializeOwned;
 use sqlx::Row;
@@ -44,8 +44,7 @@ pub const CHANGE_RETURNING: &str = change_columns!("");
 pub const GROUP_COLUMNS: &str =
     "group_id, project_id, title, claimed_by, claim_expires_at, fence, created_at";
 
-pub const MESSAGE_COLUMNS: &str =
-    "message_id, change_id, author_kind, author_name, body, attachments, chosen_option, created_at";
+pub const MESSAGE_COLUMNS: &str = "message_id, change_id, author_kind, author_name, body, attachments, chosen_option, created_at, message_type";
 
 fn decode_err(what: &str, value: &str) -> sqlx::Error {
     sqlx::Error::Decode(format!("stored {what} {value:?} is not valid").into())
@@ -162,6 +161,7 @@ pub fn group_from_row(row: &AnyRow) -> Result<Group, sqlx::Error> {
 pub fn message_from_row(row: &AnyRow) -> Result<Message, sqlx::Error> {
     let kind: String = row.try_get("author_kind")?;
     let attachments: Vec<Attachment> = json(row, "attachments")?;
+    let message_type: String = row.try_get("message_type")?;
     Ok(Message {
         message_id: row.try_get("message_id")?,
         change_id: row.try_get("change_id")?,
@@ -171,5 +171,8 @@ pub fn message_from_row(row: &AnyRow) -> Result<Message, sqlx::Error> {
         attachments,
         chosen_option: row.try_get("chosen_option")?,
         created_at: ts(row, "created_at")?,
+        message_type: Some(
+            MessageType::from_wire(&message_type).ok_or_else(|| decode_err("message type", &message_type))?,
+        ),
     })
 }

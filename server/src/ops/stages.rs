@@ -2,6 +2,7 @@
 
 use redline_protocol::{
     ListStages, ListStagesInput, ListStagesOutput, ResolveStage, ResolveStageInput, ResolvedStage, Stage,
+    stage_for_url,
 };
 
 use crate::AppState;
@@ -26,27 +27,14 @@ impl Op for ListStages {
     }
 }
 
-/// Whether `url` is under `prefix`: the same origin, and a path that continues at a
-/// segment boundary (`https://a.example/app` covers `/app/x`, not `/apple`).
-fn is_under(url: &str, prefix: &str) -> bool {
-    let prefix = prefix.trim_end_matches('/');
-    match url.strip_prefix(prefix) {
-        Some(rest) => rest.is_empty() || rest.starts_with(['/', '?', '#']),
-        None => false,
-    }
-}
-
 impl Op for ResolveStage {
     type Answer = ResolvedStage;
 
     /// "the stage whose `url` is the longest prefix", among the token's project's stages.
     async fn run(ctx: &Ctx<'_>, input: ResolveStageInput) -> Result<Self::Answer, ApiError> {
         let stages = project_stages(ctx.state, &ctx.who.project_id).await?;
-        let best = stages
-            .into_iter()
-            .filter_map(|s| s.url.clone().filter(|u| is_under(&input.url, u)).map(|u| (u.len(), s)))
-            .max_by_key(|(len, _)| *len)
-            .map(|(_, s)| s)
+        let best = stage_for_url(&stages, &input.url)
+            .cloned()
             .ok_or_else(|| ApiError::not_found("no stage of this project serves that URL"))?;
         Ok(ResolvedStage {
             project_id: best.project_id,
@@ -54,19 +42,5 @@ impl Op for ResolveStage {
             branch: best.branch,
             git_sha: best.git_sha,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_under;
-
-    #[test]
-    fn prefixes_stop_at_segment_boundaries() {
-        assert!(is_under("https://a.example/app/orders", "https://a.example/app"));
-        assert!(is_under("https://a.example/app", "https://a.example/app/"));
-        assert!(is_under("https://a.example/?q=1", "https://a.example"));
-        assert!(!is_under("https://a.example/apple", "https://a.example/app"));
-        assert!(!is_under("https://a.example.evil.com/", "https://a.example"));
     }
 }

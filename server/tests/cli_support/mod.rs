@@ -124,7 +124,7 @@ impl Agent {
     /// Starts a long-running command (`next`) with debug logs of the CLI on stderr.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let mut cmd = self.command(args);
-        cmd.env("RUST_LOG", "redline_server::cli=debug").stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.env("RUST_LOG", "redline_agent=debug").stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -1,5 +1,5 @@
 //! The panel's live link to the queue: `GET /events/changes:{projectId}` read with
-//! `fetch` (an `EventSource` cannot send the bearer token), parsed by `crate::sse`,
+//! `fetch` (an `EventSource` cannot send the bearer token), parsed by `redline_protocol::sse`,
 //! resumed with `Last-Event-ID`, reconnected with backoff; while the stream is down the
 //! panel polls instead. Every event is only a hint to re-read the list.
 
@@ -12,8 +12,8 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::queue::{POLL_AFTER_FAILURES, POLL_INTERVAL_MS, reconnect_delay_ms};
 use crate::settings::Settings;
-use crate::sse::SseParser;
 use crate::timer;
+use redline_protocol::sse::SseParser;
 
 /// Where the link stands, for the panel's status line.
 #[derive(Debug, Clone, PartialEq, Eq)]

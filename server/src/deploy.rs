@@ -14,11 +14,11 @@ use redline_protocol::{ChangeEventType, Stage};
 use serde::Serialize;
 use sqlx::Row;
 
-use super::git;
 use crate::Clock;
 use crate::db::Store;
 use crate::events;
 use crate::rows::{STAGE_COLUMNS, STAGE_SELECT_BY_ID, stage_from_row};
+use redline_agent::git;
 
 #[derive(Args, Debug)]
 pub struct DeployArgs {
@@ -122,7 +122,7 @@ pub async fn run(store: &Store, args: DeployArgs, json: bool) -> anyhow::Result<
         println!("{}", serde_json::to_string(&out)?);
     } else {
         let ids = |v: &[String]| v.iter().map(|s| format!("#{s}")).collect::<Vec<_>>().join(", ");
-        println!("stage {} now serves {}", out.stage.branch, super::format::sha7(&sha));
+        println!("stage {} now serves {}", out.stage.branch, redline_protocol::short_sha(&sha));
         if !out.live.is_empty() {
             println!("live: {}", ids(&out.live));
         }

@@ -526,7 +526,7 @@ async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
     let out = ctx.api.call::<CompleteChange>(input).await?;
     ctx.print(&out, || {
         let c = &out.change;
-        let commit = c.head_commit.as_deref().map(|s| format!(" in {}", format::sha7(s))).unwrap_or_default();
+        let commit = c.head_commit.as_deref().map(|s| format!(" in {}", short_sha(s))).unwrap_or_default();
         let branch = c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
         let live = match c.live {
             Some(true) => " It is live on its stage.",

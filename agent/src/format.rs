@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use redline_protocol::{
     AttachmentKind, AuthorKind, Change, ChangeStatus, GetChangeOutput, Group, Message, NotClaimableItem,
-    NotClaimableReason, Timestamp,
+    NotClaimableReason, Timestamp, short_sha,
 };
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
@@ -56,11 +56,6 @@ pub fn short(c: &Change) -> String {
     format!("#{}", c.short_id)
 }
 
-/// The first 7 characters of a commit.
-pub fn sha7(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
 /// Why an item is not claimable now, for `list` and `show`: "claimable at HH:MM" for a
 /// held item, who holds the lease, or nothing when it is claimable.
 pub fn availability(c: &Change, group: Option<&Group>, now: Timestamp, local: &LocalTime<'_>) -> String {
@@ -74,7 +69,9 @@ pub fn availability(c: &Change, group: Option<&Group>, now: Timestamp, local: &L
     match (c.status, lease) {
         (ChangeStatus::Open | ChangeStatus::Claimed, None) => "claimable now".to_owned(),
         (ChangeStatus::Done, _) => match &c.head_commit {
-            Some(sha) => format!("done in {}{}", sha7(sha), if c.live == Some(true) { ", live" } else { "" }),
+            Some(sha) => {
+                format!("done in {}{}", short_sha(sha), if c.live == Some(true) { ", live" } else { "" })
+            }
             None => "done".to_owned(),
         },
         (ChangeStatus::Dismissed, _) => "dismissed".to_owned(),
@@ -182,7 +179,7 @@ pub fn show(
         let page = out.stage_url.as_deref().map(|u| format!("{}{route}", u.trim_end_matches('/')));
         let _ = writeln!(s, "Route:    {route}{}", page.map(|p| format!("  ({p})")).unwrap_or_default());
     }
-    let build = c.git_sha.as_deref().map(sha7).unwrap_or("unknown");
+    let build = c.git_sha.as_deref().map(short_sha).unwrap_or("unknown");
     let _ = writeln!(
         s,
         "Filed:    by {} at {} on build {build}",
@@ -255,7 +252,7 @@ pub fn show(
         let _ = writeln!(
             s,
             "\nFixed in: {}{}",
-            c.head_commit.as_deref().map(sha7).unwrap_or("?"),
+            c.head_commit.as_deref().map(short_sha).unwrap_or("?"),
             c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default()
         );
     }
@@ -332,7 +329,7 @@ mod tests {
     use redline_protocol::{Attachment, Capture, Element, Viewport};
 
     use super::*;
-    use crate::cli::rules::tests::{NOW, change, group};
+    use crate::rules::tests::{NOW, change, group};
 
     const UTC: LocalTime<'static> = LocalTime { offset: &|_| 0 };
 
@@ -410,6 +407,7 @@ mod tests {
             attachments: vec![],
             chosen_option: None,
             created_at: NOW,
+            message_type: None,
         }
     }
 

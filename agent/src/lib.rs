@@ -1,14 +1,13 @@
-//! The agent CLI: `redline login|next|claim|show|ask|reply|shot|done|list|file`, and the
-//! admin command `redline stage deploy`.
+//! The agent side of Redline: the client a coding agent works the queue with, used by
+//! the CLI (`redline login|next|claim|show|ask|reply|shot|done|list|file`) and by the MCP
+//! server (`redline mcp`). It depends on the protocol crate only, never on the server.
 //!
-//! A coding agent works the queue with these commands; they mirror
-//! `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
+//! The commands mirror `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
 //! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
 
 pub mod client;
 mod commands;
 pub mod config;
-pub mod deploy;
 pub mod format;
 pub mod git;
 mod next;
@@ -22,7 +21,6 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use self::client::Error;
 pub use self::client::exit;
-pub use self::deploy::DeployArgs;
 
 /// Where the server is and which project to work on.
 #[derive(Args, Debug, Clone)]

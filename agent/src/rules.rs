@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use redline_protocol::{
-    AuthorKind, Change, ChangeRef, ChangeStatus, Group, Message, Stage, Timestamp, parse_change_ref,
+    Change, ChangeRef, ChangeStatus, Group, Stage, Timestamp, parse_change_ref, stage_for_url,
 };
 
 /// Reconnect and retry backoff: 1 s, 2 s, 4 s, … at most 60 s.
@@ -67,28 +67,16 @@ pub fn pick_stage<'a>(stages: &'a [Stage], wanted: &str) -> Result<&'a Stage, St
     if let Some(s) = stages.iter().find(|s| s.branch == wanted) {
         return Ok(s);
     }
-    let norm = |u: &str| u.trim_end_matches('/').to_ascii_lowercase();
-    let w = norm(wanted);
-    stages
-        .iter()
-        .filter_map(|s| {
-            let url = norm(s.url.as_deref()?);
-            let under =
-                w == url || w.strip_prefix(&url).is_some_and(|rest| rest.starts_with(['/', '?', '#']));
-            under.then_some((url.len(), s))
-        })
-        .max_by_key(|(len, _)| *len)
-        .map(|(_, s)| s)
-        .ok_or_else(|| {
-            let known: Vec<String> = stages
-                .iter()
-                .map(|s| format!("{} ({})", s.branch, s.url.as_deref().unwrap_or("no URL")))
-                .collect();
-            format!(
-                "no stage {wanted:?}: the project has {}",
-                if known.is_empty() { "no stages".to_owned() } else { known.join(", ") }
-            )
-        })
+    stage_for_url(stages, wanted).ok_or_else(|| {
+        let known: Vec<String> = stages
+            .iter()
+            .map(|s| format!("{} ({})", s.branch, s.url.as_deref().unwrap_or("no URL")))
+            .collect();
+        format!(
+            "no stage {wanted:?}: the project has {}",
+            if known.is_empty() { "no stages".to_owned() } else { known.join(", ") }
+        )
+    })
 }
 
 /// The stage to file on when `--stage` is not given: the only one, else production.
@@ -101,11 +89,6 @@ pub fn default_stage(stages: &[Stage]) -> Result<&Stage, String> {
             .find(|s| s.branch == "main")
             .ok_or_else(|| "the project has several stages: choose one with --stage".to_owned()),
     }
-}
-
-/// Whether an item's thread waits on the agent: its last message is a user's (an answer).
-pub fn is_answered(thread: &[Message]) -> bool {
-    thread.last().is_some_and(|m| m.author_kind == AuthorKind::User)
 }
 
 /// The items of `groups` claimed by `claimed_by` that may hold an answer for it (the
@@ -285,18 +268,5 @@ pub(crate) mod tests {
         let found: Vec<&str> =
             answer_candidates(&all, &groups, "agent-a").iter().map(|c| c.short_id.as_str()).collect();
         assert_eq!(found, ["1"]);
-        let msg = |kind| Message {
-            message_id: "m".into(),
-            change_id: "c".into(),
-            author_kind: kind,
-            author_name: None,
-            body: "b".into(),
-            attachments: vec![],
-            chosen_option: None,
-            created_at: NOW,
-        };
-        assert!(is_answered(&[msg(AuthorKind::Agent), msg(AuthorKind::User)]));
-        assert!(!is_answered(&[msg(AuthorKind::User), msg(AuthorKind::Agent)]));
-        assert!(!is_answered(&[]));
     }
 }

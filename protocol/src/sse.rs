@@ -1,6 +1,6 @@
-//! A server-sent events parser for a `fetch` body read in chunks. `EventSource` cannot
-//! send an `Authorization` header, so the panel streams the body itself and feeds the
-//! bytes here. Pure; follows the HTML standard's parsing rules (lines end in LF, CRLF
+//! A server-sent events parser for a body read in chunks, for both clients: the panel
+//! streams a `fetch` body itself (`EventSource` cannot send an `Authorization` header)
+//! and the agent reads a streamed HTTP response. Pure; follows the HTML standard's parsing rules (lines end in LF, CRLF
 //! or CR; `:` starts a comment; an empty line dispatches; `id` persists).
 
 /// One dispatched event.

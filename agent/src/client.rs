@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use redline_protocol::{Envelope, ErrorBody, Rpc, codes, events_path};
+use redline_protocol::{Envelope, ErrorBody, Rpc, codes, events_path, is_transient_status};
 
 /// How long one RPC may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -77,10 +77,6 @@ pub fn exit_code_for_status(status: u16) -> i32 {
         401 | 403 => exit::SIGNED_OUT,
         _ => exit::FAILED,
     }
-}
-
-pub fn is_transient_status(status: u16) -> bool {
-    status == 408 || status == 429 || status >= 500
 }
 
 impl fmt::Display for Error {
@@ -272,12 +268,6 @@ mod tests {
 
     #[test]
     fn transient_errors() {
-        for s in [408, 429, 500, 502, 503] {
-            assert!(is_transient_status(s), "{s}");
-        }
-        for s in [400, 401, 403, 404, 409, 413, 415] {
-            assert!(!is_transient_status(s), "{s}");
-        }
         assert!(Error::Network("x".into()).is_transient());
         assert!(!Error::Local("x".into()).is_transient());
     }

@@ -16,7 +16,7 @@ use super::NextArgs;
 use super::client::{Error, exit};
 use super::commands::{Ctx, now, print_claimed};
 use super::format;
-use super::rules::{answer_candidates, backoff, group_title, is_answered, next_wake, sleep_until_wake};
+use super::rules::{answer_candidates, backoff, group_title, next_wake, sleep_until_wake};
 use super::sse::{self, StreamState};
 
 /// What one look at the queue found.

@@ -1,0 +1,134 @@
+//! Rules both clients (the extension and the agent) follow: what an HTTP status means
+//! for a retry (`shared/protocol.md`, "Transport"), which stage serves a URL, and how a
+//! commit is shown.
+
+use crate::Stage;
+
+/// What a client does with a failed call, by its HTTP status: "408/429/5xx … transient
+/// (retry with backoff), 401/403 as 'sign in again', 409 as a decision to show, 404 as
+/// gone"; any other 4xx is a request to correct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusClass {
+    Transient,
+    SignIn,
+    Conflict,
+    Gone,
+    Rejected,
+}
+
+impl StatusClass {
+    pub fn of(status: u16) -> StatusClass {
+        match status {
+            401 | 403 => StatusClass::SignIn,
+            404 => StatusClass::Gone,
+            409 => StatusClass::Conflict,
+            408 | 429 | 500..=599 => StatusClass::Transient,
+            _ => StatusClass::Rejected,
+        }
+    }
+}
+
+/// Whether a call that failed with `status` may succeed later without anyone acting.
+pub fn is_transient_status(status: u16) -> bool {
+    StatusClass::of(status) == StatusClass::Transient
+}
+
+/// The first seven characters of a commit id, as people read it (`a91c4e2`).
+pub fn short_sha(sha: &str) -> &str {
+    sha.char_indices().nth(7).map_or(sha, |(i, _)| &sha[..i])
+}
+
+/// Whether `url` is at or below `prefix`, at a path-segment boundary
+/// (`https://a.example/app` covers `/app/x` and `/app?q`, not `/apple`). Scheme and host
+/// compare without case; the path with it.
+pub fn is_url_under(url: &str, prefix: &str) -> bool {
+    let (url, prefix) = (origin_lowercase(url.trim()), origin_lowercase(prefix.trim()));
+    let prefix = prefix.trim_end_matches('/');
+    match url.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || rest.starts_with(['/', '?', '#']),
+        None => false,
+    }
+}
+
+fn origin_lowercase(url: &str) -> String {
+    let path_at = url.find("://").map(|s| s + 3).and_then(|h| url[h..].find('/').map(|p| h + p));
+    match path_at {
+        Some(at) => url[..at].to_ascii_lowercase() + &url[at..],
+        None => url.to_ascii_lowercase(),
+    }
+}
+
+/// The stage serving `url`: the one whose `url` is the longest prefix of it.
+pub fn stage_for_url<'a>(stages: &'a [Stage], url: &str) -> Option<&'a Stage> {
+    stages
+        .iter()
+        .filter_map(|s| {
+            s.url.as_deref().filter(|u| is_url_under(url, u)).map(|u| (u.trim_end_matches('/').len(), s))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, s)| s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{StageType, Timestamp};
+
+    #[test]
+    fn statuses_map_to_what_a_client_does() {
+        for s in [408, 429, 500, 502, 503, 599] {
+            assert!(is_transient_status(s), "{s}");
+        }
+        assert_eq!(StatusClass::of(401), StatusClass::SignIn);
+        assert_eq!(StatusClass::of(403), StatusClass::SignIn);
+        assert_eq!(StatusClass::of(404), StatusClass::Gone);
+        assert_eq!(StatusClass::of(409), StatusClass::Conflict);
+        assert_eq!(StatusClass::of(400), StatusClass::Rejected);
+        assert_eq!(StatusClass::of(413), StatusClass::Rejected);
+    }
+
+    #[test]
+    fn short_shas() {
+        assert_eq!(short_sha("a91c4e2ffff"), "a91c4e2");
+        assert_eq!(short_sha("abc"), "abc");
+        assert_eq!(short_sha(""), "");
+    }
+
+    #[test]
+    fn prefixes_stop_at_segment_boundaries() {
+        assert!(is_url_under("https://a.example/app/orders", "https://a.example/app"));
+        assert!(is_url_under("https://a.example/app", "https://a.example/app/"));
+        assert!(is_url_under("https://a.example/?q=1", "https://a.example"));
+        assert!(is_url_under("HTTPS://A.Example/app", "https://a.example/app"));
+        assert!(!is_url_under("https://a.example/App", "https://a.example/app"));
+        assert!(!is_url_under("https://a.example/apple", "https://a.example/app"));
+        assert!(!is_url_under("https://a.example.evil.com/", "https://a.example"));
+    }
+
+    fn stage(id: &str, url: &str) -> Stage {
+        Stage {
+            stage_id: id.into(),
+            project_id: "p".into(),
+            branch: id.into(),
+            stage_type: StageType::Preview,
+            url: Some(url.into()),
+            git_sha: None,
+            deployment_id: None,
+            changes_enabled: true,
+            created_at: Timestamp::from_unix_millis(0),
+        }
+    }
+
+    #[test]
+    fn the_longest_prefix_serves_a_url() {
+        let stages = [
+            stage("main", "https://demo.example.com/"),
+            stage("feat", "https://demo.example.com/preview/feat"),
+        ];
+        let at = |u| stage_for_url(&stages, u).map(|s| s.stage_id.as_str());
+        assert_eq!(at("https://demo.example.com/orders"), Some("main"));
+        assert_eq!(at("https://demo.example.com/preview/feat/x?y"), Some("feat"));
+        assert_eq!(at("https://demo.example.com"), Some("main"));
+        assert_eq!(at("https://demo.example.community"), None);
+    }
+}
