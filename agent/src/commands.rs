@@ -1,5 +1,6 @@
 //! The agent commands, each a thin layer over one or two RPCs.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,8 @@ use serde::Serialize;
 
 use super::client::{Api, Error, call_anonymous, exit};
 use super::config::{ConfigStore, SavedClaim, parse_api_url};
-use super::format::{self, LocalTime};
+use super::format::{self, LocalTime, SavedImages};
+use super::images::{self, ImageCache};
 use super::rules::{default_stage, parse_item, pick_stage};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
@@ -112,11 +114,13 @@ impl Ctx {
         }
     }
 
+    /// Prints `value` as JSON with `--json`, else `text`, made safe for a terminal: it
+    /// holds what filers and pages wrote.
     pub fn print<T: Serialize>(&self, value: &T, text: impl FnOnce() -> String) {
         if self.json {
             println!("{}", serde_json::to_string(value).expect("records serialise"));
         } else {
-            println!("{}", text());
+            println!("{}", format::terminal_safe(&text()));
         }
     }
 }
@@ -325,18 +329,19 @@ pub fn now() -> Timestamp {
     Timestamp::from_unix_millis(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
-/// `show`'s `--json`: the protocol's `getChange` output and where the screenshot was saved.
+/// `show`'s `--json`: the protocol's `getChange` output and where its images were saved.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ShowJson<'a> {
     #[serde(flatten)]
     out: &'a GetChangeOutput,
-    screenshot_path: Option<String>,
+    screenshot_path: Option<&'a str>,
+    image_paths: &'a BTreeMap<String, String>,
 }
 
 async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(&a.item)?;
+    let change_id = item(a.item.as_str())?;
     let out = ctx
         .api
         .call::<GetChange>(GetChangeInput { change_id, project_id: Some(ctx.project_id.clone()) })
@@ -353,42 +358,48 @@ async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
         }
         None => None,
     };
-    let screenshot = match &out.change.screenshot_url {
-        Some(url) => match save_screenshot(&ctx, &out.change, url).await {
-            Ok(path) => Some(path),
-            Err(e) => {
-                eprintln!("redline: could not save the screenshot: {e}");
-                None
-            }
-        },
-        None => None,
-    };
-    let shown = ShowJson { out: &out, screenshot_path: screenshot.clone() };
-    ctx.print(&shown, || format::show(&out, group.as_ref(), screenshot.as_deref(), now(), &ctx.local()));
+    let saved = save_images(&ctx, &out.change, &out.thread).await;
+    let shown =
+        ShowJson { out: &out, screenshot_path: saved.screenshot.as_deref(), image_paths: &saved.attachments };
+    ctx.print(&shown, || format::show(&out, group.as_ref(), &saved, now(), &ctx.local()));
     Ok(exit::OK)
 }
 
-/// Saves an item's screenshot as a new file `redline-<project>-<short id>-<random>.<ext>`
-/// in the temp dir (created, never overwritten: nothing can be planted there first).
-async fn save_screenshot(ctx: &Ctx, change: &Change, url: &str) -> Result<String, Error> {
-    use std::io::Write as _;
-    let bytes = ctx.api.download(url).await?;
-    let ext = match ImageType::sniff(&bytes) {
-        Some(ImageType::Png) => "png",
-        Some(ImageType::Jpeg) => "jpg",
-        Some(ImageType::Webp) => "webp",
-        None => "img",
+/// Saves an item's screenshot and its thread's images in the image cache (once each;
+/// see [`images`](crate::images)). What cannot be saved is said on stderr and left out.
+pub async fn save_images(ctx: &Ctx, change: &Change, thread: &[Message]) -> SavedImages {
+    let mut saved = SavedImages::default();
+    let cache = match ImageCache::open() {
+        Ok(cache) => cache,
+        Err(e) => {
+            eprintln!("redline: images are not saved: {e}");
+            return saved;
+        }
     };
-    let project = change.project_id.get(..8).unwrap_or(&change.project_id);
-    let random = uuid::Uuid::new_v4().simple().to_string();
-    let name = format!("redline-{project}-{}-{}.{ext}", change.short_id, &random[..8]);
-    let path = std::env::temp_dir().join(name);
-    let write = |path: &Path| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-        file.write_all(&bytes)
-    };
-    write(&path).map_err(|e| Error::local(format!("writing {}: {e}", path.display())))?;
-    Ok(path.display().to_string())
+    let (project, short) = (&change.project_id, &change.short_id);
+    if let Some(url) = &change.screenshot_url {
+        let key = change.screenshot_key.as_deref().unwrap_or("screenshot");
+        match cache.fetch(&ctx.api, &images::stem(project, short, key), url).await {
+            Ok(path) => saved.screenshot = Some(path.display().to_string()),
+            Err(e) => {
+                eprintln!("redline: could not save the screenshot: {}", format::terminal_safe(&e.to_string()))
+            }
+        }
+    }
+    for a in thread.iter().flat_map(|m| &m.attachments) {
+        let Some(url) = &a.url else { continue };
+        match cache.fetch(&ctx.api, &images::stem(project, short, &a.key), url).await {
+            Ok(path) => {
+                saved.attachments.insert(a.key.clone(), path.display().to_string());
+            }
+            Err(e) => eprintln!(
+                "redline: could not save image {}: {}",
+                format::terminal_safe(&a.label),
+                format::terminal_safe(&e.to_string())
+            ),
+        }
+    }
+    saved
 }
 
 async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
@@ -399,13 +410,13 @@ async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
         return Err(Error::local("an --option must not be empty"));
     }
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(&a.item)?;
-    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let change_id = item(a.item.as_str())?;
+    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
     let by = format::shell_word(&author_name);
     let input = AskChangeQuestionInput {
         change_id,
         project_id: Some(ctx.project_id.clone()),
-        question: a.question,
+        question: a.question.into_string(),
         author_name,
         option: (!a.options.is_empty()).then_some(a.options),
         group_id,
@@ -417,7 +428,7 @@ async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
             out.message.attachments.iter().map(|o| format!("  option {}: {}", o.key, o.label)).collect();
         format!(
             "Asked on #{}; it now waits for an answer.{}{}\nWait for it: redline next --claimed-by {by}",
-            a.item.trim_start_matches('#'),
+            a.item.as_str().trim_start_matches('#'),
             if options.is_empty() { "" } else { "\n" },
             options.join("\n"),
         )
@@ -439,8 +450,8 @@ fn read_image(path: &Path) -> Result<(ImageType, String), Error> {
 async fn reply(a: ReplyArgs, json: bool) -> Result<i32, Error> {
     let image = a.image.as_deref().map(read_image).transpose()?;
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(&a.item)?;
-    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let change_id = item(a.item.as_str())?;
+    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
     let label = a
         .image_label
         .clone()
@@ -457,7 +468,7 @@ async fn reply(a: ReplyArgs, json: bool) -> Result<i32, Error> {
         fence,
     };
     let out = ctx.api.call::<ReplyToChange>(input).await?;
-    ctx.print(&out, || format!("Replied on #{}.", a.item.trim_start_matches('#')));
+    ctx.print(&out, || format!("Replied on #{}.", a.item.as_str().trim_start_matches('#')));
     Ok(exit::OK)
 }
 
@@ -465,9 +476,9 @@ async fn shot(a: ShotArgs, json: bool) -> Result<i32, Error> {
     let (kind, image_base64) = read_image(&a.image)?;
     let kind_word = a.kind_word();
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(&a.item)?;
-    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
-    let item_name = a.item.trim_start_matches('#').to_owned();
+    let change_id = item(a.item.as_str())?;
+    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
+    let item_name = a.item.as_str().trim_start_matches('#').to_owned();
     let input = AttachChangeShotInput {
         change_id,
         project_id: Some(ctx.project_id.clone()),
@@ -500,8 +511,8 @@ impl ShotArgs {
 
 async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(&a.item)?;
-    let (group_id, fence, author_name) = ctx.write_lease(&a.item, &a.write);
+    let change_id = item(a.item.as_str())?;
+    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
     let head = git::head(&cwd);

@@ -2,11 +2,12 @@
 //! failed, and times as local `HH:MM`. Everything here is pure; the local time zone's
 //! offset is passed in (see [`LocalTime`]).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redline_protocol::{
-    AttachmentKind, AuthorKind, Change, ChangeStatus, GetChangeOutput, Group, Message, NotClaimableItem,
-    NotClaimableReason, Timestamp, short_sha,
+    AttachmentKind, AuthorKind, Change, ChangeStatus, GetChangeOutput, Group, Message, MessageType,
+    NotClaimableItem, NotClaimableReason, Timestamp, open_question, option_label, short_sha,
 };
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
@@ -151,11 +152,29 @@ pub fn shell_word(s: &str) -> String {
     }
 }
 
+/// Text fit for a terminal: control characters other than newline and tab removed
+/// (a stage page or a filer must not be able to send escape sequences to an agent's
+/// terminal, or rewrite a line with a carriage return), and so are the bidirectional
+/// overrides that make text read differently from what it holds.
+pub fn terminal_safe(text: &str) -> String {
+    text.chars()
+        .filter(|c| !(c.is_control() && *c != '\n' && *c != '\t'))
+        .filter(|c| !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+        .collect()
+}
+
+/// The images `show` saved: the screenshot, and each thread image by attachment key.
+#[derive(Debug, Default)]
+pub struct SavedImages {
+    pub screenshot: Option<String>,
+    pub attachments: BTreeMap<String, String>,
+}
+
 /// `show N`: everything an agent needs to act on an item.
 pub fn show(
     out: &GetChangeOutput,
     group: Option<&Group>,
-    screenshot: Option<&str>,
+    saved: &SavedImages,
     now: Timestamp,
     local: &LocalTime<'_>,
 ) -> String {
@@ -195,6 +214,7 @@ pub fn show(
     if let Some(body) = c.body.as_deref().filter(|b| !b.trim().is_empty()) {
         let _ = writeln!(s, "\n{}", indent(body, ""));
     }
+    s.push_str(&question_block(c.status, &out.thread, &saved.attachments));
     let elements = c.capture.as_ref().map(|cap| cap.elements.as_slice()).unwrap_or_default();
     if !elements.is_empty() {
         let _ = writeln!(s, "\nCircled elements ({}):", elements.len());
@@ -207,7 +227,7 @@ pub fn show(
                 let _ = write!(head, " role={role}");
             }
             if let Some(name) = &e.name {
-                let _ = write!(head, " \"{name}\"");
+                let _ = write!(head, " \"{}\"", one_line(name, 200));
             }
             let _ = writeln!(s, "{head}");
             if let Some(t) = &e.test_id {
@@ -225,6 +245,16 @@ pub fn show(
             if let Some(t) = e.text.as_deref().filter(|t| !t.trim().is_empty()) {
                 let _ = writeln!(s, "     text:      \"{}\"", one_line(t, 200));
             }
+            if let Some(r) = e.rect {
+                let _ = writeln!(
+                    s,
+                    "     rect:      x {} y {}, {}x{} (CSS px in the viewport)",
+                    r.x.round(),
+                    r.y.round(),
+                    r.width.round(),
+                    r.height.round()
+                );
+            }
         }
     }
     if !c.console_errors.is_empty() {
@@ -236,10 +266,10 @@ pub fn show(
     if !out.thread.is_empty() {
         let _ = writeln!(s, "\nThread ({}):", out.thread.len());
         for m in &out.thread {
-            let _ = write!(s, "{}", thread_message(m, &out.thread, local));
+            let _ = write!(s, "{}", thread_message(m, &out.thread, &saved.attachments, local));
         }
     }
-    match (screenshot, &c.screenshot_url) {
+    match (&saved.screenshot, &c.screenshot_url) {
         (Some(path), _) => {
             let _ = writeln!(s, "\nScreenshot: {path}");
         }
@@ -259,27 +289,78 @@ pub fn show(
     s
 }
 
+/// The latest question and its choices (each with the image saved for it), and, once
+/// answered, the answer and the choice it picked.
+pub fn question_block(status: ChangeStatus, thread: &[Message], images: &BTreeMap<String, String>) -> String {
+    let Some(asked) = thread.iter().rposition(|m| m.role() == MessageType::Question) else {
+        return String::new();
+    };
+    let answered = thread[asked..].iter().position(|m| m.role() == MessageType::Answer).map(|i| asked + i);
+    // The choices as they were offered: up to the answer, or all of the thread while open.
+    let offered = &thread[..answered.unwrap_or(thread.len())];
+    let Some(open) = open_question(ChangeStatus::NeedsAnswer, offered) else { return String::new() };
+    let mut s = String::new();
+    let state = match (status, answered) {
+        (ChangeStatus::NeedsAnswer, _) => "open, waiting for the filer",
+        (_, Some(_)) => "answered",
+        (_, None) => "no longer open",
+    };
+    let _ = writeln!(s, "\nQuestion ({state}): {}", one_line(&open.message.body, 500));
+    let chosen = answered.and_then(|a| thread[a].chosen_option.as_deref()).and_then(|k| open.choice(k));
+    for (i, choice) in open.choices.iter().enumerate() {
+        let image = choice
+            .image_key
+            .as_deref()
+            .map(|k| match images.get(k) {
+                Some(path) => format!("  image {path}"),
+                None => "  image (not saved)".to_owned(),
+            })
+            .unwrap_or_default();
+        let mark = if chosen.is_some_and(|c| c.key == choice.key) { "  <- chosen" } else { "" };
+        let _ = writeln!(s, "  {}. {}  (key {}){image}{mark}", i + 1, choice.label, choice.key);
+    }
+    if let Some(a) = answered.map(|a| &thread[a]) {
+        let who = a.author_name.as_deref().unwrap_or("the filer");
+        let _ = writeln!(s, "Answer:   {who}: {}", one_line(&a.body, 500));
+    }
+    s
+}
+
 /// One thread message: who, when, what, its options (marking the chosen one) and images.
-pub fn thread_message(m: &Message, thread: &[Message], local: &LocalTime<'_>) -> String {
+pub fn thread_message(
+    m: &Message,
+    thread: &[Message],
+    images: &BTreeMap<String, String>,
+    local: &LocalTime<'_>,
+) -> String {
     let who = match (m.author_kind, m.author_name.as_deref()) {
         (AuthorKind::Agent, Some(n)) => format!("agent {n}"),
         (AuthorKind::Agent, None) => "agent".to_owned(),
         (AuthorKind::User, Some(n)) => n.to_owned(),
         (AuthorKind::User, None) => "user".to_owned(),
     };
-    let mut s = format!("  [{}] {who}: {}\n", local.hhmm(m.created_at), indent(&m.body, "    ").trim_start());
+    let mut s = format!(
+        "  [{}] {who} ({}): {}\n",
+        local.hhmm(m.created_at),
+        m.role().as_str(),
+        indent(&m.body, "    ").trim_start()
+    );
     for a in &m.attachments {
         let chosen = thread.iter().any(|other| other.chosen_option.as_deref() == Some(a.key.as_str()));
         let kind = match a.kind {
             AttachmentKind::Option => "option",
             AttachmentKind::Evidence => "image",
         };
+        let place = match (images.get(&a.key), &a.url) {
+            (Some(path), _) => format!("  {path}"),
+            (None, Some(url)) => format!("  <{url}>"),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             s,
-            "      {kind} {}: {}{}{}",
+            "      {kind} {}: {}{place}{}",
             a.key,
             a.label,
-            a.url.as_deref().map(|u| format!("  <{u}>")).unwrap_or_default(),
             if chosen { "  <- chosen" } else { "" }
         );
     }
@@ -290,25 +371,14 @@ pub fn thread_message(m: &Message, thread: &[Message], local: &LocalTime<'_>) ->
     s
 }
 
-/// The label of option `key` in a thread.
-pub fn option_label<'a>(thread: &'a [Message], key: &str) -> Option<&'a str> {
-    thread
-        .iter()
-        .flat_map(|m| &m.attachments)
-        .find(|a| a.key == key && a.kind == AttachmentKind::Option)
-        .map(|a| a.label.as_str())
-}
-
-/// `next --claimed-by`'s line for an answered item.
-pub fn answer_line(c: &Change, thread: &[Message]) -> String {
-    let Some(last) = thread.last() else { return format!("{}  {}", short(c), c.title) };
-    let who = last.author_name.as_deref().unwrap_or("the filer");
-    let chose = last
-        .chosen_option
-        .as_deref()
-        .map(|k| format!(" (chose: {})", option_label(thread, k).unwrap_or(k)))
-        .unwrap_or_default();
-    format!("{}  {}\n      {who} answered: {}{chose}", short(c), c.title, one_line(&last.body, 500))
+/// `next --claimed-by`'s lines for an answered item: the item, then its question block.
+pub fn answer_lines(c: &Change, thread: &[Message], images: &BTreeMap<String, String>) -> String {
+    format!(
+        "{}  {}{}",
+        short(c),
+        c.title,
+        question_block(c.status, thread, images).trim_end().replace('\n', "\n    ")
+    )
 }
 
 fn indent(text: &str, prefix: &str) -> String {
@@ -326,7 +396,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use redline_protocol::{Attachment, Capture, Element, Viewport};
+    use redline_protocol::{Attachment, Capture, Element, Rect, Viewport};
 
     use super::*;
     use crate::rules::tests::{NOW, change, group};
@@ -418,6 +488,7 @@ mod tests {
         c.body = Some("It should include tax.".into());
         c.route = Some("/orders".into());
         c.git_sha = Some("a91c4e2ffff".into());
+        c.status = ChangeStatus::InProgress;
         c.viewport = Some(Viewport { width: 1280.0, height: 720.0 });
         c.console_errors = vec!["TypeError: x is undefined".into()];
         c.capture = Some(Capture {
@@ -429,6 +500,7 @@ mod tests {
                 source_anchor: Some("src/routes/app.orders.tsx:42".into()),
                 css_path: Some("main > div.total".into()),
                 text: Some("Total:\n  42 €".into()),
+                rect: Some(Rect { x: 12.4, y: 340.0, width: 240.0, height: 31.6 }),
                 tag: "div".into(),
                 ..Default::default()
             }],
@@ -437,27 +509,46 @@ mod tests {
         });
         c.screenshot_url = Some("http://x/blobs/k".into());
         let mut ask = message(AuthorKind::Agent, "agent-a", "Which tax?");
+        ask.message_type = Some(MessageType::Question);
         ask.attachments = vec![
             Attachment { key: "opt-1".into(), label: "VAT".into(), kind: AttachmentKind::Option, url: None },
             Attachment { key: "opt-2".into(), label: "None".into(), kind: AttachmentKind::Option, url: None },
         ];
-        let mut answer = message(AuthorKind::User, "Ann", "VAT please");
+        let mut shot = message(AuthorKind::Agent, "agent-a", "VAT");
+        shot.message_type = Some(MessageType::Shot);
+        shot.attachments = vec![Attachment {
+            key: "s1.png".into(),
+            label: "VAT".into(),
+            kind: AttachmentKind::Option,
+            url: Some("http://x/blobs/s1.png".into()),
+        }];
+        let mut answer = message(AuthorKind::User, "Ann", "VAT: please");
+        answer.message_type = Some(MessageType::Answer);
         answer.chosen_option = Some("opt-1".into());
         let out = GetChangeOutput {
             change: c.clone(),
-            thread: vec![ask, answer],
+            thread: vec![ask, shot, answer],
             stage_url: Some("https://demo.example.com/".into()),
         };
-        let text = show(&out, None, Some("/tmp/redline-7.png"), NOW, &UTC);
+        let saved = SavedImages {
+            screenshot: Some("/cache/p-7-k.png".into()),
+            attachments: [("s1.png".to_owned(), "/cache/p-7-s1.png".to_owned())].into(),
+        };
+        let text = show(&out, None, &saved, NOW, &UTC);
         let expected = "\
 #7 Total is wrong
-Status:   open (claimable now)
+Status:   in_progress (in a group)
 Stage:    https://demo.example.com/
 Route:    /orders  (https://demo.example.com/orders)
 Filed:    by Ann at 17:35 on build a91c4e2
 Viewport: 1280x720
 
 It should include tax.
+
+Question (answered): Which tax?
+  1. VAT  (key opt-1)  image /cache/p-7-s1.png  <- chosen
+  2. None  (key opt-2)
+Answer:   Ann: VAT: please
 
 Circled elements (1):
   1. <div>
@@ -466,24 +557,60 @@ Circled elements (1):
      source:    src/routes/app.orders.tsx:42 as of a91c4e2
      css:       main > div.total
      text:      \"Total: 42 €\"
+     rect:      x 12 y 340, 240x32 (CSS px in the viewport)
 
 Console errors (1):
   - TypeError: x is undefined
 
-Thread (2):
-  [17:35] agent agent-a: Which tax?
+Thread (3):
+  [17:35] agent agent-a (question): Which tax?
       option opt-1: VAT  <- chosen
       option opt-2: None
-  [17:35] Ann: VAT please
+  [17:35] agent agent-a (shot): VAT
+      option s1.png: VAT  /cache/p-7-s1.png
+  [17:35] Ann (answer): VAT: please
       chose: VAT
 
-Screenshot: /tmp/redline-7.png
+Screenshot: /cache/p-7-k.png
 ";
         assert_eq!(text, expected);
         assert_eq!(
-            answer_line(&c, &out.thread),
-            "#7  Total is wrong\n      Ann answered: VAT please (chose: VAT)"
+            answer_lines(&c, &out.thread, &saved.attachments),
+            "#7  Total is wrong\n    Question (answered): Which tax?\n      1. VAT  (key opt-1)  image /cache/p-7-s1.png  <- chosen\n      2. None  (key opt-2)\n    Answer:   Ann: VAT: please"
         );
+    }
+
+    #[test]
+    fn an_open_question_lists_its_choices_with_their_images() {
+        let mut ask = message(AuthorKind::Agent, "agent-a", "Which header?");
+        ask.message_type = Some(MessageType::Question);
+        ask.attachments = ["Dark", "Light"]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Attachment {
+                key: format!("o{i}"),
+                label: (*l).into(),
+                kind: AttachmentKind::Option,
+                url: None,
+            })
+            .collect();
+        let thread = vec![ask];
+        let text = question_block(ChangeStatus::NeedsAnswer, &thread, &BTreeMap::new());
+        assert_eq!(
+            text,
+            "\nQuestion (open, waiting for the filer): Which header?\n  1. Dark  (key o0)\n  2. Light  (key o1)\n"
+        );
+        assert_eq!(question_block(ChangeStatus::InProgress, &[], &BTreeMap::new()), "");
+    }
+
+    #[test]
+    fn terminal_control_characters_are_removed() {
+        assert_eq!(
+            terminal_safe("ok\x1b]0;pwned\x07 \x1b[2Jline\r\nnext\ttab"),
+            "ok]0;pwned [2Jline\nnext\ttab"
+        );
+        assert_eq!(terminal_safe("a\u{202e}b\u{2066}c\u{9b}d"), "abcd");
+        assert_eq!(terminal_safe("Total: 42 €"), "Total: 42 €");
     }
 
     #[test]

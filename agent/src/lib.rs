@@ -10,6 +10,7 @@ mod commands;
 pub mod config;
 pub mod format;
 pub mod git;
+pub mod images;
 mod next;
 pub mod rules;
 pub mod sse;
@@ -30,15 +31,35 @@ pub struct ApiArgs {
     #[arg(long, env = "REDLINE_API_URL", value_name = "URL")]
     pub api_url: Option<String>,
     /// The project (name or id), when the token has several.
-    #[arg(long, env = "REDLINE_PROJECT", value_name = "PROJECT")]
+    #[arg(long, visible_alias = "project-id", env = "REDLINE_PROJECT", value_name = "PROJECT")]
     pub project: Option<String>,
+}
+
+/// The item a command acts on, in Fabric's form (`--change-id 2`) or as the first
+/// argument (`2`); exactly one of the two.
+#[derive(Args, Debug, Clone)]
+#[group(required = true, multiple = false)]
+pub struct ItemArg {
+    /// The item: 2, #2 or its id.
+    #[arg(long = "change-id", value_name = "ITEM")]
+    change_id: Option<String>,
+    /// The item, as the first argument instead of --change-id.
+    #[arg(value_name = "ITEM")]
+    item: Option<String>,
+}
+
+impl ItemArg {
+    /// The item as typed (clap guarantees exactly one form was given).
+    pub fn as_str(&self) -> &str {
+        self.change_id.as_deref().or(self.item.as_deref()).unwrap_or_default()
+    }
 }
 
 /// The lease an agent write is made under, and its author.
 #[derive(Args, Debug, Clone)]
 pub struct WriteArgs {
     /// Your agent name (the thread shows it). Defaults to the name you last claimed as.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long = "author-name", visible_alias = "author", value_name = "NAME")]
     pub author: Option<String>,
     /// The group you claimed the item in. Defaults to your last claim's, if the item is
     /// in it.
@@ -125,18 +146,14 @@ pub struct NextArgs {
     /// Give up after this many seconds (exit 2).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
-    /// Look once and exit: 0 with work, 2 without.
-    #[arg(long, conflicts_with = "timeout")]
+    /// Look once and exit: 0 with work, 2 without (any --timeout is then moot).
+    #[arg(long)]
     pub once: bool,
-    /// Seconds between polls when the event stream is unavailable (at least 5).
-    #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = min_interval())]
+    /// Seconds between polls when the event stream is unavailable (below 5 counts as 5).
+    #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub interval: u64,
     #[command(flatten)]
     pub api: ApiArgs,
-}
-
-fn min_interval() -> clap::builder::RangedU64ValueParser {
-    clap::value_parser!(u64).range(5..)
 }
 
 #[derive(Args, Debug)]
@@ -163,18 +180,18 @@ pub struct ClaimArgs {
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// The item: 2, #2 or its id.
-    pub item: String,
+    #[command(flatten)]
+    pub item: ItemArg,
     #[command(flatten)]
     pub api: ApiArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct AskArgs {
-    /// The item: 2, #2 or its id.
-    pub item: String,
-    /// The question.
-    pub question: String,
+    #[command(flatten)]
+    pub item: ItemArg,
+    #[command(flatten)]
+    pub question: QuestionArg,
     /// An answer to offer (repeat for each; at most 6).
     #[arg(long = "option", value_name = "LABEL")]
     pub options: Vec<String>,
@@ -184,10 +201,28 @@ pub struct AskArgs {
     pub api: ApiArgs,
 }
 
+/// The question, as `--question Q` (Fabric's form) or as the argument after the item.
+#[derive(Args, Debug)]
+#[group(required = true, multiple = false)]
+pub struct QuestionArg {
+    /// The question to ask the filer.
+    #[arg(long = "question", value_name = "QUESTION")]
+    question: Option<String>,
+    /// The question, as the argument after ITEM instead of --question.
+    #[arg(value_name = "QUESTION")]
+    text: Option<String>,
+}
+
+impl QuestionArg {
+    pub fn into_string(self) -> String {
+        self.question.or(self.text).unwrap_or_default()
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ReplyArgs {
-    /// The item: 2, #2 or its id.
-    pub item: String,
+    #[command(flatten)]
+    pub item: ItemArg,
     /// The message.
     #[arg(long, short)]
     pub message: String,
@@ -213,8 +248,8 @@ pub enum ShotKind {
 
 #[derive(Args, Debug)]
 pub struct ShotArgs {
-    /// The item: 2, #2 or its id.
-    pub item: String,
+    #[command(flatten)]
+    pub item: ItemArg,
     /// The image (png, jpeg or webp; the type is read from the file's bytes).
     #[arg(long, value_name = "FILE")]
     pub image: PathBuf,
@@ -231,13 +266,13 @@ pub struct ShotArgs {
 
 #[derive(Args, Debug)]
 pub struct DoneArgs {
-    /// The item: 2, #2 or its id.
-    pub item: String,
+    #[command(flatten)]
+    pub item: ItemArg,
     /// A note for the filer (added to the thread).
     #[arg(long)]
     pub note: Option<String>,
     /// The commit that fixed it (default: HEAD of the checkout you run this in).
-    #[arg(long, value_name = "SHA")]
+    #[arg(long, visible_alias = "head-commit", value_name = "SHA")]
     pub commit: Option<String>,
     /// The branch (default: the checkout's; none on a detached HEAD).
     #[arg(long)]
@@ -251,7 +286,7 @@ pub struct DoneArgs {
 #[derive(Args, Debug)]
 pub struct ListArgs {
     /// Include done and dismissed items.
-    #[arg(long)]
+    #[arg(long, visible_alias = "include-done")]
     pub all: bool,
     /// Only items of this stage: its branch, URL or id.
     #[arg(long, value_name = "STAGE")]
@@ -296,7 +331,7 @@ pub async fn run(command: AgentCommand, json: bool) -> i32 {
 /// Prints an error: a line on stderr, and with `--json` the protocol's error body on
 /// stdout.
 fn report(e: &Error, json: bool) {
-    eprintln!("redline: {e}");
+    eprintln!("redline: {}", format::terminal_safe(&e.to_string()));
     if let (true, Error::Api { body, .. }) = (json, e) {
         println!("{}", serde_json::to_string(body).expect("error bodies serialise"));
     }

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::NextArgs;
 use super::client::{Error, exit};
-use super::commands::{Ctx, now, print_claimed};
+use super::commands::{Ctx, now, print_claimed, save_images};
 use super::format;
 use super::rules::{answer_candidates, backoff, group_title, next_wake, sleep_until_wake};
 use super::sse::{self, StreamState};
@@ -38,7 +38,8 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
         .then(|| tokio::spawn(sse::follow(ctx.api.clone(), ctx.project_id.clone(), wake.clone(), state_tx)));
     let _stop = follower.map(AbortOnDrop);
     let mut stream_alive = true;
-    let interval = Duration::from_secs(a.interval);
+    // Fabric takes any interval; polling faster than every 5 s only loads the server.
+    let interval = Duration::from_secs(a.interval.max(5));
     // Wake-ups for a hold end that came before the server's clock passed it.
     let (mut early_wakes, mut failures, mut races) = (0u32, 0u32, 0u32);
     let mut slept_for: Option<Timestamp> = None;
@@ -62,7 +63,7 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
         };
         let wake_at = match found {
             Look::Answers(answers, groups) => {
-                print_answers(ctx, &answers, groups);
+                print_answers(ctx, &answers, groups).await;
                 return Ok(exit::OK);
             }
             Look::Claimable(list) if a.claim => match claim(ctx, &a, &list).await {
@@ -232,15 +233,19 @@ async fn claim(ctx: &Ctx, a: &NextArgs, list: &ListChangesOutput) -> Result<Clai
     Ok(out)
 }
 
-fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: Vec<Group>) {
+async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: Vec<Group>) {
     let changes: Vec<Change> = answers.iter().map(|(c, _)| c.clone()).collect();
     let groups: Vec<Group> = groups
         .into_iter()
         .filter(|g| changes.iter().any(|c| c.group_id.as_ref() == Some(&g.group_id)))
         .collect();
     let out = ListChangesOutput { changes, groups };
+    let mut lines = Vec::new();
+    for (c, thread) in answers {
+        let saved = save_images(ctx, c, thread).await;
+        lines.push(format!("  {}", format::answer_lines(c, thread, &saved.attachments)));
+    }
     ctx.print(&out, || {
-        let lines: Vec<String> = answers.iter().map(|(c, thread)| format::answer_line(c, thread)).collect();
         let first = &answers[0].0.short_id;
         format!(
             "{} answered:\n{}\nRead the thread: redline show {first}",

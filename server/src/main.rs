@@ -17,10 +17,16 @@ use serde::Serialize;
     name = "redline",
     version,
     about = "Redline: the changes server, its admin commands, and the agent CLI",
-    after_help = "An agent works the queue with: redline login --api-url URL, then\n  \
-                  redline next --claim --claimed-by NAME   (waits for work and claims it)\n  \
-                  redline show N | ask N \"question\" --option A | reply N -m TEXT | shot N --image F --label L\n  \
-                  redline done N                           (records the checkout's commit)\n\
+    after_help = "An agent works the queue with (the forms of `pikku fabric changes`; an item may also be\n\
+                  given as the first argument, `redline show 2`):\n  \
+                  redline login --api-url URL\n  \
+                  redline next --claim --claimed-by NAME             (waits for work and claims it)\n  \
+                  redline show --change-id N\n  \
+                  redline ask --change-id N --question Q --option A --option B --author-name NAME\n  \
+                  redline shot --change-id N --label A --kind option --image a.png\n  \
+                  redline reply --change-id N -m TEXT [--image F --image-label L]\n  \
+                  redline done --change-id N --note TEXT             (records the checkout's commit)\n\
+                  `redline skill` prints the whole loop for an agent; `redline mcp` serves it over MCP.\n\
                   Agent commands exit 0 with work printed, 2 when there was nothing (timeout, --once),\n\
                   3 when the session is refused (sign in again), 1 otherwise."
 )]

@@ -4,6 +4,7 @@
 mod cli_support;
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cli_support::*;
@@ -43,7 +44,8 @@ async fn the_agent_loop() {
             "capture": {"stroke": [], "bounds": null, "elements": [{
                 "testId": "orders.total", "componentTestId": "order-summary",
                 "sourceAnchor": "src/routes/app.orders.tsx:42", "cssPath": "main > div.total",
-                "text": "Total: 42", "tag": "div"
+                "text": "Total: 42", "tag": "div",
+                "rect": {"x": 10.2, "y": 300, "width": 200, "height": 24}
             }]}
         }),
     )
@@ -78,13 +80,19 @@ async fn the_agent_loop() {
     ] {
         assert!(out.stdout.contains(expected), "missing {expected:?} in:\n{}", out.stdout);
     }
+    assert!(out.stdout.contains("rect:      x 10 y 300, 200x24 (CSS px in the viewport)"), "{}", out.stdout);
     let path = out.stdout.lines().find_map(|l| l.strip_prefix("Screenshot: ")).expect("a screenshot path");
     assert_eq!(std::fs::read(path).unwrap(), png_bytes());
-    let shown = agent.run(&["show", "1", "--json"]).await.ok().json();
+    // Saved once, in the agent's cache, private, at the same path every time.
+    assert!(Path::new(path).starts_with(agent.home.path().join(".cache/redline/images")), "{path}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let shown = agent.run(&["show", "--change-id", "1", "--json"]).await.ok().json();
     assert_eq!(shown["change"]["title"], "Total ignores tax");
-    let saved = shown["screenshotPath"].as_str().unwrap();
-    assert!(saved != path, "each show saves a new file");
-    assert_eq!(std::fs::read(saved).unwrap(), png_bytes());
+    assert_eq!(shown["screenshotPath"].as_str().unwrap(), path, "the screenshot is saved once, at one path");
 
     // ask with options: the item waits for an answer.
     let asked = agent
@@ -120,7 +128,12 @@ async fn the_agent_loop() {
     let woke = answered_at.elapsed();
     assert_eq!(out.code, 0, "{out:?}");
     assert!(woke < Duration::from_secs(1), "woke {woke:?} after the answer");
-    assert!(out.stdout.contains("Ann answered: The standard one (chose: Standard VAT)"), "{}", out.stdout);
+    assert!(out.stdout.contains("1 item answered:\n  #1  Total ignores tax"), "{}", out.stdout);
+    assert!(out.stdout.contains("Question (answered): Which tax rate?"), "{}", out.stdout);
+    assert!(out.stdout.contains("1. Standard VAT  (key "), "{}", out.stdout);
+    assert!(out.stdout.contains("  <- chosen\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("Answer:   Ann: "), "{}", out.stdout);
+    assert!(out.stdout.contains("The standard one"), "{}", out.stdout);
 
     // shot and reply land in the thread, under the claim's fence.
     let shot = tempfile::NamedTempFile::new().unwrap();
@@ -168,7 +181,7 @@ async fn the_agent_loop() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("agent agent-a: Tax added"), "{}", out.stdout);
+    assert!(out.stdout.contains("agent agent-a (note): Tax added"), "{}", out.stdout);
     assert!(out.stdout.contains(&format!("Fixed in: {} on main", &sha[..7])), "{}", out.stdout);
 }
 

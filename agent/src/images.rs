@@ -1,0 +1,190 @@
+//! Where the images an agent reads are kept: an item's screenshot and the thread's
+//! option and evidence images, saved once each in the user's cache dir
+//! (`$XDG_CACHE_HOME/redline/images/` or `~/.cache/redline/images/`, mode 0700) as
+//! files of mode 0600, so `show` prints the same path every time and an agent can open
+//! it again without downloading it again.
+//!
+//! A name is made only of characters that are safe in a path (`[A-Za-z0-9_-]`): the
+//! server's ids and keys are used as they are when they are made of those, and are
+//! otherwise replaced by a hash, so nothing the server sends can climb out of the
+//! folder or name a special file. A file is written under a temporary name and renamed
+//! into place, so a reader never sees half an image and a link planted at the final
+//! name is replaced, not followed.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use redline_protocol::{IMAGE_MAX_BYTES, ImageType};
+
+use crate::client::{Api, Error};
+
+/// `$XDG_CACHE_HOME/redline/images` when that is an absolute path, else
+/// `~/.cache/redline/images`.
+pub fn cache_dir_from(xdg_cache_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    let base = match (xdg_cache_home.filter(|x| Path::new(x).is_absolute()), home.filter(|h| !h.is_empty())) {
+        (Some(xdg), _) => PathBuf::from(xdg),
+        (None, Some(home)) => Path::new(home).join(".cache"),
+        (None, None) => return None,
+    };
+    Some(base.join("redline").join("images"))
+}
+
+/// `part` when it is made of safe characters only (and not too long), else a hash of it.
+fn safe_part(part: &str) -> String {
+    let safe = !part.is_empty()
+        && part.len() <= 64
+        && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if safe { part.to_owned() } else { format!("h{:016x}", fnv1a(part.as_bytes())) }
+}
+
+/// FNV-1a, 64-bit: a stable name for a key with unsafe characters (not a secret).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The file name, without its extension, of image `key` of an item: the first 8
+/// characters of the project id, the item's number, and the key (a server key such as
+/// `<hex>.png` loses its extension: the file's own comes from its bytes).
+pub fn stem(project_id: &str, short_id: &str, key: &str) -> String {
+    let project = project_id.get(..8).unwrap_or(project_id);
+    let key = key.rsplit_once('.').map_or(key, |(stem, _)| stem);
+    format!("{}-{}-{}", safe_part(project), safe_part(short_id), safe_part(key))
+}
+
+/// The extension of an image, from its bytes.
+fn extension(bytes: &[u8]) -> &'static str {
+    match ImageType::sniff(bytes) {
+        Some(ImageType::Png) => "png",
+        Some(ImageType::Jpeg) => "jpg",
+        Some(ImageType::Webp) => "webp",
+        None => "img",
+    }
+}
+
+/// The folder images are saved in.
+pub struct ImageCache {
+    dir: PathBuf,
+}
+
+impl ImageCache {
+    pub fn new(dir: PathBuf) -> ImageCache {
+        ImageCache { dir }
+    }
+
+    /// The cache of this process's user.
+    pub fn open() -> Result<ImageCache, String> {
+        let xdg = std::env::var("XDG_CACHE_HOME").ok();
+        let home = std::env::var("HOME").ok();
+        cache_dir_from(xdg.as_deref(), home.as_deref())
+            .map(ImageCache::new)
+            .ok_or_else(|| "cannot find a cache directory: set HOME or XDG_CACHE_HOME".to_owned())
+    }
+
+    /// The saved file of `stem`, if there is one.
+    pub fn find(&self, stem: &str) -> Option<PathBuf> {
+        ["png", "jpg", "webp", "img"]
+            .iter()
+            .map(|ext| self.dir.join(format!("{stem}.{ext}")))
+            .find(|p| p.is_file())
+    }
+
+    /// Saves `bytes` as `stem` (its extension from its bytes) and returns the path.
+    pub fn save(&self, stem: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+        let io = |what: &str, path: &Path, e: std::io::Error| format!("{what} {}: {e}", path.display());
+        create_private_dir(&self.dir).map_err(|e| io("creating", &self.dir, e))?;
+        let path = self.dir.join(format!("{stem}.{}", extension(bytes)));
+        let tmp = self.dir.join(format!(".{stem}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let written =
+            options.open(&tmp).and_then(|mut f| f.write_all(bytes)).and_then(|()| fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(io("writing", &path, e));
+        }
+        Ok(path)
+    }
+
+    /// The saved image `stem`, downloading it from `url` the first time.
+    pub async fn fetch(&self, api: &Api, stem: &str, url: &str) -> Result<PathBuf, Error> {
+        if let Some(path) = self.find(stem) {
+            return Ok(path);
+        }
+        let bytes = api.download(url).await?;
+        if bytes.len() > IMAGE_MAX_BYTES {
+            return Err(Error::local(format!("the image at {url} is over {} MiB", IMAGE_MAX_BYTES >> 20)));
+        }
+        self.save(stem, &bytes).map_err(Error::Local)
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_cache_dir() {
+        assert_eq!(cache_dir_from(Some("/x"), Some("/home/a")), Some(PathBuf::from("/x/redline/images")));
+        assert_eq!(
+            cache_dir_from(Some("rel"), Some("/home/a")),
+            Some(PathBuf::from("/home/a/.cache/redline/images"))
+        );
+        assert_eq!(cache_dir_from(None, None), None);
+    }
+
+    #[test]
+    fn names_are_made_of_safe_characters_only() {
+        let project = "0193a2b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b";
+        assert_eq!(
+            stem(project, "7", "0123456789abcdef0123456789abcdef.png"),
+            "0193a2b4-7-0123456789abcdef0123456789abcdef"
+        );
+        assert_eq!(stem(project, "7", "opt-1"), "0193a2b4-7-opt-1");
+        for hostile in ["../../etc/passwd", "a/b", "x\u{1b}[2J", "", "..", "a b"] {
+            let s = stem(project, "7", hostile);
+            assert!(
+                s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                "{hostile:?} -> {s}"
+            );
+        }
+        assert_ne!(stem(project, "7", "a/b"), stem(project, "7", "a/c"), "hashed keys stay distinct");
+        assert_eq!(stem(project, "../1", "k"), format!("0193a2b4-h{:016x}-k", fnv1a(b"../1")));
+    }
+
+    #[test]
+    fn saved_once_private_and_found_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ImageCache::new(dir.path().join("images"));
+        assert_eq!(cache.find("p-1-k"), None);
+        let png = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0];
+        let path = cache.save("p-1-k", &png).unwrap();
+        assert_eq!(path, dir.path().join("images/p-1-k.png"));
+        assert_eq!(cache.find("p-1-k"), Some(path.clone()));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(fs::metadata(dir.path().join("images")).unwrap().permissions().mode() & 0o777, 0o700);
+            // A link planted at the name is replaced, not written through.
+            let target = dir.path().join("target");
+            fs::write(&target, b"keep").unwrap();
+            fs::remove_file(&path).unwrap();
+            std::os::unix::fs::symlink(&target, &path).unwrap();
+            cache.save("p-1-k", &png).unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"keep");
+            assert!(!fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        }
+        assert_eq!(fs::read_dir(dir.path().join("images")).unwrap().count(), 1, "no temporary file is left");
+    }
+}
