@@ -16,7 +16,7 @@ use super::images::{self, ImageCache};
 use super::rules::{default_stage, parse_item, pick_stage};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, WriteArgs, git, next,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, git, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -38,6 +38,7 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::Done(a) => done(a, json).await,
         AgentCommand::List(a) => list(a, json).await,
         AgentCommand::File(a) => file(a, json).await,
+        AgentCommand::Skill(a) => skill(a, json),
     }
 }
 
@@ -566,6 +567,27 @@ async fn list(a: ListArgs, json: bool) -> Result<i32, Error> {
             .collect::<Vec<_>>()
             .join("\n")
     });
+    Ok(exit::OK)
+}
+
+fn skill(a: SkillArgs, json: bool) -> Result<i32, Error> {
+    let Some(SkillAction::Install { dir }) = a.action else {
+        print!("{}", skill::SKILL);
+        return Ok(exit::OK);
+    };
+    let dir = match dir {
+        Some(dir) => dir,
+        None => skill::default_dir(
+            &std::env::current_dir()
+                .map_err(|e| Error::local(format!("reading the current directory: {e}")))?,
+        ),
+    };
+    let path = skill::install(&dir).map_err(Error::Local)?;
+    if json {
+        println!("{}", serde_json::json!({ "path": path }));
+    } else {
+        println!("Wrote {}", path.display());
+    }
     Ok(exit::OK)
 }
 

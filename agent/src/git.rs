@@ -53,3 +53,11 @@ pub fn resolve(dir: &Path, rev: &str) -> Option<String> {
         _ => None,
     }
 }
+
+/// The top folder of the checkout `dir` is in.
+pub fn toplevel(dir: &Path) -> Option<std::path::PathBuf> {
+    match git(dir, &["rev-parse", "--show-toplevel"])? {
+        (true, top) if !top.is_empty() => Some(top.into()),
+        _ => None,
+    }
+}

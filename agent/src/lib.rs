@@ -13,6 +13,7 @@ pub mod git;
 pub mod images;
 mod next;
 pub mod rules;
+pub mod skill;
 pub mod sse;
 
 use std::io::Write;
@@ -118,6 +119,24 @@ pub enum AgentCommand {
     List(ListArgs),
     /// File an item from the terminal (words only).
     File(FileArgs),
+    /// Print the skill that teaches a coding agent this loop, or install it.
+    Skill(SkillArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SkillArgs {
+    #[command(subcommand)]
+    pub action: Option<SkillAction>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SkillAction {
+    /// Write the skill as SKILL.md where agents find it.
+    Install {
+        /// The folder (default: .claude/skills/redline-changes at the top of this checkout).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]

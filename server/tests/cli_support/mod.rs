@@ -123,7 +123,11 @@ impl Agent {
 
     /// Starts a long-running command (`next`) with debug logs of the CLI on stderr.
     pub fn spawn(&self, args: &[&str]) -> Running {
-        let mut cmd = self.command(args);
+        self.spawn_command(self.command(args))
+    }
+
+    /// Starts `cmd` (made by [`Agent::command`]) as [`Agent::spawn`] does.
+    pub fn spawn_command(&self, mut cmd: Command) -> Running {
         cmd.env("RUST_LOG", "redline_agent=debug").stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
