@@ -215,7 +215,8 @@ fn write_private<T: Serialize>(dir: &Path, path: &Path, value: &T) -> Result<(),
     fs::rename(&tmp, path).map_err(|e| io("replacing", e))
 }
 
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+/// Creates `dir` (and its parents) readable by its owner only.
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use redline_protocol::{IMAGE_MAX_BYTES, ImageType};
 
 use crate::client::{Api, Error};
+use crate::config::create_private_dir;
 
 /// `$XDG_CACHE_HOME/redline/images` when that is an absolute path, else
 /// `~/.cache/redline/images`.
@@ -119,14 +120,6 @@ impl ImageCache {
         }
         self.save(stem, &bytes).map_err(Error::Local)
     }
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 #[cfg(test)]

@@ -4,12 +4,8 @@
 mod cli_support;
 mod common;
 
-use std::time::Duration;
-
 use cli_support::*;
 use common::{TestServer, connect, data_lines, read_sse};
-use redline_protocol::Scope;
-use redline_server::admin;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,30 +51,11 @@ async fn login_with_a_token_stores_it_privately() {
 async fn login_with_a_code() {
     let s = TestServer::start().await;
     let me = Agent::bare();
-    let mut cmd = me.command(&["login", "--api-url", &s.base]);
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-    let first =
-        tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.unwrap().unwrap().unwrap();
-    let code = first
-        .strip_prefix("To sign in, approve the code ")
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("unexpected prompt {first:?}"))
-        .to_owned();
+    let out = login_with_code(&s, &me, &["login", "--api-url", &s.base], "agent-c").await;
+    let first = out.stdout.lines().next().unwrap();
     assert!(first.contains(&format!("{}/auth/verify", s.base)), "{first}");
-    admin::approve_sign_in(&s.store, &code, "demo", &[Scope::Read, Scope::Write], "agent-c", s.clock.now())
-        .await
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.unwrap().unwrap();
-    let mut rest = String::new();
-    while let Ok(Some(line)) = lines.next_line().await {
-        rest.push_str(&line);
-        rest.push('\n');
-    }
-    assert!(status.success(), "{rest}");
-    assert!(rest.contains(&format!("Signed in to {} as agent-c", s.base)), "{rest}");
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains(&format!("Signed in to {} as agent-c", s.base)), "{out:?}");
     me.run(&["list"]).await.ok();
 }
 

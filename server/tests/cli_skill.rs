@@ -11,8 +11,6 @@ use std::time::Duration;
 
 use cli_support::*;
 use common::TestServer;
-use redline_protocol::Scope;
-use redline_server::admin;
 use serde_json::{Value, json};
 
 const SKILL: &str = include_str!("../../agent/src/SKILL.md");
@@ -120,7 +118,7 @@ async fn every_command_of_the_skill_runs_against_a_real_server() {
         }
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = match (sub.as_str(), argv.contains(&"--claim")) {
-            ("login", _) => login(&s, &agent, &argv).await,
+            ("login", _) => login_with_code(&s, &agent, &argv, "agent-1").await,
             ("next", true) => {
                 let first = file_item(&s, "Header too dark").await;
                 file_item(&s, "Footer overlaps").await;
@@ -149,32 +147,6 @@ async fn file_item(s: &TestServer, title: &str) -> String {
 async fn claimed_group(s: &TestServer) -> String {
     let listed = s.ok(&s.agent, "listChanges", json!({"projectId": s.project_id})).await;
     listed["groups"][0]["groupId"].as_str().expect("a claimed group").to_owned()
-}
-
-/// `redline login --api-url URL`: the code it prints is approved, as a person would.
-async fn login(s: &TestServer, agent: &Agent, argv: &[&str]) -> Out {
-    let mut child = agent.command(argv);
-    child.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut child = child.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-    let first =
-        tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.unwrap().unwrap().unwrap();
-    let code = first
-        .strip_prefix("To sign in, approve the code ")
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap_or_else(|| panic!("unexpected prompt {first:?}"))
-        .to_owned();
-    admin::approve_sign_in(&s.store, &code, "demo", &[Scope::Read, Scope::Write], "agent-1", s.clock.now())
-        .await
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.unwrap().unwrap();
-    let mut stdout = first + "\n";
-    while let Ok(Some(line)) = lines.next_line().await {
-        stdout.push_str(&line);
-        stdout.push('\n');
-    }
-    Out { code: status.code().unwrap_or(-1), stdout, stderr: String::new() }
 }
 
 /// `redline next --claimed-by NAME`: waits, and the person answers the open question

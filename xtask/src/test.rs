@@ -62,6 +62,10 @@ pub fn run() -> Result<()> {
     tally.run(&mut e2e)?;
     phases.push(("end-to-end in Chromium", phase.elapsed().as_secs_f64()));
 
+    let phase = Instant::now();
+    tally.check("the README's install puts a working `redline` in a prefix", install_into_a_prefix);
+    phases.push(("install", phase.elapsed().as_secs_f64()));
+
     println!();
     for (name, seconds) in &phases {
         println!("{name:<26} {seconds:>7.1} s");
@@ -72,6 +76,26 @@ pub fn run() -> Result<()> {
         bail!("{} tests failed", tally.failed);
     }
     Ok(())
+}
+
+/// The README's install command for an agent's machine, into a temporary prefix, then
+/// `redline --version` from there.
+fn install_into_a_prefix() -> Result<()> {
+    let prefix = std::env::temp_dir().join(format!("redline-install-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&prefix);
+    let installed =
+        process::run(cmd("cargo").args(["install", "--locked", "--path", "server", "--root"]).arg(&prefix))
+            .and_then(|()| {
+                let out = Command::new(prefix.join("bin/redline")).arg("--version").output()?;
+                let version = String::from_utf8_lossy(&out.stdout);
+                if !out.status.success() || !version.starts_with("redline ") {
+                    bail!("`redline --version` from the prefix printed {version:?} ({})", out.status);
+                }
+                println!("{}", version.trim());
+                Ok(())
+            });
+    let _ = std::fs::remove_dir_all(&prefix);
+    installed
 }
 
 /// Counts what the test runners report, across cargo's and node's formats.
@@ -103,6 +127,21 @@ impl Tally {
             );
         }
         Ok(())
+    }
+
+    /// Runs a check of xtask's own as one test: its failure is counted and shown, and
+    /// the run goes on to fail at the end like any other failed test.
+    fn check(&mut self, name: &str, check: impl FnOnce() -> Result<()>) {
+        match check() {
+            Ok(()) => {
+                println!("ok - {name}");
+                self.passed += 1;
+            }
+            Err(e) => {
+                println!("not ok - {name}: {e:#}");
+                self.failed += 1;
+            }
+        }
     }
 
     fn count(&mut self, line: &str) {

@@ -247,3 +247,31 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 pub fn hhmm_utc(iso: &str) -> String {
     iso[11..16].to_owned()
 }
+
+/// Runs `redline login …` (without `--token`) and approves the code it prints for
+/// `name`, as a person would; returns the command's output (its first line the prompt).
+pub async fn login_with_code(s: &TestServer, agent: &Agent, argv: &[&str], name: &str) -> Out {
+    let mut cmd = agent.command(argv);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let first =
+        tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.unwrap().unwrap().unwrap();
+    let code = first
+        .strip_prefix("To sign in, approve the code ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("unexpected prompt {first:?}"))
+        .to_owned();
+    let scopes = [redline_protocol::Scope::Read, redline_protocol::Scope::Write];
+    redline_server::admin::approve_sign_in(&s.store, &code, "demo", &scopes, name, s.clock.now())
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.unwrap().unwrap();
+    let mut stdout = first + "\n";
+    while let Ok(Some(line)) = lines.next_line().await {
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    Out { code: status.code().unwrap_or(-1), stdout, stderr: String::new() }
+}
