@@ -2,6 +2,10 @@
 // the demo stage, Playwright draws a lasso, the filer types and presses Enter, and the
 // server then holds one item with what was circled, the page's context and a screenshot.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage, watchErrors } from "./harness.mjs";
 
@@ -9,6 +13,7 @@ const VIEWPORT = { width: 1200, height: 700 };
 
 describe("circle and file", () => {
   let stage, server, browser, panel, sha;
+  const agentHome = mkdtempSync(join(tmpdir(), "redline-e2e-agent-"));
 
   before(async () => {
     stage = await startStage();
@@ -22,6 +27,7 @@ describe("circle and file", () => {
     await browser?.close();
     await server?.dispose();
     await stage?.stop();
+    rmSync(agentHome, { recursive: true, force: true });
   });
 
   /** Opens the stage at `path` and starts circling from the toolbar button. */
@@ -38,6 +44,14 @@ describe("circle and file", () => {
     await composer.getByRole("textbox").fill(text);
     await composer.getByRole("textbox").press("Enter");
     await composer.waitFor({ state: "detached" });
+  }
+
+  /** `redline show` as an agent runs it, signed in by environment, with a home of its own. */
+  function agentShow(item) {
+    return execFileSync(process.env.REDLINE_BIN, ["show", "--change-id", item], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: agentHome, TZ: "UTC", REDLINE_API_URL: server.url, REDLINE_TOKEN: server.token },
+    });
   }
 
   async function changes() {
@@ -88,6 +102,24 @@ describe("circle and file", () => {
         return { width: image.naturalWidth, height: image.naturalHeight };
       }, change.screenshotUrl);
       assert.deepEqual(size, VIEWPORT, "the screenshot is the whole viewport at the page's pixel ratio");
+
+      // What the agent reads of the same item, as `redline show` prints it.
+      const shown = agentShow(filed.shortId);
+      console.log(`redline show --change-id ${filed.shortId}, for this item:\n${shown}`);
+      for (const line of [
+        "#" + filed.shortId + " Export is cramped",
+        "It touches the search box.",
+        "test id:   orders.export",
+        "component: order-toolbar",
+        `source:    ${element.sourceAnchor} as of ${sha.slice(0, 7)}`,
+        `css:       ${element.cssPath}`,
+        'text:      "Export CSV"',
+        `rect:      x ${Math.round(element.rect.x)} y ${Math.round(element.rect.y)}, ${Math.round(element.rect.width)}x${Math.round(element.rect.height)}`,
+      ]) {
+        assert.ok(shown.includes(line), `show prints ${JSON.stringify(line)}`);
+      }
+      const screenshot = shown.match(/^Screenshot: (.+)$/m)?.[1];
+      assert.ok(screenshot && statSync(screenshot).size > 1000, "the screenshot is saved where show says");
       assert.deepEqual(errors, []);
       await page.close();
     });
