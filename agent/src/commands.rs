@@ -101,7 +101,7 @@ impl Ctx {
 
     /// The lease and author of an agent write on `item`: the flags, else the last
     /// claim (when it has the item), else the session's name.
-    fn write_lease(&self, item: &str, w: &WriteArgs) -> (Option<String>, Option<u64>, String) {
+    pub(crate) fn write_lease(&self, item: &str, w: &WriteArgs) -> (Option<String>, Option<u64>, String) {
         let saved = self.saved_claim();
         let author = w
             .author
@@ -113,6 +113,18 @@ impl Ctx {
             (None, Some(c)) => (Some(c.group_id), Some(c.fence), author),
             (None, None) => (None, None, author),
         }
+    }
+
+    /// The group an item is in (with its lease), when it is in one.
+    pub async fn group_of(&self, change: &Change) -> Result<Option<Group>, Error> {
+        let Some(g) = &change.group_id else { return Ok(None) };
+        let input = ListChangesInput {
+            group_id: Some(g.clone()),
+            include_done: true,
+            limit: Some(1),
+            ..Default::default()
+        };
+        Ok(self.list(input).await?.groups.into_iter().find(|gr| &gr.group_id == g))
     }
 
     /// Prints `value` as JSON with `--json`, else `text`, made safe for a terminal: it
@@ -347,18 +359,7 @@ async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
         .api
         .call::<GetChange>(GetChangeInput { change_id, project_id: Some(ctx.project_id.clone()) })
         .await?;
-    let group = match &out.change.group_id {
-        Some(g) => {
-            let input = ListChangesInput {
-                group_id: Some(g.clone()),
-                include_done: true,
-                limit: Some(1),
-                ..Default::default()
-            };
-            ctx.list(input).await?.groups.into_iter().find(|gr| &gr.group_id == g)
-        }
-        None => None,
-    };
+    let group = ctx.group_of(&out.change).await?;
     let saved = save_images(&ctx, &out.change, &out.thread).await;
     let shown =
         ShowJson { out: &out, screenshot_path: saved.screenshot.as_deref(), image_paths: &saved.attachments };
@@ -438,7 +439,7 @@ async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
 }
 
 /// An image file as the protocol takes it: its type from its bytes, and base64.
-fn read_image(path: &Path) -> Result<(ImageType, String), Error> {
+pub(crate) fn read_image(path: &Path) -> Result<(ImageType, String), Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::local(format!("reading {}: {e}", path.display())))?;
     if bytes.len() > IMAGE_MAX_BYTES {
         return Err(Error::local(format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20)));
@@ -536,18 +537,20 @@ async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
         fence,
     };
     let out = ctx.api.call::<CompleteChange>(input).await?;
-    ctx.print(&out, || {
-        let c = &out.change;
-        let commit = c.head_commit.as_deref().map(|s| format!(" in {}", short_sha(s))).unwrap_or_default();
-        let branch = c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
-        let live = match c.live {
-            Some(true) => " It is live on its stage.",
-            Some(false) => " It goes live when the stage deploys a build that contains it.",
-            None => "",
-        };
-        format!("#{} is done{commit}{branch}.{live}", c.short_id)
-    });
+    ctx.print(&out, || done_text(&out.change));
     Ok(exit::OK)
+}
+
+/// What `done` says about the completed item: its commit, branch and whether it is live.
+pub(crate) fn done_text(c: &Change) -> String {
+    let commit = c.head_commit.as_deref().map(|s| format!(" in {}", short_sha(s))).unwrap_or_default();
+    let branch = c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
+    let live = match c.live {
+        Some(true) => " It is live on its stage.",
+        Some(false) => " It goes live when the stage deploys a build that contains it.",
+        None => "",
+    };
+    format!("#{} is done{commit}{branch}.{live}", c.short_id)
 }
 
 async fn list(a: ListArgs, json: bool) -> Result<i32, Error> {

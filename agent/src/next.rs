@@ -4,6 +4,9 @@
 //! first: a change event that may mean work (the stream is followed in a task), the
 //! soonest moment a held item or a lease ends (+1 s), the `--interval` poll (only while
 //! the stream is not up), or `--timeout`.
+//!
+//! [`wait`] does the looking and waiting and returns what it found; `run` prints it.
+//! The MCP server's `changes_next` tool calls [`wait`] too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,48 +32,103 @@ enum Look {
     Nothing { wake: Option<Timestamp>, held: usize, held_until: Option<Timestamp> },
 }
 
+/// What to wait for: the CLI's `next` and the MCP server's `changes_next` alike.
+pub struct Wait {
+    /// The agent's name: also wait for answers to its questions in its groups.
+    pub claimed_by: Option<String>,
+    /// Claim what was found as one group (needs `claimed_by`).
+    pub claim: bool,
+    /// The claim's lease, in minutes.
+    pub lease_minutes: Option<u32>,
+    /// Only items of this stage.
+    pub stage_id: Option<String>,
+    /// Give up at this moment; `None` waits as long as it takes.
+    pub deadline: Option<Instant>,
+    /// Look once and return, without following the event stream.
+    pub once: bool,
+    /// Between polls while the event stream is unavailable.
+    pub interval: Duration,
+}
+
+/// What waiting found.
+pub enum Found {
+    /// Answers waiting for `claimed_by`: the items, their threads, their groups.
+    Answers(Vec<(Change, Vec<Message>)>, Vec<Group>),
+    /// With `claim`: what was claimed (and remembered as the last claim).
+    Claimed(ClaimChangesOutput),
+    /// Without `claim`: items an agent may claim now.
+    Claimable(ListChangesOutput),
+    /// Nothing (once, or by the deadline): `held` items wait for their filer, the
+    /// first of them claimable at `held_until`, as of the last look.
+    Nothing { held: usize, held_until: Option<Timestamp> },
+}
+
 pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
     let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
-    let deadline = a.timeout.map(|s| Instant::now() + Duration::from_secs(s));
+    let w = Wait {
+        claimed_by: a.claimed_by.clone(),
+        claim: a.claim,
+        lease_minutes: a.lease_minutes,
+        stage_id,
+        deadline: a.timeout.map(|s| Instant::now() + Duration::from_secs(s)),
+        once: a.once,
+        // Fabric takes any interval; polling faster than every 5 s only loads the server.
+        interval: Duration::from_secs(a.interval.max(5)),
+    };
+    match wait(ctx, &w).await? {
+        Found::Answers(answers, groups) => print_answers(ctx, &answers, groups).await,
+        Found::Claimed(out) => print_claimed(ctx, &out, false),
+        Found::Claimable(list) => print_claimable(ctx, &list, a.claimed_by.as_deref()),
+        Found::Nothing { held, held_until } => {
+            if a.once && held > 0 {
+                let at = held_until.map(|t| format!(", claimable from {}", ctx.local().hhmm(t)));
+                eprintln!("redline: nothing to do now; {held} held by their filer{}", at.unwrap_or_default());
+            }
+            return Ok(nothing(&a));
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Looks at the queue until there is work (see the module's doc), or until the
+/// deadline; transient errors are retried with backoff (said on stderr), others returned.
+pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
+    let deadline = w.deadline;
     let wake = Arc::new(Notify::new());
     let (state_tx, mut state_rx) = watch::channel(StreamState::Down);
-    let follower = (!a.once)
+    let follower = (!w.once)
         .then(|| tokio::spawn(sse::follow(ctx.api.clone(), ctx.project_id.clone(), wake.clone(), state_tx)));
     let _stop = follower.map(AbortOnDrop);
     let mut stream_alive = true;
-    // Fabric takes any interval; polling faster than every 5 s only loads the server.
-    let interval = Duration::from_secs(a.interval.max(5));
+    let interval = w.interval;
     // Wake-ups for a hold end that came before the server's clock passed it.
     let (mut early_wakes, mut failures, mut races) = (0u32, 0u32, 0u32);
     let mut slept_for: Option<Timestamp> = None;
+    // What the last look saw held, for the answer when nothing comes.
+    let (mut held_now, mut held_until_now) = (0usize, None);
+    let idle = |held: usize, held_until: Option<Timestamp>| Ok(Found::Nothing { held, held_until });
     loop {
         tracing::debug!("looking for work");
-        let found = match look(ctx, &a, stage_id.as_deref()).await {
+        let found = match look(ctx, w).await {
             Ok(found) => {
                 failures = 0;
                 found
             }
-            Err(e) if e.is_transient() && !a.once => {
+            Err(e) if e.is_transient() && !w.once => {
                 let delay = backoff(failures);
                 failures += 1;
                 eprintln!("redline: {e}; retrying in {} s", delay.as_secs());
                 if sleep_or_deadline(delay, deadline).await {
-                    return Ok(nothing(&a));
+                    return idle(held_now, held_until_now);
                 }
                 continue;
             }
             Err(e) => return Err(e),
         };
         let wake_at = match found {
-            Look::Answers(answers, groups) => {
-                print_answers(ctx, &answers, groups).await;
-                return Ok(exit::OK);
-            }
-            Look::Claimable(list) if a.claim => match claim(ctx, &a, &list).await {
-                Ok(out) => {
-                    print_claimed(ctx, &out, false);
-                    return Ok(exit::OK);
-                }
+            Look::Answers(answers, groups) => return Ok(Found::Answers(answers, groups)),
+            Look::Claimable(list) if w.claim => match claim(ctx, w, &list).await {
+                Ok(out) => return Ok(Found::Claimed(out)),
                 // Another agent took them between the look and the claim: look again
                 // (after a short pause, growing if it keeps happening).
                 Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => {
@@ -78,26 +136,17 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
                     let delay = backoff(races);
                     races += 1;
                     if sleep_or_deadline(delay, deadline).await {
-                        return Ok(nothing(&a));
+                        return idle(held_now, held_until_now);
                     }
                     continue;
                 }
                 Err(e) => return Err(e),
             },
-            Look::Claimable(list) => {
-                print_claimable(ctx, &list, a.claimed_by.as_deref());
-                return Ok(exit::OK);
-            }
+            Look::Claimable(list) => return Ok(Found::Claimable(list)),
             Look::Nothing { wake, held, held_until } => {
-                if a.once {
-                    if held > 0 {
-                        let at = held_until.map(|t| format!(", claimable from {}", ctx.local().hhmm(t)));
-                        eprintln!(
-                            "redline: nothing to do now; {held} held by their filer{}",
-                            at.unwrap_or_default()
-                        );
-                    }
-                    return Ok(nothing(&a));
+                (held_now, held_until_now) = (held, held_until);
+                if w.once {
+                    return idle(held, held_until);
                 }
                 wake
             }
@@ -137,7 +186,7 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
                 () = wake.notified() => break,
                 () = timer => {
                     if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Ok(nothing(&a));
+                        return idle(held_now, held_until_now);
                     }
                     if timer_is_hold {
                         slept_for = wake_at;
@@ -178,9 +227,9 @@ async fn sleep_or_deadline(delay: Duration, deadline: Option<Instant>) -> bool {
     }
 }
 
-async fn look(ctx: &Ctx, a: &NextArgs, stage_id: Option<&str>) -> Result<Look, Error> {
-    let base = ListChangesInput { stage_id: stage_id.map(str::to_owned), ..Default::default() };
-    if let Some(by) = &a.claimed_by {
+async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
+    let base = ListChangesInput { stage_id: w.stage_id.clone(), ..Default::default() };
+    if let Some(by) = &w.claimed_by {
         let input = ListChangesInput {
             status: Some(vec![ChangeStatus::InProgress]),
             limit: Some(LIST_LIMIT_MAX),
@@ -218,15 +267,15 @@ async fn look(ctx: &Ctx, a: &NextArgs, stage_id: Option<&str>) -> Result<Look, E
     })
 }
 
-async fn claim(ctx: &Ctx, a: &NextArgs, list: &ListChangesOutput) -> Result<ClaimChangesOutput, Error> {
+async fn claim(ctx: &Ctx, w: &Wait, list: &ListChangesOutput) -> Result<ClaimChangesOutput, Error> {
     let take: Vec<Change> = list.changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
     let input = ClaimChangesInput {
         project_id: ctx.project_id.clone(),
         group_id: None,
         change_ids: Some(take.iter().map(|c| c.change_id.clone()).collect()),
         title: Some(group_title(&take)),
-        claimed_by: a.claimed_by.clone().unwrap_or_default(),
-        lease_minutes: a.lease_minutes,
+        claimed_by: w.claimed_by.clone().unwrap_or_default(),
+        lease_minutes: w.lease_minutes,
     };
     let out = ctx.api.call::<ClaimChanges>(input).await?;
     ctx.remember_claim(&out);
