@@ -16,7 +16,7 @@ use super::images::{self, ImageCache};
 use super::rules::{default_stage, parse_item, pick_stage};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, git, next, skill,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, git, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -39,6 +39,7 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::List(a) => list(a, json).await,
         AgentCommand::File(a) => file(a, json).await,
         AgentCommand::Skill(a) => skill(a, json),
+        AgentCommand::Mcp(a) => mcp::serve(a).await,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod config;
 pub mod format;
 pub mod git;
 pub mod images;
+mod mcp;
 mod next;
 pub mod rules;
 pub mod skill;
@@ -121,6 +122,13 @@ pub enum AgentCommand {
     File(FileArgs),
     /// Print the skill that teaches a coding agent this loop, or install it.
     Skill(SkillArgs),
+    /// Serve the agent commands as Model Context Protocol tools, over stdio.
+    ///
+    /// For MCP clients (Claude Code, Cursor, …): add `redline` with the argument `mcp`
+    /// as a stdio server. It signs in like the other commands (REDLINE_API_URL and
+    /// REDLINE_TOKEN, or the stored login) and records the commit of the git checkout it
+    /// runs in when an item is marked done.
+    Mcp(McpArgs),
 }
 
 #[derive(Args, Debug)]
@@ -313,6 +321,12 @@ pub struct ListArgs {
     /// At most this many items (up to 200).
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct McpArgs {
     #[command(flatten)]
     pub api: ApiArgs,
 }

@@ -1,0 +1,884 @@
+//! `redline mcp`: the agent commands as Model Context Protocol tools, served over stdio
+//! with the official SDK (`rmcp`).
+//!
+//! Each tool is a thin layer over the same calls as its command: [`Ctx`] signs in the
+//! same way (`REDLINE_API_URL`/`REDLINE_TOKEN` or the stored login), agent writes carry
+//! the remembered claim's group and fence, `changes_next` is `next`'s [`next::wait`]
+//! with a bounded wait, and `changes_done` records the commit of the checkout the
+//! server runs in. What went wrong is a tool error (`isError`) whose text says what to
+//! do. Nothing here prints to stdout: it carries the protocol.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use redline_protocol::*;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use super::client::{Error, exit};
+use super::commands::{Ctx, done_text, now, read_image, save_images};
+use super::format::{self, LocalTime, SavedImages};
+use super::next::{self, Found, Wait};
+use super::rules::parse_item;
+use super::{ApiArgs, McpArgs, WriteArgs, git};
+
+/// `changes_next`'s wait when the call names none: under the 60 s after which common
+/// MCP clients give up on a request.
+const DEFAULT_WAIT_SECS: u64 = 50;
+/// The longest wait a call may ask for.
+const MAX_WAIT_SECS: u64 = 600;
+/// Polling while the event stream is down, as `redline next`'s default.
+const POLL_INTERVAL: Duration = Duration::from_secs(15);
+/// At most this many images in one `changes_show` answer (the screenshot first); the
+/// text gives every saved image's path.
+const SHOW_IMAGES_MAX: usize = 8;
+
+const INSTRUCTIONS: &str = "Redline is a queue of UI change requests: a person circled something on a deployed \
+web app (a stage) and said what is wrong. Work it in a loop:
+1. changes_next {claim: true, claimedBy: YOUR_NAME} waits (up to timeoutSeconds, default 50) for claimable \
+items and claims them as one group with a 30-minute lease. \"nothing yet\" means nothing came: call it again.
+2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text), the \
+body, console errors, the thread, and the screenshot as an image.
+3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} and then \
+changes_next {claimedBy: YOUR_NAME} wakes when they answer. changes_reply and changes_shot (option or evidence \
+images) add to the thread.
+4. Commit the fix, then changes_done {changeId, note}: it records this checkout's branch and HEAD commit.
+If a write says your lease is lost, another agent has the item: stop working on it and take new work with \
+changes_next. changes_list shows the queue; changes_claim claims named items or renews a lease.";
+
+// The parameters' types are `inline`: their schemas are written out where they are used,
+// as some MCP clients do not follow `$ref`.
+
+/// An item as a tool takes it: its number (`3` or `"#3"`) or its id.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum ItemRef {
+    /// `"3"`, `"#3"` or the item's id (a UUID).
+    Text(String),
+    /// The item's number.
+    Number(u64),
+}
+
+impl ItemRef {
+    /// As the user wrote it (`3`, `#3` or an id), for the remembered claim and messages.
+    fn as_typed(&self) -> String {
+        match self {
+            ItemRef::Text(s) => s.trim().to_owned(),
+            ItemRef::Number(n) => n.to_string(),
+        }
+    }
+
+    /// As the server takes it.
+    fn change_id(&self) -> Result<String, Error> {
+        parse_item(&self.as_typed()).map_err(Error::Local)
+    }
+
+    /// `3` for `#3`, for the texts.
+    fn name(&self) -> String {
+        self.as_typed().trim_start_matches('#').to_owned()
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NextParams {
+    /// Your agent name. With it, changes_next also returns when the filer answers one of
+    /// your questions (in a group you claimed). Required to claim.
+    pub claimed_by: Option<String>,
+    /// Claim what was found as one group (at most 50 items), leased to claimedBy.
+    #[serde(default)]
+    pub claim: bool,
+    /// The claim's lease in minutes (default 30).
+    #[schemars(range(min = 1, max = 1440))]
+    pub lease_minutes: Option<u32>,
+    /// Only items of this stage: its branch, URL or id.
+    pub stage: Option<String>,
+    /// How long to wait for work, in seconds (default 50; 0 looks once without waiting).
+    /// When nothing comes the answer is "nothing yet": call again to keep waiting.
+    #[schemars(range(max = 600))]
+    pub timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClaimParams {
+    /// The items to claim. Without it (and without groupId): every claimable item, at
+    /// most 50.
+    #[serde(default)]
+    pub change_ids: Vec<ItemRef>,
+    /// The group's title (default: "Changes on /route" or "Changes batch").
+    pub title: Option<String>,
+    /// Your agent name.
+    pub claimed_by: String,
+    /// The lease in minutes (default 30).
+    #[schemars(range(min = 1, max = 1440))]
+    pub lease_minutes: Option<u32>,
+    /// Renew this group's lease (yours); with changeIds, also add those items to it.
+    pub group_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShowParams {
+    /// The item: its number (3 or "#3") or its id.
+    pub change_id: ItemRef,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AskParams {
+    /// The item: its number (3 or "#3") or its id.
+    pub change_id: ItemRef,
+    /// The question for the person who filed the item.
+    pub question: String,
+    /// Answers to offer (at most 6); the person picks one or writes their own.
+    #[serde(default)]
+    #[schemars(length(max = 6))]
+    pub options: Vec<String>,
+    /// Your agent name, shown in the thread (default: the name you last claimed as).
+    pub author_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplyParams {
+    /// The item: its number (3 or "#3") or its id.
+    pub change_id: ItemRef,
+    /// The message.
+    pub message: String,
+    /// An image to attach: a png, jpeg or webp file (a path relative to this server's
+    /// working directory, or absolute). Not with imageBase64.
+    pub image_path: Option<String>,
+    /// An image to attach, base64-encoded png, jpeg or webp (a data: URL works too).
+    /// Not with imagePath.
+    pub image_base64: Option<String>,
+    /// The image's label (default: the file name, or "image").
+    pub image_label: Option<String>,
+    /// Your agent name, shown in the thread (default: the name you last claimed as).
+    pub author_name: Option<String>,
+}
+
+/// What an attached image is for.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum ShotKindParam {
+    /// Something to look at: a before/after, a proof of the fix.
+    #[default]
+    Evidence,
+    /// A choice the person can pick as the answer to your open question (label it like
+    /// one of the question's options to show that option).
+    Option,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShotParams {
+    /// The item: its number (3 or "#3") or its id.
+    pub change_id: ItemRef,
+    /// What the image shows.
+    pub label: String,
+    /// evidence (default) or option.
+    #[serde(default)]
+    pub kind: ShotKindParam,
+    /// The image: a png, jpeg or webp file (relative to this server's working directory,
+    /// or absolute). Give this or imageBase64.
+    pub image_path: Option<String>,
+    /// The image, base64-encoded png, jpeg or webp (a data: URL works too). Give this or
+    /// imagePath.
+    pub image_base64: Option<String>,
+    /// Your agent name, shown in the thread (default: the name you last claimed as).
+    pub author_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DoneParams {
+    /// The item: its number (3 or "#3") or its id.
+    pub change_id: ItemRef,
+    /// A note for the person who filed it: what was changed (added to the thread).
+    pub note: Option<String>,
+    /// The commit that fixed it (default: HEAD of the git checkout this server runs in).
+    pub commit: Option<String>,
+    /// The branch (default: the checkout's; none on a detached HEAD).
+    pub branch: Option<String>,
+    /// Your agent name (default: the name you last claimed as).
+    pub author_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListParams {
+    /// Include done and dismissed items.
+    #[serde(default)]
+    pub all: bool,
+    /// Only items of this stage: its branch, URL or id.
+    pub stage: Option<String>,
+    /// At most this many items (default 50).
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<u32>,
+}
+
+/// Serves the tools on stdin/stdout until the client closes them.
+pub async fn serve(a: McpArgs) -> Result<i32, Error> {
+    let service = Tools::new(a.api)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::local(format!("starting the MCP server: {e}")))?;
+    service.waiting().await.map_err(|e| Error::local(format!("the MCP server failed: {e}")))?;
+    Ok(exit::OK)
+}
+
+/// The MCP server: the session (made on the first call that needs it, and made again
+/// after the server refused it) and the tools.
+#[derive(Clone)]
+pub struct Tools {
+    api: ApiArgs,
+    ctx: Arc<Mutex<Option<Arc<Ctx>>>>,
+    tool_router: ToolRouter<Tools>,
+}
+
+type Outcome = Result<CallToolResult, Error>;
+
+impl Tools {
+    pub fn new(api: ApiArgs) -> Tools {
+        Tools { api, ctx: Arc::new(Mutex::new(None)), tool_router: Self::tool_router() }
+    }
+
+    /// The signed-in session: read the login and ask the server once, then reuse it.
+    async fn ctx(&self) -> Result<Arc<Ctx>, Error> {
+        let mut slot = self.ctx.lock().await;
+        if let Some(ctx) = slot.as_ref() {
+            return Ok(ctx.clone());
+        }
+        let ctx = Arc::new(Ctx::connect(&self.api, false).await?);
+        *slot = Some(ctx.clone());
+        Ok(ctx)
+    }
+
+    /// The tool's answer: its result, or a tool error saying what to do. A refused
+    /// session is forgotten, so the next call reads the login again.
+    async fn finish(&self, outcome: Outcome) -> CallToolResult {
+        match outcome {
+            Ok(result) => result,
+            Err(e) => {
+                let signed_in = self.ctx.lock().await.as_ref().map(|c| c.api_url.clone());
+                let api_url = signed_in.or_else(|| self.api.api_url.clone());
+                if matches!(e.status(), Some(401 | 403)) {
+                    *self.ctx.lock().await = None;
+                }
+                CallToolResult::error(vec![ContentBlock::text(explain(&e, api_url.as_deref()))])
+            }
+        }
+    }
+}
+
+/// A text result. What filers and pages wrote is in it: made safe as for a terminal.
+fn text(s: impl AsRef<str>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(format::terminal_safe(s.as_ref()))])
+}
+
+fn local() -> LocalTime<'static> {
+    LocalTime { offset: &format::system_offset }
+}
+
+/// The lease and author of an agent write on `item`, as the CLI's: the remembered
+/// claim when it has the item, the name given, else the last claim's or the session's.
+fn lease(ctx: &Ctx, item: &ItemRef, author: Option<String>) -> (Option<String>, Option<u64>, String) {
+    ctx.write_lease(&item.as_typed(), &WriteArgs { author, group_id: None, fence: None })
+}
+
+/// The text of a tool error: the CLI's message, and what to do about it here.
+pub fn explain(e: &Error, api_url: Option<&str>) -> String {
+    let login = format!("redline login --api-url {}", api_url.unwrap_or("URL"));
+    match e {
+        Error::Api { status: 401, .. } => format!(
+            "{e}. In a terminal: `{login}`, or set REDLINE_TOKEN in this MCP server's environment; \
+             then call the tool again."
+        ),
+        Error::Api { status: 403, .. } => format!(
+            "{e}. This token lacks the scope or the project: sign in with a token that has \
+             changes:project:read and changes:project:write on this project (`{login}`), then call \
+             the tool again."
+        ),
+        Error::Api { body, .. } if body.code == codes::LEASE_LOST => format!(
+            "{e}. With MCP: stop working on this item and call changes_next with claim: true for new work."
+        ),
+        Error::Api { status: 404, .. } => {
+            format!("{e}. Check the item's number or id: changes_list shows the queue.")
+        }
+        Error::SignedOut(_) => format!(
+            "{e}. This MCP server uses the same login as the redline CLI and reads it again on the next call."
+        ),
+        Error::Network(_) => {
+            format!("{e}. Is the changes server running and reachable? Call the tool again when it is.")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// A 409 `not_claimable` explained: why each item could not be claimed and until when.
+fn not_claimable(body: &ErrorBody, claimed_by: &str) -> CallToolResult {
+    let items = body.items.clone().unwrap_or_default();
+    let explained = format::explain_not_claimable(&items, claimed_by, &local());
+    // Its last line is the CLI's way to wait; here it is changes_next.
+    let reasons = explained.rsplit_once('\n').map_or(explained.as_str(), |(reasons, _)| reasons);
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{reasons}\nTo wait for claimable work instead: changes_next with claim: true and claimedBy {claimed_by:?}."
+    ))])
+}
+
+/// The text of a claim (or a renewal): the group, its lease, the items, what to do next.
+pub fn claimed_text(
+    out: &ClaimChangesOutput,
+    renewed: bool,
+    now: Timestamp,
+    local: &LocalTime<'_>,
+) -> String {
+    let g = &out.group;
+    let until = g.claim_expires_at.map(|t| format!(", lease until {}", local.hhmm(t))).unwrap_or_default();
+    let lines: Vec<String> = out
+        .changes
+        .iter()
+        .map(|c| format!("  {}", format::list_line(c, std::slice::from_ref(g), now, local)))
+        .collect();
+    let ids: Vec<String> = out.changes.iter().map(|c| format!("{:?}", c.short_id)).collect();
+    format!(
+        "{} {} item{} as {:?} for {} (group {}, fence {}{until}):\n{}\n\
+         Next: changes_show each item (changeId {}); fix it, commit, then changes_done. Ask the filer \
+         with changes_ask when the request is unclear.",
+        if renewed { "Renewed" } else { "Claimed" },
+        out.changes.len(),
+        if out.changes.len() == 1 { "" } else { "s" },
+        g.title,
+        g.claimed_by.as_deref().unwrap_or("?"),
+        g.group_id,
+        g.fence,
+        lines.join("\n"),
+        ids.join(", ")
+    )
+}
+
+/// The text of what `changes_next` found; `saved` are the images of each answered item.
+pub fn found_text(
+    found: &Found,
+    w: &Wait,
+    waited: u64,
+    saved: &[SavedImages],
+    now: Timestamp,
+    local: &LocalTime<'_>,
+) -> String {
+    match found {
+        Found::Claimed(out) => claimed_text(out, false, now, local),
+        Found::Answers(answers, _) => {
+            let none = BTreeMap::new();
+            let lines: Vec<String> = answers
+                .iter()
+                .enumerate()
+                .map(|(i, (c, thread))| {
+                    let images = saved.get(i).map_or(&none, |s| &s.attachments);
+                    format!("  {}", format::answer_lines(c, thread, images))
+                })
+                .collect();
+            let first = &answers[0].0.short_id;
+            format!(
+                "{} answered:\n{}\nRead the thread: changes_show (changeId {first:?}); then go on with the fix.",
+                if answers.len() == 1 { "1 item".to_owned() } else { format!("{} items", answers.len()) },
+                lines.join("\n")
+            )
+        }
+        Found::Claimable(list) => {
+            let lines: Vec<String> = list
+                .changes
+                .iter()
+                .map(|c| format!("  {}", format::list_line(c, &list.groups, now, local)))
+                .collect();
+            let ids: Vec<String> =
+                list.changes.iter().take(CLAIM_ALL_MAX).map(|c| format!("{:?}", c.short_id)).collect();
+            let by = w.claimed_by.as_deref().map_or_else(|| "YOUR_NAME".to_owned(), |b| format!("{b:?}"));
+            format!(
+                "{} to claim:\n{}\nClaim: changes_claim with changeIds [{}] and claimedBy {by} (or changes_next \
+                 with claim: true).",
+                if list.changes.len() == 1 {
+                    "1 item".to_owned()
+                } else {
+                    format!("{} items", list.changes.len())
+                },
+                lines.join("\n"),
+                ids.join(", ")
+            )
+        }
+        Found::Nothing { held, held_until } => {
+            let within = if w.once { "now".to_owned() } else { format!("within {waited} s") };
+            let held = match (held, held_until) {
+                (0, _) => String::new(),
+                (n, Some(t)) => format!("; {n} held by their filer, claimable from {}", local.hhmm(*t)),
+                (n, None) => format!("; {n} held by their filer"),
+            };
+            let what =
+                if w.claimed_by.is_some() { "no claimable item and no answer" } else { "no claimable item" };
+            format!("nothing yet: {what} {within}{held}. Call changes_next again to keep waiting.")
+        }
+    }
+}
+
+/// Reads an image given as a file or as base64: its type from its bytes, and base64.
+fn image_input(path: Option<&str>, base64: Option<&str>) -> Result<Option<(ImageType, String)>, Error> {
+    match (path, base64) {
+        (Some(_), Some(_)) => Err(Error::local("give imagePath or imageBase64, not both")),
+        (Some(p), None) => read_image(Path::new(p)).map(Some),
+        (None, Some(b64)) => {
+            let b64 = b64.trim();
+            // A data: URL's payload.
+            let b64 = match b64.strip_prefix("data:") {
+                Some(rest) => rest.split_once(',').map_or(rest, |(_, data)| data),
+                None => b64,
+            };
+            let bytes = STANDARD
+                .decode(b64.split_whitespace().collect::<String>())
+                .map_err(|e| Error::local(format!("imageBase64 is not base64: {e}")))?;
+            if bytes.len() > IMAGE_MAX_BYTES {
+                return Err(Error::local(format!("the image is over {} MiB", IMAGE_MAX_BYTES >> 20)));
+            }
+            let kind = ImageType::sniff(&bytes)
+                .ok_or_else(|| Error::local("imageBase64 is not a png, jpeg or webp image"))?;
+            Ok(Some((kind, STANDARD.encode(&bytes))))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+#[tool_router]
+impl Tools {
+    #[tool(
+        description = "Wait for work: claimable items (claim them with claim: true and claimedBy) or, with \
+                       claimedBy, the filer's answer to one of your questions. Waits up to timeoutSeconds \
+                       (default 50) and answers \"nothing yet\" when nothing came: then call it again. Woken \
+                       at once by the server's event stream."
+    )]
+    async fn changes_next(&self, Parameters(p): Parameters<NextParams>) -> CallToolResult {
+        let outcome = self.next(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "Claim items as one group with a lease (30 minutes unless leaseMinutes), or renew your \
+                       group's lease with groupId. When nothing can be claimed, says why for each item and \
+                       from when it is claimable. Later writes on these items carry this claim."
+    )]
+    async fn changes_claim(&self, Parameters(p): Parameters<ClaimParams>) -> CallToolResult {
+        let outcome = self.claim(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "Show an item: title, body, status and lease, the stage URL and route, the viewport, each \
+                       circled element (test id, component, source file:line as of the filed build, CSS path, \
+                       text), console errors and the thread with its options. Returns the screenshot the filer \
+                       took and the thread's option and evidence images as images (the screenshot is also \
+                       saved to a temporary file, whose path is given).",
+        annotations(read_only_hint = true)
+    )]
+    async fn changes_show(&self, Parameters(p): Parameters<ShowParams>) -> CallToolResult {
+        let outcome = self.show(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "Ask the person who filed the item a question, optionally with options to pick (at most \
+                       6; the answer gives each option's key). The item then waits for the answer: call \
+                       changes_next with claimedBy to wait for it. changes_shot with kind option adds an image \
+                       to an option (same label)."
+    )]
+    async fn changes_ask(&self, Parameters(p): Parameters<AskParams>) -> CallToolResult {
+        let outcome = self.ask(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "Add a message to an item's thread (the person sees it in the side panel), optionally \
+                       with an image from a file or base64. Changes no status."
+    )]
+    async fn changes_reply(&self, Parameters(p): Parameters<ReplyParams>) -> CallToolResult {
+        let outcome = self.reply(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "Attach an image (png, jpeg or webp, from a file or base64) to an item's thread: evidence \
+                       (a before/after) or an option the person can pick as the answer to your open question."
+    )]
+    async fn changes_shot(&self, Parameters(p): Parameters<ShotParams>) -> CallToolResult {
+        let outcome = self.shot(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "Mark an item done after committing the fix: records the branch and HEAD commit of the \
+                       git checkout this MCP server runs in (or commit/branch), and adds the note to the \
+                       thread. Refused when your lease is lost (another agent has claimed the item since)."
+    )]
+    async fn changes_done(&self, Parameters(p): Parameters<DoneParams>) -> CallToolResult {
+        let outcome = self.done(p).await;
+        self.finish(outcome).await
+    }
+
+    #[tool(
+        description = "List the queue: each item's number, status, title, route and whether it is claimable \
+                       now (or from when, or who holds it). Done and dismissed items only with all: true.",
+        annotations(read_only_hint = true)
+    )]
+    async fn changes_list(&self, Parameters(p): Parameters<ListParams>) -> CallToolResult {
+        let outcome = self.list(p).await;
+        self.finish(outcome).await
+    }
+}
+
+/// The tools' bodies: each the same calls as its CLI command.
+impl Tools {
+    async fn next(&self, p: NextParams) -> Outcome {
+        let claimed_by = p.claimed_by.map(|b| b.trim().to_owned()).filter(|b| !b.is_empty());
+        if p.claim && claimed_by.is_none() {
+            return Err(Error::local("claim needs claimedBy: your agent name"));
+        }
+        let waited = p.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECS);
+        if waited > MAX_WAIT_SECS {
+            return Err(Error::local(format!("timeoutSeconds is at most {MAX_WAIT_SECS}")));
+        }
+        let ctx = self.ctx().await?;
+        let w = Wait {
+            claimed_by,
+            claim: p.claim,
+            lease_minutes: p.lease_minutes,
+            stage_id: ctx.stage_id(p.stage.as_deref()).await?,
+            deadline: Some(Instant::now() + Duration::from_secs(waited)),
+            once: waited == 0,
+            interval: POLL_INTERVAL,
+        };
+        let found = next::wait(&ctx, &w).await?;
+        let mut saved = Vec::new();
+        if let Found::Answers(answers, _) = &found {
+            for (c, thread) in answers {
+                saved.push(save_images(&ctx, c, thread).await);
+            }
+        }
+        Ok(text(found_text(&found, &w, waited, &saved, now(), &local())))
+    }
+
+    async fn claim(&self, p: ClaimParams) -> Outcome {
+        let change_ids = match p.change_ids.as_slice() {
+            [] => None,
+            ids => Some(ids.iter().map(ItemRef::change_id).collect::<Result<Vec<_>, _>>()?),
+        };
+        let ctx = self.ctx().await?;
+        let renewing = p.group_id.is_some();
+        let input = ClaimChangesInput {
+            project_id: ctx.project_id.clone(),
+            group_id: p.group_id,
+            change_ids,
+            title: p.title,
+            claimed_by: p.claimed_by.clone(),
+            lease_minutes: p.lease_minutes,
+        };
+        match ctx.api.call::<ClaimChanges>(input).await {
+            Ok(out) => {
+                ctx.remember_claim(&out);
+                Ok(text(claimed_text(&out, renewing, now(), &local())))
+            }
+            Err(Error::Api { status: 409, body }) if body.code == codes::NOT_CLAIMABLE => {
+                Ok(not_claimable(&body, &p.claimed_by))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn show(&self, p: ShowParams) -> Outcome {
+        let change_id = p.change_id.change_id()?;
+        let ctx = self.ctx().await?;
+        let out = ctx
+            .api
+            .call::<GetChange>(GetChangeInput { change_id, project_id: Some(ctx.project_id.clone()) })
+            .await?;
+        let group = ctx.group_of(&out.change).await?;
+        // Saved in the image cache as `redline show` does: the text gives their paths.
+        let saved = save_images(&ctx, &out.change, &out.thread).await;
+        let mut images: Vec<(String, Option<&String>)> = Vec::new();
+        if out.change.screenshot_url.is_some() {
+            images.push((
+                format!("The screenshot filed with #{}:", out.change.short_id),
+                saved.screenshot.as_ref(),
+            ));
+        }
+        let open = open_question(out.change.status, &out.thread);
+        for a in out.thread.iter().flat_map(|m| &m.attachments).filter(|a| a.url.is_some()) {
+            let caption = match a.kind {
+                AttachmentKind::Option => {
+                    let of = open
+                        .as_ref()
+                        .and_then(|q| q.choice(&a.key))
+                        .map(|c| format!(" (the open question's choice \"{}\", key {})", c.label, c.key));
+                    format!("Option image {}: {}{}", a.key, a.label, of.unwrap_or_default())
+                }
+                AttachmentKind::Evidence => format!("Evidence image {}: {}", a.key, a.label),
+            };
+            images.push((caption, saved.attachments.get(&a.key)));
+        }
+        let shown = format::show(&out, group.as_ref(), &saved, now(), &local());
+        let mut content = vec![ContentBlock::text(format::terminal_safe(&shown))];
+        for (i, (caption, path)) in images.into_iter().enumerate() {
+            if i == SHOW_IMAGES_MAX {
+                content.push(ContentBlock::text(format!(
+                    "(More images are in the thread; their paths are above. At most {SHOW_IMAGES_MAX} are shown.)"
+                )));
+                break;
+            }
+            let caption = format::terminal_safe(&caption);
+            let read = path.map(|p| std::fs::read(p).map_err(|e| format!("reading {p}: {e}")));
+            match read.map(|r| r.map(|bytes| (ImageType::sniff(&bytes), bytes))) {
+                Some(Ok((Some(kind), bytes))) => {
+                    content.push(ContentBlock::text(caption));
+                    content.push(ContentBlock::image(STANDARD.encode(&bytes), kind.content_type()));
+                }
+                Some(Ok((None, _))) => {
+                    content.push(ContentBlock::text(format!("{caption} not a png, jpeg or webp image")))
+                }
+                Some(Err(e)) => {
+                    content.push(ContentBlock::text(format!("{caption} could not be read ({e})")))
+                }
+                None => content.push(ContentBlock::text(format!("{caption} could not be downloaded"))),
+            }
+        }
+        Ok(CallToolResult::success(content))
+    }
+
+    async fn ask(&self, p: AskParams) -> Outcome {
+        if p.options.len() > OPTIONS_MAX {
+            return Err(Error::local(format!("at most {OPTIONS_MAX} options (got {})", p.options.len())));
+        }
+        if p.options.iter().any(|o| o.trim().is_empty()) {
+            return Err(Error::local("an option must not be empty"));
+        }
+        let change_id = p.change_id.change_id()?;
+        let ctx = self.ctx().await?;
+        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
+        let by = author_name.clone();
+        let input = AskChangeQuestionInput {
+            change_id,
+            project_id: Some(ctx.project_id.clone()),
+            question: p.question,
+            author_name,
+            option: (!p.options.is_empty()).then_some(p.options),
+            group_id,
+            fence,
+        };
+        let out = ctx.api.call::<AskChangeQuestion>(input).await?;
+        let options: Vec<String> =
+            out.message.options().map(|o| format!("\n  option {}: {}", o.key, o.label)).collect();
+        Ok(text(format!(
+            "Asked on #{}; it now waits for an answer.{}\nWait for it: changes_next with claimedBy {by:?}.",
+            p.change_id.name(),
+            options.concat()
+        )))
+    }
+
+    async fn reply(&self, p: ReplyParams) -> Outcome {
+        let image = image_input(p.image_path.as_deref(), p.image_base64.as_deref())?;
+        let change_id = p.change_id.change_id()?;
+        let ctx = self.ctx().await?;
+        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
+        let label = p.image_label.or_else(|| match (&image, &p.image_path) {
+            (None, _) => None,
+            (Some(_), Some(path)) => Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned()),
+            (Some(_), None) => Some("image".to_owned()),
+        });
+        let input = ReplyToChangeInput {
+            change_id,
+            project_id: Some(ctx.project_id.clone()),
+            body: p.message,
+            author_name,
+            content_type: image.as_ref().map(|(t, _)| t.content_type().to_owned()),
+            image_base64: image.map(|(_, b64)| b64),
+            image_label: label,
+            group_id,
+            fence,
+        };
+        ctx.api.call::<ReplyToChange>(input).await?;
+        Ok(text(format!("Replied on #{}.", p.change_id.name())))
+    }
+
+    async fn shot(&self, p: ShotParams) -> Outcome {
+        let (kind, image_base64) = image_input(p.image_path.as_deref(), p.image_base64.as_deref())?
+            .ok_or_else(|| Error::local("give the image: imagePath or imageBase64"))?;
+        let change_id = p.change_id.change_id()?;
+        let ctx = self.ctx().await?;
+        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
+        let (attachment_kind, word) = match p.kind {
+            ShotKindParam::Evidence => (AttachmentKind::Evidence, "evidence"),
+            ShotKindParam::Option => (AttachmentKind::Option, "option"),
+        };
+        let input = AttachChangeShotInput {
+            change_id,
+            project_id: Some(ctx.project_id.clone()),
+            label: p.label,
+            kind: attachment_kind,
+            content_type: kind.content_type().to_owned(),
+            image_base64,
+            author_name,
+            group_id,
+            fence,
+        };
+        let out = ctx.api.call::<AttachChangeShot>(input).await?;
+        Ok(text(format!(
+            "Attached {word} \"{}\" to #{} (key {}).",
+            out.message.body,
+            p.change_id.name(),
+            out.key
+        )))
+    }
+
+    async fn done(&self, p: DoneParams) -> Outcome {
+        let change_id = p.change_id.change_id()?;
+        let ctx = self.ctx().await?;
+        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
+        let mut warning = None;
+        let (head_commit, branch) = match (&p.commit, git::head(&cwd)) {
+            (Some(c), _) => (Some(git::resolve(&cwd, c).unwrap_or_else(|| c.clone())), p.branch),
+            (None, Some(h)) => (Some(h.commit), p.branch.or(h.branch)),
+            (None, None) => {
+                warning = Some(format!(
+                    "\n{} is not a git checkout with a commit: no commit was recorded (pass commit).",
+                    cwd.display()
+                ));
+                (None, p.branch)
+            }
+        };
+        let input = CompleteChangeInput {
+            change_id,
+            project_id: Some(ctx.project_id.clone()),
+            branch,
+            head_commit,
+            note: p.note,
+            author_name: Some(author_name),
+            group_id,
+            fence,
+        };
+        let out = ctx.api.call::<CompleteChange>(input).await?;
+        Ok(text(format!("{}{}", done_text(&out.change), warning.unwrap_or_default())))
+    }
+
+    async fn list(&self, p: ListParams) -> Outcome {
+        let ctx = self.ctx().await?;
+        let stage_id = ctx.stage_id(p.stage.as_deref()).await?;
+        let input = ListChangesInput {
+            stage_id,
+            include_done: p.all,
+            limit: Some(p.limit.unwrap_or(50)),
+            ..Default::default()
+        };
+        let out = ctx.list(input).await?;
+        if out.changes.is_empty() {
+            return Ok(text(if p.all { "The queue is empty." } else { "Nothing open." }));
+        }
+        let now = now();
+        let lines: Vec<String> =
+            out.changes.iter().map(|c| format::list_line(c, &out.groups, now, &local())).collect();
+        Ok(text(lines.join("\n")))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("redline", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+    fn api_error(status: u16, code: &str) -> Error {
+        Error::Api { status, body: ErrorBody { message: "m".into(), code: code.into(), items: None } }
+    }
+
+    #[test]
+    fn errors_say_what_to_do_with_mcp() {
+        let url = Some("https://changes.example.com");
+        let lost = explain(&api_error(409, codes::LEASE_LOST), url);
+        assert!(lost.starts_with("your lease is lost (409 lease_lost)"), "{lost}");
+        assert!(lost.contains("call changes_next with claim: true"), "{lost}");
+        let refused = explain(&api_error(401, "unauthorized"), url);
+        assert!(refused.contains("`redline login --api-url https://changes.example.com`"), "{refused}");
+        assert!(explain(&api_error(403, "forbidden"), None).contains("redline login --api-url URL"));
+        assert!(explain(&api_error(404, "not_found"), url).contains("changes_list shows the queue"));
+        let out = explain(&Error::SignedOut("not signed in".into()), url);
+        assert!(out.starts_with("not signed in. This MCP server uses the same login"), "{out}");
+        assert_eq!(explain(&Error::local("claim needs claimedBy"), url), "claim needs claimedBy");
+    }
+
+    #[test]
+    fn reads_images_from_base64_and_data_urls_only_when_they_are_images() {
+        let b64 = STANDARD.encode(PNG);
+        let (kind, again) = image_input(None, Some(&b64)).unwrap().unwrap();
+        assert_eq!((kind, again.as_str()), (ImageType::Png, b64.as_str()));
+        let url = format!("data:image/png;base64,{b64}");
+        assert_eq!(image_input(None, Some(&url)).unwrap().unwrap().0, ImageType::Png);
+        assert!(image_input(None, None).unwrap().is_none());
+        let both = image_input(Some("a.png"), Some(&b64)).unwrap_err().to_string();
+        assert!(both.contains("not both"), "{both}");
+        let text = STANDARD.encode(b"hello");
+        assert!(image_input(None, Some(&text)).unwrap_err().to_string().contains("not a png, jpeg or webp"));
+        assert!(image_input(None, Some("%%%")).unwrap_err().to_string().contains("not base64"));
+    }
+
+    #[test]
+    fn items_are_numbers_or_ids() {
+        let args: ShowParams = serde_json::from_str(r#"{"changeId": 7}"#).unwrap();
+        assert_eq!((args.change_id.change_id().unwrap(), args.change_id.name()), ("7".into(), "7".into()));
+        let args: ShowParams = serde_json::from_str(r##"{"changeId": "#7"}"##).unwrap();
+        assert_eq!(args.change_id.name(), "7");
+        assert!(serde_json::from_str::<ShowParams>(r#"{"changeId": 7, "extra": 1}"#).is_err());
+    }
+
+    #[test]
+    fn nothing_yet_is_said_with_what_waits() {
+        let w = Wait {
+            claimed_by: Some("bot".into()),
+            claim: true,
+            lease_minutes: None,
+            stage_id: None,
+            deadline: None,
+            once: false,
+            interval: POLL_INTERVAL,
+        };
+        let utc = LocalTime { offset: &|_| 0 };
+        let now = Timestamp::from_unix_millis(0);
+        let idle = Found::Nothing { held: 0, held_until: None };
+        assert_eq!(
+            found_text(&idle, &w, 50, &[], now, &utc),
+            "nothing yet: no claimable item and no answer within 50 s. Call changes_next again to keep waiting."
+        );
+        let held = Found::Nothing { held: 2, held_until: Some(now.plus_minutes(61)) };
+        assert!(
+            found_text(&held, &w, 50, &[], now, &utc)
+                .contains("; 2 held by their filer, claimable from 01:01.")
+        );
+    }
+}
