@@ -1,5 +1,6 @@
-//! `cargo xtask test`: every test, in the order that fails fastest: native, then wasm
-//! in headless Chromium, then end-to-end with the built extension in Chromium.
+//! `cargo xtask test`: every test, in the order that fails fastest: native, the agent's
+//! MCP server with the TypeScript SDK's client, then wasm in headless Chromium, then
+//! end-to-end with the built extension in Chromium.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -26,6 +27,17 @@ pub fn run() -> Result<()> {
     tally.run(cmd("cargo").args(["test", "--workspace"]))?;
     phases.push(("native tests", phase.elapsed().as_secs_f64()));
 
+    // The agent's MCP server (`redline mcp`) driven over stdio by an independent client,
+    // the official TypeScript SDK, against a real server.
+    let phase = Instant::now();
+    let redline = crate::start::build_server()?;
+    let mut agent = cmd("node");
+    agent.args(["--test", "--test-force-exit", "--test-timeout=120000", "--test-concurrency=1"]);
+    agent.args(["--test-reporter=spec", "tests/agent/"]);
+    agent.env("REDLINE_BIN", &redline);
+    tally.run(&mut agent)?;
+    phases.push(("agent over MCP", phase.elapsed().as_secs_f64()));
+
     // The server's suite once more, on Postgres: one code path, both engines.
     let phase = Instant::now();
     let cluster = postgres::Cluster::start()?;
@@ -48,7 +60,6 @@ pub fn run() -> Result<()> {
     phases.push(("wasm tests in Chromium", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
-    let redline = crate::start::build_server()?;
     let mut e2e = cmd("node");
     // A test that fails before its clean-up may leave a child process behind, and a
     // browser call without a deadline can wait forever: the runner fails such a test after

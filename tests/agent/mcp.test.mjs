@@ -1,0 +1,324 @@
+// `redline mcp` driven by an independent MCP client, the official TypeScript SDK, over
+// stdio, against a real changes server: the agent's whole loop (wait and claim, show,
+// ask, wait for the answer, reply, shot, done, list) and the errors an agent must be able
+// to act on. `cargo xtask test` sets REDLINE_BIN (the debug `redline` binary); nothing is
+// built here.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import Ajv2020 from "ajv/dist/2020.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const BIN = process.env.REDLINE_BIN;
+if (!BIN) throw new Error("REDLINE_BIN is not set; run these tests with `cargo xtask test`");
+
+const TOOLS = [
+  "changes_ask", "changes_claim", "changes_done", "changes_list",
+  "changes_next", "changes_reply", "changes_shot", "changes_show",
+];
+const AGENT = "mcp-agent";
+// A 1×1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+// Every wait in this file is bounded: a tool call by its own timeout, the test by the runner's.
+const CALL = { timeout: 45_000 };
+
+const temps = [];
+const tempDir = (name) => {
+  const dir = mkdtempSync(join(tmpdir(), `redline-mcp-${name}-`));
+  temps.push(dir);
+  return dir;
+};
+
+let server; // the `redline serve` child
+let api; // its URL
+let filerToken;
+let agentToken;
+let stageId;
+let projectId;
+let repo; // the agent's checkout: the MCP server's working directory
+let headCommit;
+let client;
+let stderr = "";
+let item; // the filed item: { changeId, shortId, title }
+
+/** `POST {api}/rpc/{name}` as the protocol's envelope; the output, or a thrown error with the body. */
+async function rpc(name, data, token) {
+  const res = await fetch(`${api}/rpc/${name}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ rpcName: name, data }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`${name}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Starts `redline mcp` in `cwd` with `env` over the SDK's stdio transport. */
+async function connect(env, cwd) {
+  const transport = new StdioClientTransport({
+    command: BIN,
+    args: ["mcp"],
+    cwd,
+    // Only what is given: no login of the person running the tests is read or written.
+    env: {
+      ...getDefaultEnvironment(),
+      XDG_CONFIG_HOME: tempDir("config"),
+      XDG_CACHE_HOME: tempDir("cache"),
+      RUST_LOG: "warn",
+      ...env,
+    },
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const c = new Client({ name: "redline-mcp-test", version: "1.0.0" });
+  await c.connect(transport, CALL);
+  return c;
+}
+
+const call = (c, name, args, options = CALL) => c.callTool({ name, arguments: args }, undefined, options);
+const textOf = (result) => result.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+
+before(async () => {
+  const data = tempDir("data");
+  const admin = (...args) => JSON.parse(execFileSync(BIN, [...args, "--data", data, "--json"], { encoding: "utf8" }));
+  ({ projectId } = admin("project", "add", "shop", "--grace-seconds", "0"));
+  ({ stageId } = admin("stage", "add", "--project", "shop", "--branch", "main", "--url", "http://127.0.0.1:9/"));
+  ({ token: filerToken } = admin(
+    "token", "create", "--project", "shop", "--name", "Ann", "--scope", "changes:project:read,changes:project:file",
+  ));
+  ({ token: agentToken } = admin(
+    "token", "create", "--project", "shop", "--name", "agent", "--scope", "changes:project:read,changes:project:write",
+  ));
+
+  server = spawn(BIN, ["serve", "--addr", "127.0.0.1:0", "--data", data], { stdio: ["ignore", "pipe", "inherit"] });
+  api = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the server did not start within 30 s")), 30_000);
+    createInterface({ input: server.stdout }).on("line", (line) => {
+      const url = line.match(/listening on (http:\/\/\S+)/)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve(url.replace(/\/$/, ""));
+      }
+    });
+    server.on("exit", (code) => reject(new Error(`the server exited (${code}) before listening`)));
+  });
+
+  repo = tempDir("repo");
+  const git = (...args) =>
+    execFileSync("git", ["-c", "user.name=Agent", "-c", "user.email=agent@example.com", ...args], {
+      cwd: repo,
+      encoding: "utf8",
+    }).trim();
+  git("init", "--quiet", "--initial-branch=fix-total");
+  writeFileSync(join(repo, "orders.html"), "<p class=total>Total</p>\n");
+  git("add", ".");
+  git("commit", "--quiet", "-m", "Wrap the order total");
+  headCommit = git("rev-parse", "HEAD");
+
+  // What the extension sends: the screenshot first, then the item naming it.
+  const { screenshotKey } = await rpc("uploadShot", { projectId, contentType: "image/png", imageBase64: PNG }, filerToken);
+  const { change } = await rpc(
+    "createChange",
+    { stageId, title: "The order total is cut off", body: "On a phone the total runs off the card.", route: "/orders", screenshotKey },
+    filerToken,
+  );
+  item = change;
+  assert.equal(change.held, false, "grace 0: the item is claimable at once");
+
+  client = await connect({ REDLINE_API_URL: api, REDLINE_TOKEN: agentToken }, repo);
+});
+
+after(async () => {
+  await client?.close();
+  if (server?.exitCode === null) {
+    const exited = once(server, "exit");
+    server.kill();
+    await exited;
+  }
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+test("lists the eight tools, each with a valid JSON Schema 2020-12 for its input", async () => {
+  const { tools } = await client.listTools(undefined, CALL);
+  assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
+  // Strict, but for `format`, whose values are schemars' own (uint32, uint64): checked here.
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: true });
+  for (const [name, max] of [["uint32", 2 ** 32 - 1], ["uint64", Number.MAX_SAFE_INTEGER]]) {
+    ajv.addFormat(name, { type: "number", validate: (n) => Number.isInteger(n) && n >= 0 && n <= max });
+  }
+  const schemas = {};
+  for (const t of tools) {
+    assert.ok(t.description?.length > 40, `${t.name} teaches what it does`);
+    assert.equal(t.inputSchema.type, "object", t.name);
+    assert.ok(!JSON.stringify(t.inputSchema).includes("$ref"), `${t.name}: every subschema is written out`);
+    assert.ok(ajv.validateSchema(t.inputSchema), `${t.name}: ${ajv.errorsText(ajv.errors)}`);
+    schemas[t.name] = ajv.compile(t.inputSchema);
+  }
+  // The schemas say what the tools take, no more and no less.
+  const valid = (name, args) => schemas[name](args);
+  assert.ok(valid("changes_next", { claim: true, claimedBy: AGENT, timeoutSeconds: 5, stage: "main" }));
+  assert.ok(valid("changes_next", {}));
+  assert.ok(!valid("changes_next", { claimed_by: AGENT }), "unknown arguments are refused");
+  assert.ok(!valid("changes_next", { timeoutSeconds: 601 }));
+  assert.ok(valid("changes_show", { changeId: "#3" }) && valid("changes_show", { changeId: 3 }));
+  assert.ok(!valid("changes_show", {}), "changeId is required");
+  assert.ok(valid("changes_ask", { changeId: "1", question: "Which?", options: ["A", "B", "C"] }));
+  assert.ok(!valid("changes_ask", { changeId: "1", question: "Which?", options: ["1", "2", "3", "4", "5", "6", "7"] }));
+  assert.ok(valid("changes_shot", { changeId: "1", label: "after", kind: "option", imageBase64: PNG }));
+  assert.ok(!valid("changes_shot", { changeId: "1", label: "after", kind: "other", imageBase64: PNG }));
+  assert.ok(valid("changes_claim", { changeIds: ["1", 2], claimedBy: AGENT, leaseMinutes: 10 }));
+  assert.ok(!valid("changes_claim", { changeIds: ["1"] }), "claimedBy is required");
+  assert.ok(valid("changes_done", { changeId: "1", note: "Wrapped" }));
+  assert.ok(valid("changes_reply", { changeId: "1", message: "On it", imagePath: "after.png" }));
+  assert.ok(valid("changes_list", { all: true, limit: 10 }));
+});
+
+let claimedAt; // when changes_next returned the claimed item
+let answerWait = 0; // of the agent's time, how long it waited for the filer's answer
+let askKeys; // label → option key, from changes_ask's answer
+
+test("changes_next claims the filed item", async () => {
+  const result = await call(client, "changes_next", { claim: true, claimedBy: AGENT, timeoutSeconds: 20 });
+  claimedAt = performance.now();
+  assert.ok(!result.isError, textOf(result));
+  const text = textOf(result);
+  assert.match(text, /^Claimed 1 item as "Changes on \/orders" for mcp-agent/);
+  assert.ok(text.includes(`#${item.shortId}`) && text.includes(item.title), text);
+  assert.match(text, /changes_show/);
+});
+
+test("changes_show returns the item as text and its screenshot as an image", async () => {
+  const result = await call(client, "changes_show", { changeId: `#${item.shortId}` });
+  assert.ok(!result.isError, textOf(result));
+  const [first] = result.content;
+  assert.equal(first.type, "text");
+  assert.ok(first.text.startsWith(`#${item.shortId} ${item.title}`), first.text);
+  assert.match(first.text, /Status: {3}claimed \(claimed by mcp-agent until \d\d:\d\d\)/);
+  assert.match(first.text, /On a phone the total runs off the card\./);
+  assert.match(first.text, /Screenshot: \S+\.png/);
+  const images = result.content.filter((c) => c.type === "image");
+  assert.equal(images.length, 1);
+  assert.equal(images[0].mimeType, "image/png");
+  assert.equal(images[0].data, PNG);
+});
+
+test("changes_ask offers three options, and a waiting changes_next wakes on the answer", async () => {
+  const asked = await call(client, "changes_ask", {
+    changeId: item.shortId,
+    question: "Wrap the total, shrink it, or let the card scroll?",
+    options: ["Wrap", "Shrink", "Scroll"],
+  });
+  assert.ok(!asked.isError, textOf(asked));
+  const text = textOf(asked);
+  askKeys = Object.fromEntries([...text.matchAll(/^ {2}option (\S+): (.+)$/gm)].map(([, key, label]) => [label, key]));
+  assert.deepEqual(Object.keys(askKeys), ["Wrap", "Shrink", "Scroll"], text);
+  assert.match(text, /changes_next with claimedBy "mcp-agent"/);
+
+  // Nothing to do yet: a look without waiting says so, as text rather than an error.
+  const idle = await call(client, "changes_next", { claimedBy: AGENT, timeoutSeconds: 0 });
+  assert.ok(!idle.isError);
+  assert.match(textOf(idle), /^nothing yet/);
+
+  const started = performance.now();
+  const waiting = call(client, "changes_next", { claimedBy: AGENT, timeoutSeconds: 30 });
+  await sleep(1000);
+  const answer = await rpc(
+    "answerChangeQuestion",
+    { changeId: item.changeId, body: "keep it on one line if it fits", chosenOption: askKeys.Wrap },
+    filerToken,
+  );
+  const answeredAt = performance.now();
+  const woke = await waiting;
+  const wokeAt = performance.now();
+  answerWait = wokeAt - started;
+  assert.ok(!woke.isError, textOf(woke));
+  assert.ok(wokeAt - started >= 1000, "changes_next waited for the answer");
+  const wokeText = textOf(woke);
+  assert.match(wokeText, /^1 item answered:/);
+  assert.ok(wokeText.includes(answer.message.body), wokeText);
+  assert.match(wokeText, /Wrap {2}\(key \S+\).*<- chosen/);
+  console.log(`changes_next woke ${Math.round(wokeAt - answeredAt)} ms after the answer was posted`);
+});
+
+test("changes_reply and changes_shot add to the thread", async () => {
+  const replied = await call(client, "changes_reply", { changeId: item.shortId, message: "Wrapping it onto a second line." });
+  assert.ok(!replied.isError, textOf(replied));
+  assert.equal(textOf(replied), `Replied on #${item.shortId}.`);
+
+  const shot = await call(client, "changes_shot", {
+    changeId: item.changeId,
+    label: "After: the total wraps",
+    kind: "evidence",
+    imageBase64: `data:image/png;base64,${PNG}`,
+  });
+  assert.ok(!shot.isError, textOf(shot));
+  assert.match(textOf(shot), /^Attached evidence "After: the total wraps" to #\S+ \(key \S+\)\.$/);
+
+  const { thread } = await rpc("getChange", { changeId: item.changeId }, agentToken);
+  const types = thread.map((m) => m.type);
+  assert.deepEqual(types, ["question", "answer", "reply", "shot"]);
+  assert.equal(thread[2].authorName, AGENT, "writes are signed with the name the agent claimed as");
+  assert.equal(thread[3].attachments[0].kind, "evidence");
+});
+
+test("changes_done records the checkout's branch and HEAD commit", async () => {
+  const result = await call(client, "changes_done", { changeId: item.shortId, note: "The total wraps on narrow cards." });
+  const doneAt = performance.now();
+  assert.ok(!result.isError, textOf(result));
+  assert.equal(textOf(result).split(".")[0], `#${item.shortId} is done in ${headCommit.slice(0, 7)} on fix-total`);
+  const { change, thread } = await rpc("getChange", { changeId: item.changeId }, agentToken);
+  assert.equal(change.status, "done");
+  assert.equal(change.headCommit, headCommit);
+  assert.equal(change.branch, "fix-total");
+  assert.equal(thread.at(-1).body, "The total wraps on narrow cards.");
+  const took = doneAt - claimedAt;
+  console.log(
+    `the agent took ${Math.round(took)} ms from changes_next returning to changes_done finishing ` +
+      `(${Math.round(answerWait)} ms of it waiting for the filer's answer, ${Math.round(took - answerWait)} ms in the other calls)`,
+  );
+});
+
+test("changes_list shows the queue, done items with all", async () => {
+  const open = await call(client, "changes_list", {});
+  assert.equal(textOf(open), "Nothing open.");
+  const all = await call(client, "changes_list", { all: true });
+  assert.match(textOf(all), new RegExp(`^#${item.shortId} +done +The order total is cut off +/orders +\\(done in ${headCommit.slice(0, 7)}\\)$`));
+});
+
+test("failures are tool errors that say what to do", async () => {
+  const unknown = await call(client, "changes_done", { changeId: "999" });
+  assert.equal(unknown.isError, true);
+  assert.match(textOf(unknown), /404/);
+  assert.match(textOf(unknown), /changes_list shows the queue/);
+
+  const nameless = await call(client, "changes_next", { claim: true });
+  assert.equal(nameless.isError, true);
+  assert.match(textOf(nameless), /claim needs claimedBy/);
+
+  const taken = await call(client, "changes_claim", { changeIds: [item.shortId], claimedBy: AGENT });
+  assert.equal(taken.isError, true);
+  assert.match(textOf(taken), new RegExp(`#${item.shortId} is done`));
+  assert.match(textOf(taken), /changes_next with claim: true/);
+
+  // Signed out: no token and no stored login.
+  const signedOut = await connect({ REDLINE_API_URL: api }, repo);
+  try {
+    const result = await call(signedOut, "changes_list", {});
+    assert.equal(result.isError, true);
+    assert.ok(textOf(result).includes(`redline login --api-url ${api}`), textOf(result));
+  } finally {
+    await signedOut.close();
+  }
+  assert.ok(!stderr.includes("panicked"), stderr);
+});
