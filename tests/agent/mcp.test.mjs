@@ -225,6 +225,19 @@ test("changes_ask offers three options, and a waiting changes_next wakes on the 
   assert.deepEqual(Object.keys(askKeys), ["Wrap", "Shrink", "Scroll"], text);
   assert.match(text, /changes_next with claimedBy "mcp-agent"/);
 
+  // An image for one of the options: the same label makes it that option's picture.
+  const optionShot = await call(client, "changes_shot", {
+    changeId: item.shortId,
+    label: "Shrink",
+    kind: "option",
+    imageBase64: PNG,
+  });
+  assert.ok(!optionShot.isError, textOf(optionShot));
+  const shown = await call(client, "changes_show", { changeId: item.shortId });
+  assert.match(textOf(shown), /Question \(open, waiting for the filer\): Wrap the total/);
+  assert.match(textOf(shown), new RegExp(`Option image \\S+: Shrink \\(the open question's choice "Shrink", key ${askKeys.Shrink}\\)`));
+  assert.equal(shown.content.filter((c) => c.type === "image").length, 2, "the screenshot and the option's image");
+
   // Nothing to do yet: a look without waiting says so, as text rather than an error.
   const idle = await call(client, "changes_next", { claimedBy: AGENT, timeoutSeconds: 0 });
   assert.ok(!idle.isError);
@@ -267,9 +280,15 @@ test("changes_reply and changes_shot add to the thread", async () => {
 
   const { thread } = await rpc("getChange", { changeId: item.changeId }, agentToken);
   const types = thread.map((m) => m.type);
-  assert.deepEqual(types, ["question", "answer", "reply", "shot"]);
-  assert.equal(thread[2].authorName, AGENT, "writes are signed with the name the agent claimed as");
-  assert.equal(thread[3].attachments[0].kind, "evidence");
+  assert.deepEqual(types, ["question", "shot", "answer", "reply", "shot"]);
+  assert.equal(thread[3].authorName, AGENT, "writes are signed with the name the agent claimed as");
+  assert.equal(thread[4].attachments[0].kind, "evidence");
+
+  // changes_show now returns three images: the screenshot, the option's, the evidence.
+  const shown = await call(client, "changes_show", { changeId: item.shortId });
+  const captions = shown.content.filter((c) => c.type === "text").slice(1).map((c) => c.text);
+  assert.deepEqual(captions.map((c) => c.split(" ")[0]), ["The", "Option", "Evidence"], captions.join("\n"));
+  assert.equal(shown.content.filter((c) => c.type === "image").length, 3);
 });
 
 test("changes_done records the checkout's branch and HEAD commit", async () => {
