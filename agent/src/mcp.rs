@@ -19,7 +19,8 @@ use redline_protocol::*;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
@@ -467,9 +468,19 @@ impl Tools {
                        (default 50) and answers \"nothing yet\" when nothing came: then call it again. Woken \
                        at once by the server's event stream."
     )]
-    async fn changes_next(&self, Parameters(p): Parameters<NextParams>) -> CallToolResult {
-        let outcome = self.next(p).await;
-        self.finish(outcome).await
+    async fn changes_next(
+        &self,
+        Parameters(p): Parameters<NextParams>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        // A client that gives up on the call (its own timeout) cancels it: stop waiting
+        // then, so that nothing is claimed for an agent that will never hear of it.
+        tokio::select! {
+            outcome = self.next(p) => self.finish(outcome).await,
+            () = context.ct.cancelled() => {
+                CallToolResult::error(vec![ContentBlock::text("cancelled by the client: nothing was claimed")])
+            }
+        }
     }
 
     #[tool(

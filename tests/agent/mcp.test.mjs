@@ -341,3 +341,17 @@ test("failures are tool errors that say what to do", async () => {
   }
   assert.ok(!stderr.includes("panicked"), stderr);
 });
+
+test("a changes_next the client gave up on claims nothing filed after it", async () => {
+  // The client's own timeout cancels the call (notifications/cancelled) long before its
+  // 30 s wait would end; an item filed afterwards must stay unclaimed.
+  await assert.rejects(
+    call(client, "changes_next", { claim: true, claimedBy: AGENT, timeoutSeconds: 30 }, { timeout: 500 }),
+    /timed out/i,
+  );
+  const { change } = await rpc("createChange", { stageId, title: "The footer overlaps", route: "/orders" }, filerToken);
+  await sleep(1500);
+  const after = await rpc("getChange", { changeId: change.changeId }, agentToken);
+  assert.equal(after.change.status, "open", "nothing claimed it");
+  assert.equal(after.change.groupId, null);
+});
