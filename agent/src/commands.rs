@@ -14,9 +14,10 @@ use super::config::{ConfigStore, SavedClaim, parse_api_url};
 use super::format::{self, LocalTime, SavedImages};
 use super::images::{self, ImageCache};
 use super::rules::{default_stage, parse_item, pick_stage};
+use super::writes::{Image, Writer, check_options};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, git, mcp, next, skill,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -406,139 +407,84 @@ pub async fn save_images(ctx: &Ctx, change: &Change, thread: &[Message]) -> Save
 }
 
 async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
-    if a.options.len() > OPTIONS_MAX {
-        return Err(Error::local(format!("at most {OPTIONS_MAX} options (got {})", a.options.len())));
-    }
-    if a.options.iter().any(|o| o.trim().is_empty()) {
-        return Err(Error::local("an --option must not be empty"));
-    }
+    check_options(&a.options)?;
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(a.item.as_str())?;
-    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
-    let by = format::shell_word(&author_name);
-    let input = AskChangeQuestionInput {
-        change_id,
-        project_id: Some(ctx.project_id.clone()),
-        question: a.question.into_string(),
-        author_name,
-        option: (!a.options.is_empty()).then_some(a.options),
-        group_id,
-        fence,
-    };
-    let out = ctx.api.call::<AskChangeQuestion>(input).await?;
-    ctx.print(&out, || {
+    let writer = Writer::new(&ctx, a.item.as_str(), &a.write);
+    let by = format::shell_word(&writer.author());
+    let message = writer.ask(a.question.into_string(), a.options).await?;
+    ctx.print(&MessageOutput { message: message.clone() }, || {
         let options: Vec<String> =
-            out.message.attachments.iter().map(|o| format!("  option {}: {}", o.key, o.label)).collect();
+            message.options().map(|o| format!("\n  option {}: {}", o.key, o.label)).collect();
         format!(
-            "Asked on #{}; it now waits for an answer.{}{}\nWait for it: redline next --claimed-by {by}",
+            "Asked on #{}; it now waits for an answer.{}\nWait for it: redline next --claimed-by {by}",
             a.item.as_str().trim_start_matches('#'),
-            if options.is_empty() { "" } else { "\n" },
-            options.join("\n"),
+            options.concat(),
         )
     });
     Ok(exit::OK)
 }
 
 /// An image file as the protocol takes it: its type from its bytes, and base64.
-pub(crate) fn read_image(path: &Path) -> Result<(ImageType, String), Error> {
+pub(crate) fn read_image(path: &Path) -> Result<Image, Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::local(format!("reading {}: {e}", path.display())))?;
     if bytes.len() > IMAGE_MAX_BYTES {
         return Err(Error::local(format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20)));
     }
     let kind = ImageType::sniff(&bytes)
         .ok_or_else(|| Error::local(format!("{} is not a png, jpeg or webp image", path.display())))?;
-    Ok((kind, STANDARD.encode(&bytes)))
+    Ok(Image { kind, base64: STANDARD.encode(&bytes) })
+}
+
+/// An image's label when none is given: its file's name.
+pub(crate) fn file_label(path: &Path) -> String {
+    path.file_name().map_or_else(|| "image".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
 async fn reply(a: ReplyArgs, json: bool) -> Result<i32, Error> {
-    let image = a.image.as_deref().map(read_image).transpose()?;
-    let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(a.item.as_str())?;
-    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
-    let label = a
-        .image_label
-        .clone()
-        .or_else(|| a.image.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()));
-    let input = ReplyToChangeInput {
-        change_id,
-        project_id: Some(ctx.project_id.clone()),
-        body: a.message,
-        author_name,
-        content_type: image.as_ref().map(|(t, _)| t.content_type().to_owned()),
-        image_base64: image.map(|(_, b64)| b64),
-        image_label: label,
-        group_id,
-        fence,
+    let image = match &a.image {
+        Some(path) => Some((read_image(path)?, a.image_label.clone().unwrap_or_else(|| file_label(path)))),
+        None => None,
     };
-    let out = ctx.api.call::<ReplyToChange>(input).await?;
-    ctx.print(&out, || format!("Replied on #{}.", a.item.as_str().trim_start_matches('#')));
-    Ok(exit::OK)
-}
-
-async fn shot(a: ShotArgs, json: bool) -> Result<i32, Error> {
-    let (kind, image_base64) = read_image(&a.image)?;
-    let kind_word = a.kind_word();
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(a.item.as_str())?;
-    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
-    let item_name = a.item.as_str().trim_start_matches('#').to_owned();
-    let input = AttachChangeShotInput {
-        change_id,
-        project_id: Some(ctx.project_id.clone()),
-        label: a.label,
-        kind: match a.kind {
-            ShotKind::Evidence => AttachmentKind::Evidence,
-            ShotKind::Option => AttachmentKind::Option,
-        },
-        content_type: kind.content_type().to_owned(),
-        image_base64,
-        author_name,
-        group_id,
-        fence,
-    };
-    let out = ctx.api.call::<AttachChangeShot>(input).await?;
-    ctx.print(&out, || {
-        format!("Attached {kind_word} \"{}\" to #{item_name} (key {}).", out.message.body, out.key)
+    let message = Writer::new(&ctx, a.item.as_str(), &a.write).reply(a.message, image).await?;
+    ctx.print(&MessageOutput { message }, || {
+        format!("Replied on #{}.", a.item.as_str().trim_start_matches('#'))
     });
     Ok(exit::OK)
 }
 
-impl ShotArgs {
-    fn kind_word(&self) -> &'static str {
-        match self.kind {
-            ShotKind::Evidence => "evidence",
-            ShotKind::Option => "option",
-        }
-    }
+async fn shot(a: ShotArgs, json: bool) -> Result<i32, Error> {
+    let image = read_image(&a.image)?;
+    let kind = match a.kind {
+        ShotKind::Evidence => AttachmentKind::Evidence,
+        ShotKind::Option => AttachmentKind::Option,
+    };
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let out = Writer::new(&ctx, a.item.as_str(), &a.write).shot(a.label, kind, image).await?;
+    ctx.print(&out, || shot_text(&out, kind, a.item.as_str()));
+    Ok(exit::OK)
+}
+
+/// What `shot` says it attached.
+pub(crate) fn shot_text(out: &AttachChangeShotOutput, kind: AttachmentKind, item: &str) -> String {
+    format!(
+        "Attached {} \"{}\" to #{} (key {}).",
+        kind.as_str(),
+        out.message.body,
+        item.trim().trim_start_matches('#'),
+        out.key
+    )
 }
 
 async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
-    let change_id = item(a.item.as_str())?;
-    let (group_id, fence, author_name) = ctx.write_lease(a.item.as_str(), &a.write);
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-    let head = git::head(&cwd);
-    let (head_commit, branch) = match (&a.commit, &head) {
-        (Some(c), _) => (Some(git::resolve(&cwd, c).unwrap_or_else(|| c.clone())), a.branch.clone()),
-        (None, Some(h)) => (Some(h.commit.clone()), a.branch.clone().or_else(|| h.branch.clone())),
-        (None, None) => {
-            eprintln!("redline: not in a git checkout: no commit is recorded (pass --commit SHA)");
-            (None, a.branch.clone())
-        }
-    };
-    let input = CompleteChangeInput {
-        change_id,
-        project_id: Some(ctx.project_id.clone()),
-        branch,
-        head_commit,
-        note: a.note,
-        author_name: Some(author_name),
-        group_id,
-        fence,
-    };
-    let out = ctx.api.call::<CompleteChange>(input).await?;
-    ctx.print(&out, || done_text(&out.change));
+    let done = Writer::new(&ctx, a.item.as_str(), &a.write).done(a.note, a.commit, a.branch, &cwd).await?;
+    if done.no_checkout.is_some() {
+        eprintln!("redline: not in a git checkout: no commit is recorded (pass --commit SHA)");
+    }
+    ctx.print(&ChangeOutput { change: done.change.clone() }, || done_text(&done.change));
     Ok(exit::OK)
 }
 

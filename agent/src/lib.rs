@@ -16,6 +16,7 @@ mod next;
 pub mod rules;
 pub mod skill;
 pub mod sse;
+pub mod writes;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -70,6 +71,13 @@ pub struct WriteArgs {
     /// Your claim's fence. Defaults to your last claim's, if the item is in it.
     #[arg(long, requires = "group_id")]
     pub fence: Option<u64>,
+}
+
+impl WriteArgs {
+    /// A write as `author` (or the default author), under the remembered claim.
+    pub fn by(author: Option<String>) -> WriteArgs {
+        WriteArgs { author, group_id: None, fence: None }
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -27,11 +27,12 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use super::client::{Error, exit};
-use super::commands::{Ctx, done_text, now, read_image, save_images};
+use super::commands::{Ctx, done_text, file_label, now, read_image, save_images, shot_text};
 use super::format::{self, LocalTime, SavedImages};
 use super::next::{self, Found, Wait};
 use super::rules::parse_item;
-use super::{ApiArgs, McpArgs, WriteArgs, git};
+use super::writes::{Image, Writer, check_options};
+use super::{ApiArgs, McpArgs, WriteArgs};
 
 /// `changes_next`'s wait when the call names none: under the 60 s after which common
 /// MCP clients give up on a request.
@@ -294,12 +295,6 @@ fn local() -> LocalTime<'static> {
     LocalTime { offset: &format::system_offset }
 }
 
-/// The lease and author of an agent write on `item`, as the CLI's: the remembered
-/// claim when it has the item, the name given, else the last claim's or the session's.
-fn lease(ctx: &Ctx, item: &ItemRef, author: Option<String>) -> (Option<String>, Option<u64>, String) {
-    ctx.write_lease(&item.as_typed(), &WriteArgs { author, group_id: None, fence: None })
-}
-
 /// The text of a tool error: the CLI's message, and what to do about it here.
 pub fn explain(e: &Error, api_url: Option<&str>) -> String {
     let login = format!("redline login --api-url {}", api_url.unwrap_or("URL"));
@@ -435,7 +430,7 @@ pub fn found_text(
 }
 
 /// Reads an image given as a file or as base64: its type from its bytes, and base64.
-fn image_input(path: Option<&str>, base64: Option<&str>) -> Result<Option<(ImageType, String)>, Error> {
+fn image_input(path: Option<&str>, base64: Option<&str>) -> Result<Option<Image>, Error> {
     match (path, base64) {
         (Some(_), Some(_)) => Err(Error::local("give imagePath or imageBase64, not both")),
         (Some(p), None) => read_image(Path::new(p)).map(Some),
@@ -454,7 +449,7 @@ fn image_input(path: Option<&str>, base64: Option<&str>) -> Result<Option<(Image
             }
             let kind = ImageType::sniff(&bytes)
                 .ok_or_else(|| Error::local("imageBase64 is not a png, jpeg or webp image"))?;
-            Ok(Some((kind, STANDARD.encode(&bytes))))
+            Ok(Some(Image { kind, base64: STANDARD.encode(&bytes) }))
         }
         (None, None) => Ok(None),
     }
@@ -674,28 +669,14 @@ impl Tools {
     }
 
     async fn ask(&self, p: AskParams) -> Outcome {
-        if p.options.len() > OPTIONS_MAX {
-            return Err(Error::local(format!("at most {OPTIONS_MAX} options (got {})", p.options.len())));
-        }
-        if p.options.iter().any(|o| o.trim().is_empty()) {
-            return Err(Error::local("an option must not be empty"));
-        }
-        let change_id = p.change_id.change_id()?;
+        check_options(&p.options)?;
         let ctx = self.ctx().await?;
-        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
-        let by = author_name.clone();
-        let input = AskChangeQuestionInput {
-            change_id,
-            project_id: Some(ctx.project_id.clone()),
-            question: p.question,
-            author_name,
-            option: (!p.options.is_empty()).then_some(p.options),
-            group_id,
-            fence,
-        };
-        let out = ctx.api.call::<AskChangeQuestion>(input).await?;
+        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let writer = Writer::new(&ctx, &item, &lease);
+        let by = writer.author();
+        let message = writer.ask(p.question, p.options).await?;
         let options: Vec<String> =
-            out.message.options().map(|o| format!("\n  option {}: {}", o.key, o.label)).collect();
+            message.options().map(|o| format!("\n  option {}: {}", o.key, o.label)).collect();
         Ok(text(format!(
             "Asked on #{}; it now waits for an answer.{}\nWait for it: changes_next with claimedBy {by:?}.",
             p.change_id.name(),
@@ -705,89 +686,40 @@ impl Tools {
 
     async fn reply(&self, p: ReplyParams) -> Outcome {
         let image = image_input(p.image_path.as_deref(), p.image_base64.as_deref())?;
-        let change_id = p.change_id.change_id()?;
+        let label = p.image_label.or_else(|| p.image_path.as_deref().map(|path| file_label(Path::new(path))));
         let ctx = self.ctx().await?;
-        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
-        let label = p.image_label.or_else(|| match (&image, &p.image_path) {
-            (None, _) => None,
-            (Some(_), Some(path)) => Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned()),
-            (Some(_), None) => Some("image".to_owned()),
-        });
-        let input = ReplyToChangeInput {
-            change_id,
-            project_id: Some(ctx.project_id.clone()),
-            body: p.message,
-            author_name,
-            content_type: image.as_ref().map(|(t, _)| t.content_type().to_owned()),
-            image_base64: image.map(|(_, b64)| b64),
-            image_label: label,
-            group_id,
-            fence,
-        };
-        ctx.api.call::<ReplyToChange>(input).await?;
+        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let image = image.map(|image| (image, label.unwrap_or_else(|| "image".to_owned())));
+        Writer::new(&ctx, &item, &lease).reply(p.message, image).await?;
         Ok(text(format!("Replied on #{}.", p.change_id.name())))
     }
 
     async fn shot(&self, p: ShotParams) -> Outcome {
-        let (kind, image_base64) = image_input(p.image_path.as_deref(), p.image_base64.as_deref())?
+        let image = image_input(p.image_path.as_deref(), p.image_base64.as_deref())?
             .ok_or_else(|| Error::local("give the image: imagePath or imageBase64"))?;
-        let change_id = p.change_id.change_id()?;
+        let kind = match p.kind {
+            ShotKindParam::Evidence => AttachmentKind::Evidence,
+            ShotKindParam::Option => AttachmentKind::Option,
+        };
         let ctx = self.ctx().await?;
-        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
-        let (attachment_kind, word) = match p.kind {
-            ShotKindParam::Evidence => (AttachmentKind::Evidence, "evidence"),
-            ShotKindParam::Option => (AttachmentKind::Option, "option"),
-        };
-        let input = AttachChangeShotInput {
-            change_id,
-            project_id: Some(ctx.project_id.clone()),
-            label: p.label,
-            kind: attachment_kind,
-            content_type: kind.content_type().to_owned(),
-            image_base64,
-            author_name,
-            group_id,
-            fence,
-        };
-        let out = ctx.api.call::<AttachChangeShot>(input).await?;
-        Ok(text(format!(
-            "Attached {word} \"{}\" to #{} (key {}).",
-            out.message.body,
-            p.change_id.name(),
-            out.key
-        )))
+        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let out = Writer::new(&ctx, &item, &lease).shot(p.label, kind, image).await?;
+        Ok(text(shot_text(&out, kind, &item)))
     }
 
     async fn done(&self, p: DoneParams) -> Outcome {
-        let change_id = p.change_id.change_id()?;
         let ctx = self.ctx().await?;
-        let (group_id, fence, author_name) = lease(&ctx, &p.change_id, p.author_name);
         let cwd = std::env::current_dir()
             .map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-        let mut warning = None;
-        let (head_commit, branch) = match (&p.commit, git::head(&cwd)) {
-            (Some(c), _) => (Some(git::resolve(&cwd, c).unwrap_or_else(|| c.clone())), p.branch),
-            (None, Some(h)) => (Some(h.commit), p.branch.or(h.branch)),
-            (None, None) => {
-                warning = Some(format!(
-                    "\n{} is not a git checkout with a commit: no commit was recorded (pass commit).",
-                    cwd.display()
-                ));
-                (None, p.branch)
-            }
-        };
-        let input = CompleteChangeInput {
-            change_id,
-            project_id: Some(ctx.project_id.clone()),
-            branch,
-            head_commit,
-            note: p.note,
-            author_name: Some(author_name),
-            group_id,
-            fence,
-        };
-        let out = ctx.api.call::<CompleteChange>(input).await?;
-        Ok(text(format!("{}{}", done_text(&out.change), warning.unwrap_or_default())))
+        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let done = Writer::new(&ctx, &item, &lease).done(p.note, p.commit, p.branch, &cwd).await?;
+        let warning = done
+            .no_checkout
+            .map(|dir| {
+                format!("\n{dir} is not a git checkout with a commit: no commit was recorded (pass commit).")
+            })
+            .unwrap_or_default();
+        Ok(text(format!("{}{warning}", done_text(&done.change))))
     }
 
     async fn list(&self, p: ListParams) -> Outcome {
@@ -847,10 +779,10 @@ mod tests {
     #[test]
     fn reads_images_from_base64_and_data_urls_only_when_they_are_images() {
         let b64 = STANDARD.encode(PNG);
-        let (kind, again) = image_input(None, Some(&b64)).unwrap().unwrap();
+        let Image { kind, base64: again } = image_input(None, Some(&b64)).unwrap().unwrap();
         assert_eq!((kind, again.as_str()), (ImageType::Png, b64.as_str()));
         let url = format!("data:image/png;base64,{b64}");
-        assert_eq!(image_input(None, Some(&url)).unwrap().unwrap().0, ImageType::Png);
+        assert_eq!(image_input(None, Some(&url)).unwrap().unwrap().kind, ImageType::Png);
         assert!(image_input(None, None).unwrap().is_none());
         let both = image_input(Some("a.png"), Some(&b64)).unwrap_err().to_string();
         assert!(both.contains("not both"), "{both}");

@@ -1,0 +1,171 @@
+//! The agent's writes to an item, shared by the CLI and the MCP tools: each fills in
+//! the lease it is made under and its author (see [`Ctx::write_lease`]), checks what it
+//! can before anything is sent, and makes one RPC. The callers only read their
+//! arguments and say what happened.
+
+use std::path::Path;
+
+use redline_protocol::*;
+
+use super::WriteArgs;
+use super::client::Error;
+use super::commands::Ctx;
+use super::git;
+use super::rules::parse_item;
+
+/// An image to send: its type, read from its bytes, and the bytes in base64.
+#[derive(Debug)]
+pub struct Image {
+    pub kind: ImageType,
+    pub base64: String,
+}
+
+/// Writes on one item, as typed (`3`, `#3` or an id), under `lease`.
+pub struct Writer<'a> {
+    ctx: &'a Ctx,
+    item: &'a str,
+    lease: &'a WriteArgs,
+}
+
+/// What `done` recorded.
+pub struct Done {
+    pub change: Change,
+    /// The folder that was not a git checkout with a commit, so no commit was recorded.
+    pub no_checkout: Option<String>,
+}
+
+/// The options an `ask` offers: at most [`OPTIONS_MAX`], none empty.
+pub fn check_options(options: &[String]) -> Result<(), Error> {
+    if options.len() > OPTIONS_MAX {
+        return Err(Error::local(format!("at most {OPTIONS_MAX} options (got {})", options.len())));
+    }
+    if options.iter().any(|o| o.trim().is_empty()) {
+        return Err(Error::local("an option must not be empty"));
+    }
+    Ok(())
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(ctx: &'a Ctx, item: &'a str, lease: &'a WriteArgs) -> Writer<'a> {
+        Writer { ctx, item, lease }
+    }
+
+    /// The item as the server takes it, and the group, fence and author of the write.
+    fn prepare(&self) -> Result<(String, Option<String>, Option<u64>, String), Error> {
+        let change_id = parse_item(self.item).map_err(Error::Local)?;
+        let (group_id, fence, author) = self.ctx.write_lease(self.item, self.lease);
+        Ok((change_id, group_id, fence, author))
+    }
+
+    /// The name the write is made as.
+    pub fn author(&self) -> String {
+        self.ctx.write_lease(self.item, self.lease).2
+    }
+
+    pub async fn ask(&self, question: String, options: Vec<String>) -> Result<Message, Error> {
+        check_options(&options)?;
+        let (change_id, group_id, fence, author_name) = self.prepare()?;
+        let input = AskChangeQuestionInput {
+            change_id,
+            project_id: Some(self.ctx.project_id.clone()),
+            question,
+            author_name,
+            option: (!options.is_empty()).then_some(options),
+            group_id,
+            fence,
+        };
+        Ok(self.ctx.api.call::<AskChangeQuestion>(input).await?.message)
+    }
+
+    pub async fn reply(&self, body: String, image: Option<(Image, String)>) -> Result<Message, Error> {
+        let (change_id, group_id, fence, author_name) = self.prepare()?;
+        let (content_type, image_base64, image_label) = match image {
+            Some((image, label)) => {
+                (Some(image.kind.content_type().to_owned()), Some(image.base64), Some(label))
+            }
+            None => (None, None, None),
+        };
+        let input = ReplyToChangeInput {
+            change_id,
+            project_id: Some(self.ctx.project_id.clone()),
+            body,
+            author_name,
+            content_type,
+            image_base64,
+            image_label,
+            group_id,
+            fence,
+        };
+        Ok(self.ctx.api.call::<ReplyToChange>(input).await?.message)
+    }
+
+    pub async fn shot(
+        &self,
+        label: String,
+        kind: AttachmentKind,
+        image: Image,
+    ) -> Result<AttachChangeShotOutput, Error> {
+        let (change_id, group_id, fence, author_name) = self.prepare()?;
+        let input = AttachChangeShotInput {
+            change_id,
+            project_id: Some(self.ctx.project_id.clone()),
+            label,
+            kind,
+            content_type: image.kind.content_type().to_owned(),
+            image_base64: image.base64,
+            author_name,
+            group_id,
+            fence,
+        };
+        self.ctx.api.call::<AttachChangeShot>(input).await
+    }
+
+    /// Marks the item done with `commit` (resolved in the checkout at `cwd`), or else
+    /// that checkout's `HEAD`; the branch given, else the checkout's.
+    pub async fn done(
+        &self,
+        note: Option<String>,
+        commit: Option<String>,
+        branch: Option<String>,
+        cwd: &Path,
+    ) -> Result<Done, Error> {
+        let (change_id, group_id, fence, author_name) = self.prepare()?;
+        let mut no_checkout = None;
+        let (head_commit, branch) = match (commit, git::head(cwd)) {
+            (Some(c), _) => (Some(git::resolve(cwd, &c).unwrap_or(c)), branch),
+            (None, Some(head)) => (Some(head.commit), branch.or(head.branch)),
+            (None, None) => {
+                no_checkout = Some(cwd.display().to_string());
+                (None, branch)
+            }
+        };
+        let input = CompleteChangeInput {
+            change_id,
+            project_id: Some(self.ctx.project_id.clone()),
+            branch,
+            head_commit,
+            note,
+            author_name: Some(author_name),
+            group_id,
+            fence,
+        };
+        let change = self.ctx.api.call::<CompleteChange>(input).await?.change;
+        Ok(Done { change, no_checkout })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_checked_before_anything_is_sent() {
+        assert!(check_options(&[]).is_ok());
+        assert!(check_options(&["A".into(), "B".into()]).is_ok());
+        let seven: Vec<String> = (0..7).map(|i| i.to_string()).collect();
+        assert!(check_options(&seven).unwrap_err().to_string().contains("at most 6 options (got 7)"));
+        assert!(
+            check_options(&["A".into(), " ".into()]).unwrap_err().to_string().contains("must not be empty")
+        );
+    }
+}
