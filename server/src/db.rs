@@ -21,6 +21,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "0004_change_captures.sql", include_str!("../migrations/sqlite/0004_change_captures.sql")),
     (5, "0005_token_lifetimes.sql", include_str!("../migrations/sqlite/0005_token_lifetimes.sql")),
     (6, "0006_group_index.sql", include_str!("../migrations/sqlite/0006_group_index.sql")),
+    (7, "0007_message_types.sql", include_str!("../migrations/sqlite/0007_message_types.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -29,6 +30,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "0004_change_captures.sql", include_str!("../migrations/postgres/0004_change_captures.sql")),
     (5, "0005_token_lifetimes.sql", include_str!("../migrations/postgres/0005_token_lifetimes.sql")),
     (6, "0006_group_index.sql", include_str!("../migrations/postgres/0006_group_index.sql")),
+    (7, "0007_message_types.sql", include_str!("../migrations/postgres/0007_message_types.sql")),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
