@@ -233,6 +233,12 @@ pub async fn touch_project(conn: &mut AnyConnection, project_id: &str) -> Result
     Ok(touched == 1)
 }
 
+/// A new option key: random (not time-ordered, whose prefix the options of one question
+/// share), so unique within its item and never reused.
+pub fn new_option_key() -> String {
+    format!("opt-{}", uuid::Uuid::new_v4().simple())
+}
+
 /// A new id: a UUID v7, random but ordered by creation time, so the rows and index
 /// entries a write adds (claim groups, messages) go next to the newest ones instead of
 /// onto a random page each, which the commit would then write too.
