@@ -1,6 +1,7 @@
 //! Questions and answers (`shared/protocol.md`, "Options (ours, precisely)"): option keys
 //! are unique, option shots labelled like a text option are its image, an answer names
-//! an option of the open question and repeats its label, and every message says what it is.
+//! an option of the open question and repeats its label, every message says what it is,
+//! and threads stored with colliding keys are re-keyed by migration 0008.
 
 mod common;
 
@@ -9,6 +10,7 @@ use std::collections::BTreeSet;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::TestServer;
+use redline_server::Store;
 use serde_json::{Value, json};
 
 fn png() -> String {
@@ -156,4 +158,79 @@ async fn every_message_says_what_it_is() {
     let thread = s.thread(&id).await;
     let types: Vec<&str> = thread.iter().map(|m| m["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["question", "shot", "answer", "reply", "note"]);
+}
+
+/// Opens the test server's store again, as a restarted server would (and so migrates).
+async fn reopen(s: &TestServer) -> Store {
+    match s.store.postgres_url() {
+        Some(url) => Store::open_url(url).await.unwrap(),
+        None => Store::open_dir(s.dir.path()).await.unwrap(),
+    }
+}
+
+async fn exec(store: &Store, sql: &str, binds: &[&str]) {
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()));
+    for b in binds {
+        query = query.bind(b.to_string());
+    }
+    query.execute(store.pool()).await.unwrap();
+}
+
+#[tokio::test]
+async fn migration_0008_gives_colliding_option_keys_new_ones() {
+    let s = TestServer::start().await;
+    // Two items whose threads hold what the old code stored: the options of a question
+    // sharing one key (a time-ordered id's prefix), a later question reusing it, an
+    // answer that chose it, and an option shot (whose key is its image's).
+    let a = s.released_item("three options, one key").await;
+    let b = s.released_item("the same key in another item").await;
+    let first = s.ask(&a, "Which header?", &["Dark", "Light", "Accent"]).await;
+    let shot = s.option_shot(&a, "Dark").await;
+    s.ok(&s.ann, "answerChangeQuestion", json!({"changeId": a, "body": "", "chosenOption": keys(&first)[0]}))
+        .await;
+    let later = s.ask(&a, "And the footer?", &["Tall"]).await;
+    let other = s.ask(&b, "Which?", &["Only"]).await;
+    let old = "opt-01a231e0";
+    let options = |labels: &[&str]| {
+        let all: Vec<Value> =
+            labels.iter().map(|l| json!({"key": old, "label": l, "kind": "option", "url": null})).collect();
+        serde_json::to_string(&all).unwrap()
+    };
+    let set = "UPDATE messages SET attachments = $1 WHERE message_id = $2";
+    exec(&s.store, set, &[&options(&["Dark", "Light", "Accent"]), first["messageId"].as_str().unwrap()])
+        .await;
+    exec(&s.store, set, &[&options(&["Tall"]), later["messageId"].as_str().unwrap()]).await;
+    exec(&s.store, set, &[&options(&["Only"]), other["messageId"].as_str().unwrap()]).await;
+    exec(&s.store, "UPDATE messages SET chosen_option = $1 WHERE author_kind = 'user'", &[old]).await;
+    exec(&s.store, "DELETE FROM data_steps WHERE name = 'unique_option_keys'", &[]).await;
+
+    reopen(&s).await.close().await;
+    let thread = s.thread(&a).await;
+    let options_of = |m: &Value| -> Vec<(String, String)> {
+        m["attachments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["key"].as_str().unwrap().to_owned(), o["label"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let (asked, shown, answer, again) =
+        (options_of(&thread[0]), options_of(&thread[1]), &thread[2], options_of(&thread[3]));
+    assert_eq!(asked[0].0, old, "the first keeps its key");
+    assert_eq!(answer["chosenOption"], old, "so the answer still names it");
+    let labels: Vec<&str> = asked.iter().chain(&again).map(|(_, l)| l.as_str()).collect();
+    assert_eq!(labels, ["Dark", "Light", "Accent", "Tall"]);
+    let all: BTreeSet<&str> = asked.iter().chain(&again).chain(&shown).map(|(k, _)| k.as_str()).collect();
+    assert_eq!(all.len(), 5, "every key in the thread is unique: {asked:?} {again:?} {shown:?}");
+    assert_eq!(shown[0].0, shot, "an image's key is its file's and stays");
+    assert_eq!(
+        keys(&s.thread(&b).await[0]),
+        [old],
+        "keys are unique within an item; another item keeps its own"
+    );
+
+    // Recorded: a second start does not run the step again (a collision made now stays).
+    exec(&s.store, set, &[&options(&["Tall"]), later["messageId"].as_str().unwrap()]).await;
+    reopen(&s).await.close().await;
+    assert_eq!(keys(&s.thread(&a).await[3]), [old]);
 }
