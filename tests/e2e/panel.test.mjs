@@ -1,13 +1,15 @@
 // The side panel, end to end against the real server and the agent CLI: it follows the
 // tab's stage, shows the agent's question with its options and their images live (at 320
-// and 420 px without scrolling sideways), picks one (the agent wakes), shows
+// and 420 px without scrolling sideways, and without axe-core violations), picks one (the
+// agent wakes), shows
 // what got done (and "live" once deployed), renders server text as text, and outlines an
 // item's elements on the page; while the server is away it shows what waits to send, and
 // a held item's failed edit or withdraw with a Retry.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -15,6 +17,18 @@ import { promisify } from "node:util";
 import { launchBrowser, openConnectedPanel, prepareServer, startStage } from "./harness.mjs";
 
 const run = promisify(execFile);
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Fails on any axe-core violation in `page` as it is now. */
+async function assertAccessible(page) {
+  // Evaluated over DevTools, which the extension page's CSP does not govern.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
+    return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+  });
+  assert.deepEqual(violations, [], "axe-core finds no violations");
+}
 
 describe("the side panel", () => {
   let stage, server, browser, panel, stagePage, work, agentEnv, errors;
@@ -163,6 +177,7 @@ describe("the side panel", () => {
     assert.deepEqual(widths, [160, 160, 160], "the three images load");
     await screenshots("panel");
     for (const width of [320, 420]) await assertNoSidewaysScroll(width);
+    await assertAccessible(panel);
 
     await box.getByRole("button", { name: "Pick Green" }).click();
     const woke = await waiting;
@@ -287,6 +302,7 @@ describe("the side panel", () => {
     assert.deepEqual(errors, []);
 
     await panel.keyboard.press("Escape");
+    await assertAccessible(panel);
     await screenshots("panel-queue");
   });
 
