@@ -120,7 +120,12 @@ async fn the_agent_loop() {
     let woke = answered_at.elapsed();
     assert_eq!(out.code, 0, "{out:?}");
     assert!(woke < Duration::from_secs(1), "woke {woke:?} after the answer");
-    assert!(out.stdout.contains("Ann answered: The standard one (chose: Standard VAT)"), "{}", out.stdout);
+    // The server repeats the chosen label in the answer's words.
+    assert!(
+        out.stdout.contains("Ann answered: Standard VAT: The standard one (chose: Standard VAT)"),
+        "{}",
+        out.stdout
+    );
 
     // shot and reply land in the thread, under the claim's fence.
     let shot = tempfile::NamedTempFile::new().unwrap();
