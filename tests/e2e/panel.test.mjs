@@ -303,6 +303,7 @@ describe("the side panel", () => {
 
     await panel.keyboard.press("Escape");
     await assertAccessible(panel);
+    for (const width of [320, 420]) await assertNoSidewaysScroll(width);
     await screenshots("panel-queue");
   });
 
