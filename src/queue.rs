@@ -5,9 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use redline_protocol::{
-    AttachmentKind, AuthorKind, Change, ChangeStatus, Group, Message, Timestamp, short_sha,
-};
+use redline_protocol::{Change, ChangeStatus, Group, Timestamp, short_sha};
 
 /// The panel's sections, in the order they are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -296,47 +294,6 @@ pub fn move_selection(order: &[String], current: Option<&str>, delta: i32) -> Op
     Some(order[next].clone())
 }
 
-/// The agent's open question in a thread: the last agent message of an item in
-/// `needs_answer` (with its options, image or not).
-pub fn open_question(status: ChangeStatus, thread: &[Message]) -> Option<&Message> {
-    if status != ChangeStatus::NeedsAnswer {
-        return None;
-    }
-    thread.iter().rev().find(|m| m.author_kind == AuthorKind::Agent)
-}
-
-/// The options of a message (`kind: option`), in the order the agent gave them.
-pub fn options(message: &Message) -> impl Iterator<Item = &redline_protocol::Attachment> {
-    message.attachments.iter().filter(|a| a.kind == AttachmentKind::Option)
-}
-
-/// The options on offer for the open question: every option the agent attached since
-/// the person last wrote (option shots come as messages of their own before the ask),
-/// in order; a text option whose label an image option also has is dropped.
-pub fn open_options(thread: &[Message]) -> Vec<redline_protocol::Attachment> {
-    let since = thread.iter().rposition(|m| m.author_kind == AuthorKind::User).map_or(0, |i| i + 1);
-    let all: Vec<&redline_protocol::Attachment> =
-        thread[since..].iter().filter(|m| m.author_kind == AuthorKind::Agent).flat_map(options).collect();
-    let mut out: Vec<redline_protocol::Attachment> = Vec::new();
-    for option in &all {
-        let shadowed = option.url.is_none() && all.iter().any(|o| o.url.is_some() && o.label == option.label);
-        if !shadowed && !out.iter().any(|o| o.key == option.key) {
-            out.push((*option).clone());
-        }
-    }
-    out
-}
-
-/// What an answer says when the person only picked an option.
-pub fn answer_body(words: &str, chosen_label: Option<&str>) -> Option<String> {
-    let words = words.trim();
-    match (words.is_empty(), chosen_label) {
-        (false, _) => Some(words.to_owned()),
-        (true, Some(label)) => Some(format!("I pick \u{201c}{label}\u{201d}.")),
-        (true, None) => None,
-    }
-}
-
 /// Reconnect delay for the event stream after `attempt` failures (1 s doubling to 30 s),
 /// with `jitter` in `[0, 1)` spreading ±20 %.
 pub fn reconnect_delay_ms(attempt: u32, jitter: f64) -> f64 {
@@ -512,40 +469,6 @@ mod tests {
         assert_eq!(badge_text(120), "99+");
         let unknown_filer = change("x", 1, "needs_answer", json!({"filedBy": null}));
         assert!(needs_my_answer(&unknown_filer, ME));
-    }
-
-    #[test]
-    fn the_open_question_is_the_last_agent_message() {
-        let message = |id: &str, kind: &str, options: &[(&str, Option<&str>)]| -> Message {
-            serde_json::from_value(json!({
-                "messageId": id, "changeId": "c", "authorKind": kind, "authorName": "claude", "body": "Which?",
-                "attachments": options.iter().map(|(k, url)| json!({"key": k, "label": k.to_uppercase(), "kind": "option", "url": url})).collect::<Vec<_>>(),
-                "chosenOption": null, "createdAt": Timestamp::from_unix_millis(0),
-            }))
-            .unwrap()
-        };
-        let thread = vec![
-            message("m1", "agent", &[]),
-            message("m2", "user", &[]),
-            message("m3", "agent", &[("a", Some("u")), ("b", None)]),
-        ];
-        let asked = open_question(ChangeStatus::NeedsAnswer, &thread).unwrap();
-        assert_eq!(asked.message_id, "m3");
-        assert_eq!(options(asked).map(|a| a.key.as_str()).collect::<Vec<_>>(), ["a", "b"]);
-        assert!(open_question(ChangeStatus::InProgress, &thread).is_none());
-        // Option shots before the ask count; an answered round does not.
-        let shots = vec![
-            message("m0", "agent", &[("old", Some("u0"))]),
-            message("m1", "user", &[]),
-            message("s1", "agent", &[("k1", Some("u1"))]),
-            message("s2", "agent", &[("k2", Some("u2"))]),
-            message("ask", "agent", &[("K1", None), ("k3", None)]),
-        ];
-        let keys: Vec<String> = open_options(&shots).into_iter().map(|o| o.key).collect();
-        assert_eq!(keys, ["k1", "k2", "k3"], "the text option labelled like an image option is dropped");
-        assert_eq!(answer_body("  ", Some("Red")).unwrap(), "I pick \u{201c}Red\u{201d}.");
-        assert_eq!(answer_body(" darker ", Some("Red")).unwrap(), "darker");
-        assert_eq!(answer_body("", None), None);
     }
 
     #[test]

@@ -2,16 +2,19 @@
 //! `DIR/redline.db`) and Postgres. Migrations are embedded, numbered and forward-only;
 //! an applied migration whose text changed stops the server with its file name.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
+use redline_protocol::{Attachment, AttachmentKind};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
-use sqlx::{Any, AnyConnection, AnyPool, Executor, SqlSafeStr, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Executor, Row, SqlSafeStr, Transaction};
 
+use crate::blobs::is_blob_key;
 use crate::commit::{Committer, WalCheckpoints};
+use crate::rows::to_json;
 
 /// `(version, file name, sql)` of each migration, in order, per engine.
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -22,6 +25,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "0005_token_lifetimes.sql", include_str!("../migrations/sqlite/0005_token_lifetimes.sql")),
     (6, "0006_group_index.sql", include_str!("../migrations/sqlite/0006_group_index.sql")),
     (7, "0007_message_types.sql", include_str!("../migrations/sqlite/0007_message_types.sql")),
+    (8, "0008_unique_option_keys.sql", include_str!("../migrations/sqlite/0008_unique_option_keys.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -31,7 +35,13 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "0005_token_lifetimes.sql", include_str!("../migrations/postgres/0005_token_lifetimes.sql")),
     (6, "0006_group_index.sql", include_str!("../migrations/postgres/0006_group_index.sql")),
     (7, "0007_message_types.sql", include_str!("../migrations/postgres/0007_message_types.sql")),
+    (8, "0008_unique_option_keys.sql", include_str!("../migrations/postgres/0008_unique_option_keys.sql")),
 ];
+
+/// What a migration needs done in Rust, as `(version, step)`: each runs once, right after
+/// SQL migration `version` (before any later one, whose schema it was not written for),
+/// and is recorded in `data_steps`.
+const DATA_STEPS: &[(i64, DataStep)] = &[(8, DataStep::UniqueOptionKeys)];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -130,19 +140,24 @@ impl Store {
         };
         let file_name =
             |v: i64| files.iter().find(|m| m.0 == v).map_or(format!("version {v}"), |m| m.1.to_owned());
-        match migrator(files).run(&self.pool).await {
-            Ok(()) => Ok(()),
-            Err(MigrateError::VersionMismatch(v)) => bail!(
+        let explain = |e: MigrateError| match e {
+            MigrateError::VersionMismatch(v) => anyhow::anyhow!(
                 "migration {} was applied to this database but its text has changed since; \
                  refusing to start (restore the file and add a new migration instead)",
                 file_name(v)
             ),
-            Err(MigrateError::VersionMissing(v)) => bail!(
+            MigrateError::VersionMissing(v) => anyhow::anyhow!(
                 "this database has migration {v}, which this server does not know; refusing to start \
                  (is it from a newer server?)"
             ),
-            Err(e) => Err(e).context("applying migrations"),
+            e => anyhow::Error::new(e).context("applying migrations"),
+        };
+        let migrator = migrator(files);
+        for &(version, step) in DATA_STEPS {
+            migrator.run_to(version, &self.pool).await.map_err(explain)?;
+            step.run_once(&self.pool).await.with_context(|| format!("data step {}", step.name()))?;
         }
+        migrator.run(&self.pool).await.map_err(explain)
     }
 
     /// The group committer of `project_id`'s queue writes (started on first use).
@@ -231,6 +246,93 @@ pub async fn touch_project(conn: &mut AnyConnection, project_id: &str) -> Result
         .await?
         .rows_affected();
     Ok(touched == 1)
+}
+
+/// A step of a migration done in Rust (see [`DATA_STEPS`]).
+#[derive(Clone, Copy, Debug)]
+enum DataStep {
+    /// Every option key of a thread is unique: a key seen earlier in the item's thread
+    /// (by `seq`, then position) gets a new one, so the first keeps it, and with it any
+    /// answer's `chosenOption` that named it.
+    UniqueOptionKeys,
+}
+
+impl DataStep {
+    fn name(self) -> &'static str {
+        match self {
+            DataStep::UniqueOptionKeys => "unique_option_keys",
+        }
+    }
+
+    /// Runs the step unless `data_steps` records it, and records it, in one
+    /// transaction: a server starting at the same time waits on the record's key, then
+    /// finds it.
+    async fn run_once(self, pool: &AnyPool) -> anyhow::Result<()> {
+        let mut tx = pool.begin().await?;
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64;
+        let recorded = sqlx::query(
+            "INSERT INTO data_steps (name, applied_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(self.name())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if recorded == 1 {
+            match self {
+                DataStep::UniqueOptionKeys => unique_option_keys(&mut tx).await?,
+            }
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+}
+
+/// [`DataStep::UniqueOptionKeys`]. Only text options are re-keyed: an image's key is its
+/// file's name, and those were always unique.
+async fn unique_option_keys(conn: &mut AnyConnection) -> anyhow::Result<()> {
+    let rows = sqlx::query(
+        "SELECT message_id, change_id, attachments FROM messages \
+         WHERE attachments LIKE '%\"kind\":\"option\"%' ORDER BY change_id, seq",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut thread = String::new();
+    let mut seen = HashSet::new();
+    let mut rewritten = Vec::new();
+    for row in &rows {
+        let change_id: String = row.try_get("change_id")?;
+        if change_id != thread {
+            (thread, seen) = (change_id, HashSet::new());
+        }
+        let mut attachments: Vec<Attachment> =
+            serde_json::from_str(&row.try_get::<String, _>("attachments")?)?;
+        let mut changed = false;
+        for a in &mut attachments {
+            if !seen.insert(a.key.clone()) && a.kind == AttachmentKind::Option && !is_blob_key(&a.key) {
+                a.key = new_option_key();
+                seen.insert(a.key.clone());
+                changed = true;
+            }
+        }
+        if changed {
+            rewritten.push((row.try_get::<String, _>("message_id")?, to_json(&attachments)));
+        }
+    }
+    for (message_id, attachments) in rewritten {
+        sqlx::query("UPDATE messages SET attachments = $1 WHERE message_id = $2")
+            .bind(attachments)
+            .bind(message_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// A new option key: random (not time-ordered, whose prefix the options of one question
+/// share), so unique within its item and never reused.
+pub fn new_option_key() -> String {
+    format!("opt-{}", uuid::Uuid::new_v4().simple())
 }
 
 /// A new id: a UUID v7, random but ordered by creation time, so the rows and index

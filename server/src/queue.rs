@@ -20,7 +20,10 @@ use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
 use crate::events;
 pub use crate::events::ChangeKey;
-use crate::rows::{CAPTURED_JOIN, CHANGE_COLUMNS, StoredChange, change_from_parts, change_from_row, to_json};
+use crate::rows::{
+    CAPTURED_JOIN, CHANGE_COLUMNS, MESSAGE_COLUMNS, StoredChange, change_from_parts, change_from_row,
+    message_from_row, to_json,
+};
 
 /// One request: the server state, the caller, the base URL for links, and the one
 /// reading of the server clock every rule of this request uses.
@@ -147,6 +150,17 @@ pub async fn find_item(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no item {change_ref} in this project")))?;
     Ok(item_from_row(&row, now)?)
+}
+
+/// An item's thread, oldest first (by the event sequence of the write that added each).
+pub async fn read_thread(conn: &mut AnyConnection, change_id: &str) -> Result<Vec<Message>, ApiError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 ORDER BY seq"
+    )))
+    .bind(change_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.iter().map(message_from_row).collect::<Result<_, _>>()?)
 }
 
 /// A project counter that a write advances together with the event sequence.

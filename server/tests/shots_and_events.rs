@@ -110,6 +110,8 @@ async fn agents_attach_images_as_evidence_or_options() {
     )
     .await;
 
+    s.ok(&s.agent, "askChangeQuestion", json!({"changeId": id, "question": "Like A?", "authorName": "a"}))
+        .await;
     let shot = s
         .ok(
             &s.agent,
@@ -121,8 +123,6 @@ async fn agents_attach_images_as_evidence_or_options() {
     let key = shot["key"].clone();
     assert_eq!(shot["message"]["attachments"][0]["key"], key);
     assert!(shot["message"]["attachments"][0]["url"].as_str().is_some());
-    s.ok(&s.agent, "askChangeQuestion", json!({"changeId": id, "question": "Like A?", "authorName": "a"}))
-        .await;
     let answer =
         s.ok(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": "", "chosenOption": key})).await;
     assert_eq!(answer["message"]["chosenOption"], key);

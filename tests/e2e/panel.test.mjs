@@ -1,12 +1,15 @@
 // The side panel, end to end against the real server and the agent CLI: it follows the
-// tab's stage, shows the agent's option images live, picks one (the agent wakes), shows
+// tab's stage, shows the agent's question with its options and their images live (at 320
+// and 420 px without scrolling sideways, and without axe-core violations), picks one (the
+// agent wakes), shows
 // what got done (and "live" once deployed), renders server text as text, and outlines an
 // item's elements on the page; while the server is away it shows what waits to send, and
 // a held item's failed edit or withdraw with a Retry.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -14,6 +17,18 @@ import { promisify } from "node:util";
 import { launchBrowser, openConnectedPanel, prepareServer, startStage } from "./harness.mjs";
 
 const run = promisify(execFile);
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Fails on any axe-core violation in `page` as it is now. */
+async function assertAccessible(page) {
+  // Evaluated over DevTools, which the extension page's CSP does not govern.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
+    return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+  });
+  assert.deepEqual(violations, [], "axe-core finds no violations");
+}
 
 describe("the side panel", () => {
   let stage, server, browser, panel, stagePage, work, agentEnv, errors;
@@ -101,7 +116,20 @@ describe("the side panel", () => {
     await panel.getByTestId("queue-empty").waitFor();
   });
 
-  test("the agent asks with three option images; picking the second answers it and wakes the agent", async () => {
+  /** Fails when the panel, `width` px wide, scrolls sideways. */
+  async function assertNoSidewaysScroll(width) {
+    await panel.setViewportSize({ width, height: 900 });
+    // Wait for the layout at the new width (and for images, which may widen it).
+    await panel.waitForFunction((w) => window.innerWidth === w, width);
+    await panel.evaluate(() => Promise.all([...document.images].map((image) => image.decode().catch(() => {}))));
+    const { scrollWidth, clientWidth } = await panel.evaluate(() => {
+      const { scrollWidth, clientWidth } = document.scrollingElement;
+      return { scrollWidth, clientWidth };
+    });
+    assert.ok(scrollWidth <= clientWidth, `at ${width} px the panel scrolls sideways: ${scrollWidth} > ${clientWidth}`);
+  }
+
+  test("the agent asks with three options and an option image for each; picking one answers with its key and wakes the agent", async () => {
     // The side panel is visible while used (it keeps following the stage's tab).
     await panel.bringToFront();
     const change = await file("Export button colour", {
@@ -112,10 +140,17 @@ describe("the side panel", () => {
     await redline(["next", "--claim", "--claimed-by", "agent-1", "--once"]);
     await panel.getByTestId("section-working").getByText("Export button colour").waitFor();
     await panel.getByTestId("section-working").getByText("claimed by agent-1").waitFor();
-    for (const colour of ["red", "green", "blue"]) {
-      await redline(["shot", change.shortId, "--image", await png(colour), "--label", colour, "--kind", "option"]);
+    // Words without a break opportunity must wrap rather than widen the panel.
+    const question = "Which colour should the button be? See_the_mock_up_in_frame_Orders_Export_version_2";
+    const labels = ["Red, as in brand_guide_section_four_point_two", "Green", "Blue"];
+    await redline(["ask", change.shortId, question, ...labels.flatMap((label) => ["--option", label])]);
+    // As Fabric's skill tells agents: one option shot per option, labelled like it.
+    for (const [label, colour] of [[labels[0], "red"], ["green", "green"], ["Blue", "blue"]]) {
+      await redline(["shot", change.shortId, "--image", await png(colour), "--label", label, "--kind", "option"]);
     }
-    await redline(["ask", change.shortId, "Which colour should the button be?"]);
+    const asked = (await server.rpc("getChange", { changeId: change.changeId })).thread.find((m) => m.type === "question");
+    const keys = asked.attachments.map((option) => option.key);
+    assert.equal(new Set(keys).size, 3, "three options, three keys");
 
     await panel.getByTestId("section-needs-answer").getByText("Export button colour").waitFor();
     let badge;
@@ -129,25 +164,37 @@ describe("the side panel", () => {
     const waiting = redline(["next", "--claimed-by", "agent-1", "--timeout", "60"]);
 
     await panel.getByTestId("section-needs-answer").getByText("Export button colour").click();
-    const options = panel.getByTestId("answer").getByTestId("option");
-    await options.nth(2).waitFor();
-    assert.equal(await options.count(), 3);
-    assert.deepEqual(await options.locator("figcaption").allInnerTexts().then((t) => t.map((s) => s.trim().split(" ")[0])), ["red", "green", "blue"]);
+    const box = panel.getByTestId("answer");
+    assert.equal(await box.getByTestId("question").textContent(), question, "the question asked, not a shot's label");
+    const options = box.getByTestId("option");
+    await options.nth(2).locator("img").waitFor();
+    assert.equal(await options.count(), 3, "one choice per label: each shot is its option's image");
+    assert.deepEqual(await options.locator(".choice-label").allTextContents(), labels);
+    assert.deepEqual(await options.evaluateAll((all) => all.map((o) => o.dataset.optionKey)), keys);
     const widths = await options.locator("img").evaluateAll((images) =>
       Promise.all(images.map((image) => image.decode().then(() => image.naturalWidth))),
     );
     assert.deepEqual(widths, [160, 160, 160], "the three images load");
     await screenshots("panel");
-    const chosenKey = await options.nth(1).getAttribute("data-option-key");
-    await panel.getByRole("button", { name: "Pick green" }).click();
+    for (const width of [320, 420]) await assertNoSidewaysScroll(width);
+    await assertAccessible(panel);
 
+    await box.getByRole("button", { name: "Pick Green" }).click();
     const woke = await waiting;
     assert.match(woke.stdout, /green|answer/i, "redline next printed the answer");
     const { change: answered, thread } = await server.rpc("getChange", { changeId: change.changeId });
     assert.equal(answered.status, "in_progress");
     const answer = thread.at(-1);
     assert.equal(answer.authorKind, "user");
-    assert.equal(answer.chosenOption, chosenKey);
+    assert.equal(answer.type, "answer");
+    assert.equal(answer.chosenOption, keys[1], "the text option's key");
+    assert.equal(answer.body, "Green", "the answer repeats the chosen label");
+    // The thread shows the choice by its label.
+    const shown = panel.locator('[data-testid="message"][data-type="answer"]');
+    await shown.getByTestId("chosen").getByText("Green", { exact: true }).waitFor();
+    assert.ok(!(await shown.textContent()).includes(keys[1]), "never the raw key");
+    await panel.getByTestId("answer").waitFor({ state: "detached" });
+    for (const width of [320, 420]) await assertNoSidewaysScroll(width);
 
     await redline(["done", change.shortId, "--note", "Made it green"]);
     const { stdout: head } = await run("git", ["rev-parse", "HEAD"], { cwd: join(work, "repo") });
@@ -255,6 +302,8 @@ describe("the side panel", () => {
     assert.deepEqual(errors, []);
 
     await panel.keyboard.press("Escape");
+    await assertAccessible(panel);
+    for (const width of [320, 420]) await assertNoSidewaysScroll(width);
     await screenshots("panel-queue");
   });
 

@@ -7,12 +7,12 @@ use redline_protocol::*;
 use sqlx::Row;
 
 use crate::blobs::ImageInput;
-use crate::db::new_id;
+use crate::db::new_option_key;
 use crate::error::ApiError;
-use crate::queue::{Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, set_status};
-use crate::rows::{
-    GROUP_COLUMNS, MESSAGE_COLUMNS, StoredCapture, StoredChange, group_from_row, message_from_row,
+use crate::queue::{
+    Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, read_thread, set_status,
 };
+use crate::rows::{GROUP_COLUMNS, StoredCapture, StoredChange, group_from_row};
 use crate::rpc::Op;
 
 use super::claim::CLAIMABLE_SQL;
@@ -85,16 +85,8 @@ impl Op for GetChange {
         let project_id = ctx.project(input.project_id.as_deref())?;
         let mut conn = ctx.state.store.pool().acquire().await?;
         let item = find_item(&mut conn, project_id, &input.change_id, ctx.now).await?;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 ORDER BY seq"
-        )))
-        .bind(&item.change.change_id)
-        .fetch_all(&mut *conn)
-        .await?;
-        let thread = rows
-            .iter()
-            .map(|r| message_from_row(r).map(|m| ctx.present_message(m)))
-            .collect::<Result<_, _>>()?;
+        let thread = read_thread(&mut conn, &item.change.change_id).await?;
+        let thread = thread.into_iter().map(|m| ctx.present_message(m)).collect();
         let stage_url: Option<String> = sqlx::query("SELECT url FROM stages WHERE stage_id = $1")
             .bind(&item.change.stage_id)
             .fetch_one(&mut *conn)
@@ -147,11 +139,11 @@ impl Op for AskChangeQuestion {
         if item.change.status == ChangeStatus::Done {
             return Err(ApiError::conflict(codes::WRONG_STATUS, "this item is done"));
         }
-        // Option keys are unique in the thread, so an answer names exactly one.
+        // Option keys are unique in the item, so an answer names exactly one.
         let attachments = options
             .into_iter()
             .map(|label| Attachment {
-                key: format!("opt-{}", &new_id()[..8]),
+                key: new_option_key(),
                 label: label.trim().to_owned(),
                 kind: AttachmentKind::Option,
                 url: None,

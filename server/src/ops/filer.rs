@@ -12,7 +12,7 @@ use crate::blobs::{Blobs, ImageInput};
 use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
-use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, set_status};
+use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, read_thread, set_status};
 use crate::rows::{
     CHANGE_RETURNING, STAGE_SELECT_BY_ID, StoredCapture, StoredChange, stage_from_row, to_json,
 };
@@ -318,25 +318,12 @@ impl Op for ReleaseChanges {
     }
 }
 
-/// The option keys offered in an item's thread.
-async fn option_keys(w: &mut ProjectWrite<'_>, change_id: &str) -> Result<Vec<String>, ApiError> {
-    let rows = sqlx::query("SELECT attachments FROM messages WHERE change_id = $1")
-        .bind(change_id)
-        .fetch_all(w.conn())
-        .await?;
-    let mut keys = Vec::new();
-    for row in rows {
-        let attachments: Vec<Attachment> = serde_json::from_str(&row.try_get::<String, _>("attachments")?)
-            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-        keys.extend(attachments.into_iter().filter(|a| a.kind == AttachmentKind::Option).map(|a| a.key));
-    }
-    Ok(keys)
-}
-
 impl Op for AnswerChangeQuestion {
     type Answer = MessageOutput;
 
     /// "A user answer (`answerChangeQuestion`) → `in_progress` and wakes the claimant."
+    /// A chosen option must be one of the open question's; the answer records the
+    /// choice's own key and repeats its label.
     async fn run(ctx: &Ctx<'_>, input: AnswerChangeQuestionInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         if input.body.trim().is_empty() && input.chosen_option.is_none() {
@@ -347,16 +334,22 @@ impl Op for AnswerChangeQuestion {
         if item.change.status != ChangeStatus::NeedsAnswer {
             return Err(ApiError::conflict(codes::WRONG_STATUS, "this item has no open question"));
         }
-        if let Some(chosen) = &input.chosen_option
-            && !option_keys(&mut w, &item.change.change_id).await?.contains(chosen)
-        {
-            return Err(ApiError::bad_input("chosenOption", "is not an option of this item's thread"));
-        }
+        let (body, chosen_option) = match &input.chosen_option {
+            None => (answer_text(&input.body, None), None),
+            Some(key) => {
+                let thread = read_thread(w.conn(), &item.change.change_id).await?;
+                let choice = open_question(item.change.status, &thread)
+                    .and_then(|open| open.choice(key).cloned())
+                    .ok_or_else(|| {
+                        ApiError::bad_input("chosenOption", "is not an option of the open question")
+                    })?;
+                (answer_text(&input.body, Some(&choice.label)), Some(choice.key))
+            }
+        };
         set_status(&mut w, &item, ChangeStatus::InProgress).await?;
         let author = (AuthorKind::User, Some(ctx.who.user_name.clone()));
-        let message = w
-            .message(ChangeEventType::Answered, &item.change, author, input.body, vec![], input.chosen_option)
-            .await?;
+        let message =
+            w.message(ChangeEventType::Answered, &item.change, author, body, vec![], chosen_option).await?;
         w.commit().await?;
         Ok(MessageOutput { message: ctx.present_message(message) })
     }

@@ -1,6 +1,8 @@
 //! One item in the panel: what was filed (title, body, screenshot, elements, console
-//! errors), the thread with the agent, answering its question (option images, text
-//! options, words), dismiss/reopen, and "Show on page". Server text is always text.
+//! errors), the thread with the agent, answering its open question (its choices, with an
+//! image where a shot shows one, and words), dismiss/reopen, and "Show on page". Server
+//! text is always text. Which question is open and what its choices are is the
+//! protocol's reading of the thread (`redline_protocol::open_question`).
 
 use leptos::prelude::*;
 use redline_protocol::rpc::{
@@ -8,7 +10,8 @@ use redline_protocol::rpc::{
     SetChangeStatus, SetChangeStatusInput,
 };
 use redline_protocol::{
-    Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Element, Message, Timestamp,
+    Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Choice, Element, Message, Timestamp,
+    open_question, option_label,
 };
 
 use super::Ctx;
@@ -58,7 +61,7 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
     let status = change.status;
     let elements = change.capture.as_ref().map(|c| c.elements.clone()).unwrap_or_default();
     let git_sha = change.git_sha.clone();
-    let question = queue::open_question(status, &thread).cloned();
+    let question = open_question(status, &thread).map(|open| (open.message.body.clone(), open.choices));
     let build = queue::build_line(change.branch.as_deref(), change.head_commit.as_deref());
     let meta = {
         let mut parts = vec![format!("filed by {}", change.filed_by.as_deref().unwrap_or("someone"))];
@@ -86,10 +89,7 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
             })}
         </header>
         {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
-        {question.map(|question| {
-            let options = queue::open_options(&thread);
-            view! { <Answer change=change.clone() question options /> }
-        })}
+        {question.map(|(question, choices)| view! { <Answer change=change.clone() question choices /> })}
         {change.screenshot_url.clone().map(|url| {
             let label = format!("Screenshot of {}", change.title);
             view! { <ImageButton url label class="screenshot" /> }
@@ -243,7 +243,7 @@ fn Thread(thread: Vec<Message>) -> impl IntoView {
         <section aria-label="Thread">
             <h3>"Thread"</h3>
             <ol class="thread">
-                {thread.into_iter().map(|m| {
+                {thread.iter().map(|m| {
                     let created = m.created_at;
                     let who = match (m.author_kind, m.author_name.clone()) {
                         (AuthorKind::Agent, Some(name)) => format!("{name} (agent)"),
@@ -252,13 +252,15 @@ fn Thread(thread: Vec<Message>) -> impl IntoView {
                         (AuthorKind::User, None) => "you".to_owned(),
                     };
                     let evidence: Vec<Attachment> = m.attachments.iter().filter(|a| a.kind == AttachmentKind::Evidence).cloned().collect();
-                    let chosen = m.chosen_option.clone();
-                    let options: Vec<Attachment> = queue::options(&m).cloned().collect();
+                    // An answer names its option by key; people read the label (a server
+                    // that does not know it any more gets a generic word, never the key).
+                    let chosen = m.chosen_option.as_deref().map(|key| option_label(&thread, key).unwrap_or("an option").to_owned());
+                    let options: Vec<Attachment> = m.options().cloned().collect();
                     view! {
-                        <li class=format!("message {}", m.author_kind.as_str()) data-testid="message">
+                        <li class=format!("message {}", m.author_kind.as_str()) data-testid="message" data-type=m.role().as_str()>
                             <p class="hint"><strong>{who}</strong>" · "{move || queue::relative_time(created, Timestamp::from_unix_millis(ctx.now.get()))}</p>
                             <p class="body">{m.body.clone()}</p>
-                            {chosen.map(|key| view! { <p class="hint">"chose option "<code>{key}</code></p> })}
+                            {chosen.map(|label| view! { <p class="hint" data-testid="chosen">"chose "<strong>{label}</strong></p> })}
                             {evidence.into_iter().map(|a| {
                                 let label = a.label.clone();
                                 view! {
@@ -288,89 +290,94 @@ fn Thread(thread: Vec<Message>) -> impl IntoView {
     .into_any()
 }
 
-/// Answering the agent's open question: option images in a grid, text options as
-/// buttons, optional words, and a plain reply.
+/// Answering the agent's open question: its choices in the order the protocol gives
+/// them (each with its image when a shot shows it), optional words, and a plain reply.
+/// The words go as typed: the server repeats the chosen label in the answer.
 #[component]
-fn Answer(change: Change, question: Message, options: Vec<Attachment>) -> impl IntoView {
+fn Answer(change: Change, question: String, choices: Vec<Choice>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let words = RwSignal::new(String::new());
     let change_id = change.change_id.clone();
-    let answer = Action::new_local(move |(chosen, label): &(Option<String>, Option<String>)| {
-        let body = queue::answer_body(&words.get_untracked(), label.as_deref());
-        let input = body.map(|body| AnswerChangeQuestionInput {
+    let answer = Action::new_local(move |chosen: &Option<String>| {
+        let body = words.get_untracked();
+        let missing = body.trim().is_empty() && chosen.is_none();
+        let input = AnswerChangeQuestionInput {
             change_id: change_id.clone(),
             project_id: None,
             body,
             chosen_option: chosen.clone(),
-        });
+        };
         let client = ctx.client.get_value();
         async move {
-            let input = input.ok_or("Write an answer, or pick an option.")?;
+            if missing {
+                return Err("Write an answer, or pick an option.".to_owned());
+            }
             client.call::<AnswerChangeQuestion>(input).await.map_err(|e| e.to_string())?;
             words.set(String::new());
             reload(ctx);
             Ok::<(), String>(())
         }
     });
-    let last = RwSignal::new((None::<String>, None::<String>));
-    let send = move |choice: (Option<String>, Option<String>)| {
-        last.set(choice.clone());
-        answer.dispatch(choice);
+    let last = RwSignal::new(None::<String>);
+    let send = move |chosen: Option<String>| {
+        last.set(chosen.clone());
+        answer.dispatch(chosen);
     };
-    let (with_images, text_only): (Vec<Attachment>, Vec<Attachment>) =
-        options.into_iter().partition(|o| o.url.is_some());
-    let pending = move || answer.pending().get();
+    let pending = Signal::derive(move || answer.pending().get());
     view! {
         <section class="answer" aria-labelledby="answer-heading" data-testid="answer">
             <h3 id="answer-heading">"The agent asks"</h3>
-            <p class="question">{question.body.clone()}</p>
-            {(!with_images.is_empty()).then(|| view! {
-                <div class="options" role="group" aria-label="Options">
-                    {with_images.into_iter().map(|o| {
-                        let (key, label) = (o.key.clone(), o.label.clone());
-                        let url = o.url.clone().unwrap_or_default();
-                        let (enlarge_url, enlarge_label) = (url.clone(), label.clone());
-                        let (key_attr, pick_label) = (key.clone(), format!("Pick {label}"));
-                        view! {
-                            <figure class="option" data-testid="option" data-option-key=key_attr>
-                                <button type="button" class="option-pick" aria-label=pick_label disabled=pending
-                                    on:click=move |_| send((Some(key.clone()), Some(label.clone())))>
-                                    <img src=url alt=o.label.clone() />
-                                </button>
-                                <figcaption>
-                                    {o.label.clone()}" "
-                                    <button type="button" class="small" aria-label=format!("Enlarge {}", o.label)
-                                        on:click=move |_| ctx.enlarged.set(Some((enlarge_url.clone(), enlarge_label.clone())))>"\u{2922}"</button>
-                                </figcaption>
-                            </figure>
-                        }
-                    }).collect_view()}
-                </div>
+            <p class="question" data-testid="question">{question}</p>
+            {(!choices.is_empty()).then(|| view! {
+                <ul class="choices" aria-label="Choices">
+                    {choices.into_iter().map(|choice| view! { <ChoiceView choice pending send /> }).collect_view()}
+                </ul>
             })}
-            {(!text_only.is_empty()).then(|| view! {
-                <div class="text-options" role="group" aria-label="Options">
-                    {text_only.into_iter().map(|o| {
-                        let (key, label) = (o.key.clone(), o.label.clone());
-                        let key_attr = key.clone();
-                        view! {
-                            <button type="button" data-testid="option" data-option-key=key_attr disabled=pending
-                                on:click=move |_| send((Some(key.clone()), Some(label.clone())))>{o.label.clone()}</button>
-                        }
-                    }).collect_view()}
-                </div>
-            })}
-            <label for="answer-words">"Your answer (optional with an option)"</label>
+            <label for="answer-words">"Your answer (optional with a choice)"</label>
             <textarea id="answer-words" rows="3" prop:value=move || words.get()
                 on:input=move |e| words.set(event_target_value(&e))></textarea>
             <div class="actions">
-                <button type="button" class="primary" disabled=pending on:click=move |_| send((None, None))>"Send answer"</button>
-                <Show when=pending><span class="hint" role="status">"Sending your answer…"</span></Show>
+                <button type="button" class="primary" disabled=pending on:click=move |_| send(None)>"Send answer"</button>
+                <Show when=move || pending.get()><span class="hint" role="status">"Sending your answer…"</span></Show>
             </div>
             {move || answer.value().get().and_then(Result::err).map(|m| view! {
                 <p class="error" role="alert">{m}" "
                     <button type="button" on:click=move |_| { answer.dispatch(last.get_untracked()); }>"Retry"</button></p>
             })}
         </section>
+    }
+}
+
+/// One choice: a button that answers with its key (its image inside when a shot shows
+/// it), and for an image a button that enlarges it.
+#[component]
+fn ChoiceView(
+    choice: Choice,
+    pending: Signal<bool>,
+    send: impl Fn(Option<String>) + Copy + 'static,
+) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let Choice { key, label, image_url, .. } = choice;
+    let pick_label = format!("Pick {label}");
+    let class = if image_url.is_some() { "choice with-image" } else { "choice" };
+    let key_attr = key.clone();
+    let enlarge = image_url.clone().map(|url| {
+        let (aria, shown) = (format!("Enlarge {label}"), label.clone());
+        view! {
+            <button type="button" class="small enlarge" aria-label=aria
+                on:click=move |_| ctx.enlarged.set(Some((url.clone(), shown.clone())))>"\u{2922}"</button>
+        }
+    });
+    view! {
+        <li class=class data-testid="option" data-option-key=key_attr>
+            <button type="button" class="choice-pick" aria-label=pick_label disabled=pending
+                on:click=move |_| send(Some(key.clone()))>
+                // The label is the button's text; the image repeats it.
+                {image_url.map(|url| view! { <img src=url alt="" /> })}
+                <span class="choice-label">{label}</span>
+            </button>
+            {enlarge}
+        </li>
     }
 }
 

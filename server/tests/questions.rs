@@ -1,0 +1,236 @@
+//! Questions and answers (`shared/protocol.md`, "Options (ours, precisely)"): option keys
+//! are unique, option shots labelled like a text option are its image, an answer names
+//! an option of the open question and repeats its label, every message says what it is,
+//! and threads stored with colliding keys are re-keyed by migration 0008.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use common::TestServer;
+use redline_server::Store;
+use serde_json::{Value, json};
+
+fn png() -> String {
+    STANDARD.encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-not-a-real-image-but-the-magic-is-right")
+}
+
+impl TestServer {
+    /// Files an item, ends its hold, and returns its `changeId`.
+    async fn released_item(&self, title: &str) -> Value {
+        let change =
+            self.ok(&self.ann, "createChange", json!({"stageId": self.stage_id, "title": title})).await;
+        self.ok(&self.ann, "releaseChanges", json!({"stageId": self.stage_id})).await;
+        change["change"]["changeId"].clone()
+    }
+
+    /// Asks `question` with `options`; returns the question's message.
+    async fn ask(&self, id: &Value, question: &str, options: &[&str]) -> Value {
+        let input = json!({"changeId": id, "question": question, "authorName": "agent", "option": options});
+        self.ok(&self.agent, "askChangeQuestion", input).await["message"].clone()
+    }
+
+    /// Attaches an option shot labelled `label`; returns its key.
+    async fn option_shot(&self, id: &Value, label: &str) -> String {
+        let input = json!({"changeId": id, "label": label, "kind": "option", "contentType": "image/png",
+            "imageBase64": png(), "authorName": "agent"});
+        self.ok(&self.agent, "attachChangeShot", input).await["key"].as_str().unwrap().to_owned()
+    }
+
+    async fn thread(&self, id: &Value) -> Vec<Value> {
+        self.ok(&self.agent, "getChange", json!({"changeId": id})).await["thread"].as_array().unwrap().clone()
+    }
+}
+
+fn keys(message: &Value) -> Vec<String> {
+    message["attachments"].as_array().unwrap().iter().map(|a| a["key"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn every_option_gets_a_key_of_its_own() {
+    let s = TestServer::start().await;
+    let id = s.released_item("header colour").await;
+    let first = keys(&s.ask(&id, "Which header?", &["Dark", "Light", "Keep it dark, add an accent"]).await);
+    assert_eq!(first.iter().collect::<BTreeSet<_>>().len(), 3, "three distinct keys: {first:?}");
+    let again =
+        keys(&s.ask(&id, "Which header, then?", &["Dark", "Light", "Keep it dark, add an accent"]).await);
+    let all: BTreeSet<&String> = first.iter().chain(&again).collect();
+    assert_eq!(all.len(), 6, "a later question's keys are new too: {first:?} {again:?}");
+}
+
+#[tokio::test]
+async fn an_option_shot_labelled_like_an_option_is_that_option() {
+    let s = TestServer::start().await;
+    let id = s.released_item("header colour").await;
+    let asked = s.ask(&id, "Which header?", &["Dark", "Light", "Keep it dark, add an accent"]).await;
+    let options = keys(&asked);
+    let mut shots = Vec::new();
+    for label in ["dark", " Light", "Keep it dark, add an accent"] {
+        shots.push(s.option_shot(&id, label).await);
+    }
+
+    let answer = s
+        .ok(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": "", "chosenOption": shots[1]}))
+        .await["message"]
+        .clone();
+    assert_eq!(answer["chosenOption"], options[1].as_str(), "the text option's key is recorded");
+    assert_eq!(answer["body"], "Light", "an answer without words is the chosen label");
+    assert_eq!(answer["type"], "answer");
+    let thread = s.thread(&id).await;
+    assert_eq!(thread.last().unwrap()["chosenOption"], options[1].as_str());
+    assert_eq!(s.ok(&s.agent, "getChange", json!({"changeId": id})).await["change"]["status"], "in_progress");
+
+    // Words that do not say the label get it in front; words that do are kept as they are.
+    s.ask(&id, "And the footer?", &["Dark", "Light"]).await;
+    let shot = s.option_shot(&id, "DARK").await;
+    let answer = s
+        .ok(
+            &s.ann,
+            "answerChangeQuestion",
+            json!({"changeId": id, "body": "but keep the logo", "chosenOption": shot}),
+        )
+        .await["message"]
+        .clone();
+    assert_eq!(answer["body"], "Dark: but keep the logo");
+    let footer = s.ask(&id, "And the sidebar?", &["Dark", "Light"]).await;
+    let answer = s
+        .ok(
+            &s.ann,
+            "answerChangeQuestion",
+            json!({"changeId": id, "body": "The light one", "chosenOption": keys(&footer)[1]}),
+        )
+        .await["message"]
+        .clone();
+    assert_eq!(answer["body"], "The light one");
+}
+
+#[tokio::test]
+async fn an_answer_names_an_option_of_the_open_question() {
+    let s = TestServer::start().await;
+    let id = s.released_item("header colour").await;
+    let early_shot = s.option_shot(&id, "Before anything was asked").await;
+    let first = keys(&s.ask(&id, "Which header?", &["Dark", "Light"]).await);
+    s.ok(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": "", "chosenOption": first[0]})).await;
+    let second = keys(&s.ask(&id, "Which footer?", &["Tall", "Short"]).await);
+
+    for stale in [first[1].as_str(), "opt-unknown", early_shot.as_str(), ""] {
+        let body = s
+            .err(
+                &s.ann,
+                "answerChangeQuestion",
+                json!({"changeId": id, "body": "x", "chosenOption": stale}),
+                400,
+                "bad_input",
+            )
+            .await;
+        assert!(body["message"].as_str().unwrap().starts_with("chosenOption:"), "{stale:?}: {body}");
+    }
+    s.err(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": " "}), 400, "bad_input").await;
+    let answer = s
+        .ok(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": "", "chosenOption": second[1]}))
+        .await["message"]
+        .clone();
+    assert_eq!(
+        (answer["chosenOption"].as_str(), answer["body"].as_str()),
+        (Some(second[1].as_str()), Some("Short"))
+    );
+    // Words alone answer a question without options.
+    s.ask(&id, "Anything else?", &[]).await;
+    let answer = s.ok(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": " No, thanks "})).await
+        ["message"]
+        .clone();
+    assert_eq!((answer["body"].as_str(), answer["chosenOption"].as_str()), (Some("No, thanks"), None));
+}
+
+#[tokio::test]
+async fn every_message_says_what_it_is() {
+    let s = TestServer::start().await;
+    let id = s.released_item("header colour").await;
+    let options = keys(&s.ask(&id, "Which header?", &["Dark", "Light"]).await);
+    s.option_shot(&id, "Dark").await;
+    s.ok(&s.ann, "answerChangeQuestion", json!({"changeId": id, "body": "", "chosenOption": options[0]}))
+        .await;
+    s.ok(&s.agent, "replyToChange", json!({"changeId": id, "body": "On it", "authorName": "agent"})).await;
+    s.ok(&s.agent, "completeChange", json!({"changeId": id, "note": "Made it dark", "authorName": "agent"}))
+        .await;
+    let thread = s.thread(&id).await;
+    let types: Vec<&str> = thread.iter().map(|m| m["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["question", "shot", "answer", "reply", "note"]);
+}
+
+/// Opens the test server's store again, as a restarted server would (and so migrates).
+async fn reopen(s: &TestServer) -> Store {
+    match s.store.postgres_url() {
+        Some(url) => Store::open_url(url).await.unwrap(),
+        None => Store::open_dir(s.dir.path()).await.unwrap(),
+    }
+}
+
+async fn exec(store: &Store, sql: &str, binds: &[&str]) {
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()));
+    for b in binds {
+        query = query.bind(b.to_string());
+    }
+    query.execute(store.pool()).await.unwrap();
+}
+
+#[tokio::test]
+async fn migration_0008_gives_colliding_option_keys_new_ones() {
+    let s = TestServer::start().await;
+    // Two items whose threads hold what the old code stored: the options of a question
+    // sharing one key (a time-ordered id's prefix), a later question reusing it, an
+    // answer that chose it, and an option shot (whose key is its image's).
+    let a = s.released_item("three options, one key").await;
+    let b = s.released_item("the same key in another item").await;
+    let first = s.ask(&a, "Which header?", &["Dark", "Light", "Accent"]).await;
+    let shot = s.option_shot(&a, "Dark").await;
+    s.ok(&s.ann, "answerChangeQuestion", json!({"changeId": a, "body": "", "chosenOption": keys(&first)[0]}))
+        .await;
+    let later = s.ask(&a, "And the footer?", &["Tall"]).await;
+    let other = s.ask(&b, "Which?", &["Only"]).await;
+    let old = "opt-01a231e0";
+    let options = |labels: &[&str]| {
+        let all: Vec<Value> =
+            labels.iter().map(|l| json!({"key": old, "label": l, "kind": "option", "url": null})).collect();
+        serde_json::to_string(&all).unwrap()
+    };
+    let set = "UPDATE messages SET attachments = $1 WHERE message_id = $2";
+    exec(&s.store, set, &[&options(&["Dark", "Light", "Accent"]), first["messageId"].as_str().unwrap()])
+        .await;
+    exec(&s.store, set, &[&options(&["Tall"]), later["messageId"].as_str().unwrap()]).await;
+    exec(&s.store, set, &[&options(&["Only"]), other["messageId"].as_str().unwrap()]).await;
+    exec(&s.store, "UPDATE messages SET chosen_option = $1 WHERE author_kind = 'user'", &[old]).await;
+    exec(&s.store, "DELETE FROM data_steps WHERE name = 'unique_option_keys'", &[]).await;
+
+    reopen(&s).await.close().await;
+    let thread = s.thread(&a).await;
+    let options_of = |m: &Value| -> Vec<(String, String)> {
+        m["attachments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["key"].as_str().unwrap().to_owned(), o["label"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let (asked, shown, answer, again) =
+        (options_of(&thread[0]), options_of(&thread[1]), &thread[2], options_of(&thread[3]));
+    assert_eq!(asked[0].0, old, "the first keeps its key");
+    assert_eq!(answer["chosenOption"], old, "so the answer still names it");
+    let labels: Vec<&str> = asked.iter().chain(&again).map(|(_, l)| l.as_str()).collect();
+    assert_eq!(labels, ["Dark", "Light", "Accent", "Tall"]);
+    let all: BTreeSet<&str> = asked.iter().chain(&again).chain(&shown).map(|(k, _)| k.as_str()).collect();
+    assert_eq!(all.len(), 5, "every key in the thread is unique: {asked:?} {again:?} {shown:?}");
+    assert_eq!(shown[0].0, shot, "an image's key is its file's and stays");
+    assert_eq!(
+        keys(&s.thread(&b).await[0]),
+        [old],
+        "keys are unique within an item; another item keeps its own"
+    );
+
+    // Recorded: a second start does not run the step again (a collision made now stays).
+    exec(&s.store, set, &[&options(&["Tall"]), later["messageId"].as_str().unwrap()]).await;
+    reopen(&s).await.close().await;
+    assert_eq!(keys(&s.thread(&a).await[3]), [old]);
+}
