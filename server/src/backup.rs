@@ -61,6 +61,9 @@ pub async fn run(source: Source<'_>, to: &Path) -> anyhow::Result<Backup> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    if !dir.is_dir() {
+        bail!("{} is not a folder; make it first", dir.display());
+    }
     let name = to.file_name().context("--to must name a file")?.to_string_lossy().into_owned();
     let partial = dir.join(format!(".{name}.partial-{}", std::process::id()));
     let result = copy(options, &partial, to).await;

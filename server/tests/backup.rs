@@ -167,7 +167,7 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
 }
 
 #[tokio::test]
-async fn a_backup_refuses_postgres_an_existing_file_and_a_missing_store() {
+async fn a_backup_refuses_postgres_an_existing_file_a_missing_folder_and_a_missing_store() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let data = data.to_str().unwrap();
@@ -191,6 +191,10 @@ async fn a_backup_refuses_postgres_an_existing_file_and_a_missing_store() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(to("kept.db")).unwrap(), "precious");
+
+    let out = redline(&["backup", "--to", &to("nowhere/x.db"), "--data", data]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is not a folder"), "{}", stderr(&out));
 
     let out = redline(&["--json", "backup", "--to", &to("ok.db"), "--data", data]).await;
     assert!(out.status.success(), "{}", stderr(&out));
