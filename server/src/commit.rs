@@ -362,6 +362,49 @@ mod tests {
         assert_eq!(checkpoints.waiting_frames().unwrap(), 0);
     }
 
+    /// SQLite's POSIX locks on the WAL index outlive the writer task's reads of it:
+    /// closing a descriptor of the file would drop them all, and another process opening
+    /// the store would then reset the index under this one. Read from `/proc/locks`.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn reading_the_wal_index_keeps_sqlites_locks_on_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, checkpoints) = wal_pool(&dir).await;
+        sqlx::query("INSERT INTO t (v) VALUES ('x')").execute(&pool).await.unwrap();
+        let pid = std::process::id().to_string();
+        // `1: POSIX  ADVISORY  READ 1234 fe:00:5751261 128 128`
+        let ours_on = |inode: &str| {
+            let locks = std::fs::read_to_string("/proc/locks").unwrap();
+            locks
+                .lines()
+                .map(|line| line.split_whitespace().collect::<Vec<_>>())
+                .filter(|f| f.get(1) == Some(&"POSIX") && f.get(4) == Some(&pid.as_str()))
+                .filter(|f| f.get(5).and_then(|file| file.rsplit(':').next()) == Some(inode))
+                .count()
+        };
+        let inode = std::fs::metadata(&checkpoints.wal_index).unwrap().ino().to_string();
+        let ours = || ours_on(&inode);
+        assert!(ours() > 0, "SQLite holds a lock on the WAL index while connected");
+        for _ in 0..3 {
+            checkpoints.waiting_frames().unwrap();
+        }
+        assert!(ours() > 0, "reading the WAL index dropped SQLite's locks on it");
+
+        // The pool's last connection closing deletes the index; the next one makes a new
+        // one, which is read (not the deleted copy) and keeps its locks too.
+        pool.close().await;
+        assert!(!checkpoints.wal_index.exists(), "SQLite deleted the index");
+        let file = dir.path().join("t.db").display().to_string();
+        let pool = AnyPool::connect(&format!("sqlite://{file}")).await.unwrap();
+        sqlx::query("INSERT INTO t (v) VALUES ('y')").execute(&pool).await.unwrap();
+        let first = inode;
+        let inode = std::fs::metadata(&checkpoints.wal_index).unwrap().ino().to_string();
+        assert_ne!(inode, first, "a new index");
+        assert!(checkpoints.waiting_frames().unwrap() >= 1, "the new index is read");
+        assert!(ours_on(&inode) > 0);
+        pool.close().await;
+    }
+
     #[tokio::test]
     async fn the_writer_task_checkpoints_once_enough_frames_wait() {
         let dir = tempfile::tempdir().unwrap();
