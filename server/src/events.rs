@@ -358,6 +358,7 @@ pub async fn handle(
         pending: first,
         rx,
         stopping,
+        _open: state.metrics.stream_opened(),
     };
     let keep_alive = KeepAlive::new().interval(state.keep_alive).text("ping");
     Ok(Sse::new(futures_util::stream::unfold(cursor, Cursor::next)).keep_alive(keep_alive))
@@ -370,6 +371,8 @@ struct Cursor {
     pending: VecDeque<Event>,
     rx: watch::Receiver<i64>,
     stopping: watch::Receiver<bool>,
+    /// Counted in `/metrics` while the stream is open.
+    _open: crate::metrics::OpenStream,
 }
 
 impl Cursor {

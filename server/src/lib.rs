@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod backup;
 pub mod blobs;
 mod captured;
 pub mod clock;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod events;
 mod filter;
 pub mod limit;
+pub mod metrics;
 mod openapi;
 mod ops;
 mod queue;
@@ -24,9 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, Method, header};
-use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
@@ -61,6 +61,8 @@ pub struct AppState {
     pub tokens: Arc<auth::TokenChecks>,
     /// What recent filings captured (see `captured`).
     pub captured: Arc<captured::CapturedCache>,
+    /// What `GET /metrics` reports.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
@@ -84,6 +86,7 @@ impl AppState {
             claims: Arc::default(),
             tokens: Arc::default(),
             captured: Arc::default(),
+            metrics: Arc::default(),
         })
     }
 
@@ -107,24 +110,20 @@ pub fn app(state: AppState) -> Router {
         ])
         .expose_headers([header::RETRY_AFTER])
         .max_age(Duration::from_secs(3600));
+    let track_rpcs = axum::middleware::from_fn_with_state(state.clone(), metrics::track_rpc);
     let api = Router::new()
-        .route("/rpc/{name}", post(rpc::handle))
+        .route("/rpc/{name}", post(rpc::handle).route_layer(track_rpcs))
         .route("/openapi.json", get(openapi::handle))
         .route("/events/{stream}", get(events::handle))
         .route("/blobs/{key}", get(blobs::get))
         .layer(cors);
     Router::new()
-        .route("/healthz", get(healthz))
+        .route("/healthz", get(metrics::healthz))
+        .route("/metrics", get(metrics::handle))
         .route("/auth/verify", get(ops::signin::verify_page))
         .merge(api)
         .layer(TraceLayer::new_for_http())
         .with_state(state)
-}
-
-/// `GET /healthz`: 200 when the store answers.
-async fn healthz(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    sqlx::query("SELECT 1").execute(state.store.pool()).await?;
-    Ok(axum::Json(serde_json::json!({ "ok": true })))
 }
 
 /// Serves until Ctrl-C / SIGTERM.

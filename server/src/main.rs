@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
+use redline_server::backup;
 use redline_server::{AppState, Clock, Store};
 use serde::Serialize;
 
@@ -89,6 +90,15 @@ enum Command {
     Auth {
         #[command(subcommand)]
         command: AuthCommand,
+    },
+    /// Copy the SQLite store to FILE, consistently, while a server may be serving from
+    /// it (screenshots in DIR/blobs are copied separately; Postgres: use pg_dump).
+    Backup {
+        /// The copy to write; must not exist.
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
     },
     #[command(flatten)]
     Agent(redline_agent::AgentCommand),
@@ -291,6 +301,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Stage { command: StageCommand::Deploy { args, store } } => {
             redline_server::deploy::run(&store.open().await?, args, cli.json).await?;
+        }
+        Command::Backup { to, store } => {
+            let source = match &store.database_url {
+                Some(url) => backup::Source::Url(url),
+                None => backup::Source::Dir(&store.data),
+            };
+            let b = backup::run(source, &to).await?;
+            print(cli.json, &b, || {
+                format!("backed up {} items to {} ({} bytes)", b.changes, b.file.display(), b.bytes)
+            });
         }
         Command::Agent(command) => std::process::exit(redline_agent::run(command, cli.json).await),
         Command::Token { command: TokenCommand::Create { project, scope, name, expires_in_days, store } } => {

@@ -132,8 +132,31 @@ mod tests {
         assert_eq!(version_in_lock(lock, "leptos"), None);
     }
 
+    /// The exact version `manifest` pins `package` to (`package = "=X"`).
+    fn pinned_version(manifest: &str, package: &str) -> Option<String> {
+        manifest.lines().find_map(|line| {
+            let (name, value) = line.split_once('=')?;
+            let pin = value.trim().strip_prefix("\"=")?.strip_suffix('"')?;
+            (name.trim() == package).then(|| pin.to_owned())
+        })
+    }
+
+    #[test]
+    fn finds_a_pin_in_a_manifest() {
+        let manifest = "[workspace.dependencies]\nwasm-bindgen-futures = \"=0.4.1\"\nserde = \"1\"\n\
+                        wasm-bindgen = \"=0.2.130\"\n";
+        assert_eq!(pinned_version(manifest, "wasm-bindgen").as_deref(), Some("0.2.130"));
+        assert_eq!(pinned_version(manifest, "serde"), None, "a range is not a pin");
+        assert_eq!(pinned_version(manifest, "leptos"), None);
+    }
+
+    /// The CLI `cargo xtask` installs is the lock's version: it must be the one the
+    /// workspace pins, or a `cargo update` could move the crate away from the CLI.
     #[test]
     fn the_workspace_pins_wasm_bindgen() {
-        assert!(locked_version("wasm-bindgen").is_ok());
+        let manifest = std::fs::read_to_string(crate::root().join("Cargo.toml")).unwrap();
+        let pinned =
+            pinned_version(&manifest, "wasm-bindgen").expect("Cargo.toml pins wasm-bindgen with `=`");
+        assert_eq!(locked_version("wasm-bindgen").unwrap(), pinned);
     }
 }
