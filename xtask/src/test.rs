@@ -55,12 +55,29 @@ pub fn run() -> Result<()> {
     // three minutes and still exits (the harness kills what it started) rather than hang CI.
     e2e.args(["--test", "--test-force-exit", "--test-timeout=180000", "--test-concurrency=1"]);
     e2e.args(["--test-reporter=spec", "tests/e2e/"]);
-    e2e.env("REDLINE_BIN", redline);
+    e2e.env("REDLINE_BIN", &redline);
     e2e.env("XTASK_BIN", std::env::current_exe()?);
     e2e.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     e2e.env("CHROMIUM", setup::CHROMIUM);
     tally.run(&mut e2e)?;
     phases.push(("end-to-end in Chromium", phase.elapsed().as_secs_f64()));
+
+    // The anchors build plugin: its transform, then real Vite and Next.js builds of the
+    // test apps, one of them circled through the extension (packages from each folder's
+    // own lock file, installed here: the extension's build does not need them).
+    let phase = Instant::now();
+    let installed = tally.check("the anchors plugin and its test apps install", setup::for_anchors);
+    if installed {
+        tally.run(cmd("node").args(["--test", "--test-reporter=spec", "plugins/redline-anchors/test/"]))?;
+        let mut builds = cmd("node");
+        builds.args(["--test", "--test-force-exit", "--test-timeout=300000", "--test-concurrency=1"]);
+        builds.args(["--test-reporter=spec", "tests/anchors/vite.test.mjs", "tests/anchors/next.test.mjs"]);
+        builds.env("REDLINE_BIN", &redline);
+        builds.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+        builds.env("CHROMIUM", setup::CHROMIUM);
+        tally.run(&mut builds)?;
+    }
+    phases.push(("anchors plugin and builds", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
     tally.check("the README's install puts a working `redline` in a prefix", install_into_a_prefix);
@@ -130,16 +147,18 @@ impl Tally {
     }
 
     /// Runs a check of xtask's own as one test: its failure is counted and shown, and
-    /// the run goes on to fail at the end like any other failed test.
-    fn check(&mut self, name: &str, check: impl FnOnce() -> Result<()>) {
+    /// the run goes on to fail at the end like any other failed test. Returns whether it passed.
+    fn check(&mut self, name: &str, check: impl FnOnce() -> Result<()>) -> bool {
         match check() {
             Ok(()) => {
                 println!("ok - {name}");
                 self.passed += 1;
+                true
             }
             Err(e) => {
                 println!("not ok - {name}: {e:#}");
                 self.failed += 1;
+                false
             }
         }
     }
