@@ -27,18 +27,26 @@ const big = join(app, ".measure");
 rmSync(big, { recursive: true, force: true });
 mkdirSync(join(big, "src"), { recursive: true });
 writeFileSync(join(big, "index.html"), '<!doctype html><html><head></head><body><div id="root"></div><script type="module" src="/src/main.tsx"></script></body></html>');
-const buttons = Array.from({ length: 1000 }, (_, i) => `      <button type="button" onClick={go}>{t("orders.action${i}")}</button>`).join("\n");
-writeFileSync(join(big, "src/Big.tsx"), `import { t } from "./t";\nconst go = () => {};\nexport function Big() {\n  return (\n    <section>\n${buttons}\n    </section>\n  );\n}\n`);
+const write = (written) => {
+  const buttons = Array.from({ length: 1000 }, (_, i) => `      <button type="button" onClick={go}${written ? ` data-testid="b${i}"` : ""}>{t("orders.action${i}")}</button>`).join("\n");
+  writeFileSync(join(big, "src/Big.tsx"), `import { t } from "./t";\nconst go = () => {};\nexport function Big() {\n  return (\n    <section>\n${buttons}\n    </section>\n  );\n}\n`);
+};
 writeFileSync(join(big, "src/t.ts"), "export const t = (key: string) => key;\n");
 writeFileSync(join(big, "src/main.tsx"), 'import { createRoot } from "react-dom/client";\nimport { Big } from "./Big";\ncreateRoot(document.getElementById("root")!).render(<Big />);\n');
 const build = (name, env) =>
   timed(join(app, "node_modules/.bin/vite"), ["build", big, "--config", join(app, "vite.config.ts"), "--outDir", join(out, name), "--emptyOutDir", "--logLevel", "warn"], { cwd: app, env: buildEnv(env) });
-build("big-off", {});
-build("big-on", { REDLINE_ANCHORS: "1" });
 const js = (name) => Buffer.concat([...filesOf(join(out, name))].filter(([f]) => f.endsWith(".js")).map(([, b]) => b));
-const [on, off] = [js("big-on"), js("big-off")];
-const anchor = (i) => ` data-fabric-src="tests/anchors/vite-app/.measure/src/Big.tsx:${i + 6}" data-testid="orders.action${i}"`;
-const dom = Array.from({ length: 1000 }, (_, i) => anchor(i).length).reduce((a, b) => a + b, 0);
-console.log(`1,000 stamped buttons: JS +${on.length - off.length} B raw, +${gzipSync(on).length - gzipSync(off).length} B gzipped; the page's DOM +${dom} B (anchor and test id as serialized HTML)`);
+const path = "tests/anchors/vite-app/.measure/src/Big.tsx";
+for (const [what, written, attributes] of [
+  ["anchor and i18n test id", false, (i) => ` data-fabric-src="${path}:${i + 6}" data-testid="orders.action${i}"`],
+  ["anchor only (test ids written by hand)", true, (i) => ` data-fabric-src="${path}:${i + 6}"`],
+]) {
+  write(written);
+  build("big-off", {});
+  build("big-on", { REDLINE_ANCHORS: "1" });
+  const [on, off] = [js("big-on"), js("big-off")];
+  const dom = Array.from({ length: 1000 }, (_, i) => attributes(i).length).reduce((a, b) => a + b, 0);
+  console.log(`1,000 buttons, ${what}: JS +${on.length - off.length} B raw, +${gzipSync(on).length - gzipSync(off).length} B gzipped; the DOM +${dom} B as serialized HTML`);
+}
 rmSync(big, { recursive: true, force: true });
 rmSync(out, { recursive: true, force: true });
