@@ -99,7 +99,7 @@ pub const ANCHORS_PACKAGES: [&str; 3] =
     ["plugins/redline-anchors", "tests/anchors/vite-app", "tests/anchors/next-app"];
 
 /// `npm ci` in `dir`, unless its node_modules is newer than its lock file.
-fn npm_ci(dir: &Path) -> Result<()> {
+pub fn npm_ci(dir: &Path) -> Result<()> {
     if !process::exists("node") || !process::exists("npm") {
         bail!(
             "Node.js 20 and npm are needed for the build tools; install them (Debian: apt-get install nodejs npm)"

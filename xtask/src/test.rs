@@ -49,6 +49,7 @@ pub fn run() -> Result<()> {
 
     let phase = Instant::now();
     let redline = crate::start::build_server()?;
+    crate::stage::build()?;
     let mut e2e = cmd("node");
     // A test that fails before its clean-up may leave a child process behind, and a
     // browser call without a deadline can wait forever: the runner fails such a test after
