@@ -160,7 +160,7 @@ function redlineAnchors(api, options = {}) {
       const cwd = file.opts.cwd ?? process.cwd();
       this.anchorPath =
         filename && !/[\\/]node_modules[\\/]/.test(filename) ? anchorPath(filename, repoRoot(options, cwd)) : undefined;
-      this.sha = meta ? gitSha(options, cwd) : undefined;
+      this.cwd = cwd;
       this.pathId = undefined;
     },
     visitor: {
@@ -202,11 +202,12 @@ function redlineAnchors(api, options = {}) {
         }
         if (added.length) node.attributes.unshift(...added);
 
-        if (tag === "head" && this.sha && !element.node.children.some(isShaMeta)) {
+        const sha = tag === "head" && meta ? gitSha(options, this.cwd) : undefined;
+        if (sha && !element.node.children.some(isShaMeta)) {
           const metaTag = t.jsxElement(
             t.jsxOpeningElement(
               t.jsxIdentifier("meta"),
-              [attribute("name", t.stringLiteral("fabric-git-sha")), attribute("content", t.stringLiteral(this.sha))],
+              [attribute("name", t.stringLiteral("fabric-git-sha")), attribute("content", t.stringLiteral(sha))],
               true,
             ),
             null,

@@ -40,13 +40,15 @@ function repoRoot(options = {}, cwd = process.cwd()) {
   return roots.get(cwd);
 }
 
+const heads = new Map();
 /** The commit being built: `sha`, a CI variable, or `git rev-parse HEAD`; undefined if none. */
 function gitSha(options = {}, cwd = process.cwd()) {
   if (options.sha) return options.sha;
   for (const name of SHA_VARIABLES) {
     if (process.env[name]) return process.env[name].trim();
   }
-  return git(["rev-parse", "HEAD"], cwd);
+  if (!heads.has(cwd)) heads.set(cwd, git(["rev-parse", "HEAD"], cwd));
+  return heads.get(cwd);
 }
 
 /** A file's anchor path: relative to `root`, forward slashes; undefined outside it. */
