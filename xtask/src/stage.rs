@@ -176,9 +176,17 @@ fn content_type(file: &Path) -> &'static str {
 mod tests {
     use super::*;
 
-    /// A built stage in miniature: what `build` writes has this shape.
-    fn fixture() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("redline-stage-test-{}", std::process::id()));
+    /// A built stage in miniature (what `build` writes has this shape), removed when dropped.
+    struct Fixture(PathBuf);
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn fixture(name: &str) -> Fixture {
+        let dir = std::env::temp_dir().join(format!("redline-stage-test-{}-{name}", std::process::id()));
         std::fs::create_dir_all(dir.join("assets")).unwrap();
         std::fs::write(
             dir.join("index.html"),
@@ -186,13 +194,14 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.join("assets/app.css"), "body {}").unwrap();
-        dir
+        Fixture(dir)
     }
 
     #[test]
     fn strict_prefix_serves_the_same_page_with_a_csp() {
-        let plain = Response::for_path(&fixture(), "/", "abc1234");
-        let strict = Response::for_path(&fixture(), "/strict/", "abc1234");
+        let root = fixture("csp");
+        let plain = Response::for_path(&root.0, "/", "abc1234");
+        let strict = Response::for_path(&root.0, "/strict/", "abc1234");
         assert_eq!(plain.csp, None);
         assert_eq!(strict.csp, Some(STRICT_CSP));
         assert_eq!(plain.body, strict.body);
@@ -202,12 +211,13 @@ mod tests {
 
     #[test]
     fn paths_cannot_leave_the_stage_folder() {
-        let root = fixture();
-        assert_eq!(Response::for_path(&root, "/../Cargo.toml", "x").status, "404 Not Found");
-        assert_eq!(Response::for_path(&root, "/strict/../../Cargo.toml", "x").status, "404 Not Found");
-        assert_eq!(Response::for_path(&root, "/strictly.css", "x").status, "404 Not Found");
-        assert_eq!(Response::for_path(&root, "/assets/app.css?v=1", "x").content_type, "text/css");
-        assert_eq!(Response::for_path(&root, "/strict/assets/app.css", "x").status, "200 OK");
+        let fixture = fixture("paths");
+        let root = &fixture.0;
+        assert_eq!(Response::for_path(root, "/../Cargo.toml", "x").status, "404 Not Found");
+        assert_eq!(Response::for_path(root, "/strict/../../Cargo.toml", "x").status, "404 Not Found");
+        assert_eq!(Response::for_path(root, "/strictly.css", "x").status, "404 Not Found");
+        assert_eq!(Response::for_path(root, "/assets/app.css?v=1", "x").content_type, "text/css");
+        assert_eq!(Response::for_path(root, "/strict/assets/app.css", "x").status, "200 OK");
     }
 
     #[test]
