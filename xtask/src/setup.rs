@@ -81,14 +81,32 @@ fn cargo_bin(name: &str) -> PathBuf {
 
 /// npm packages from the committed package-lock.json, installed with `npm ci`.
 fn node_modules() -> Result<()> {
+    npm_ci(&crate::root())
+}
+
+/// The anchors plugin's and its test apps' npm packages, each from its own lock file
+/// (`cargo xtask test` only: the build and `start` do not need them).
+pub fn for_anchors() -> Result<()> {
+    let root = crate::root();
+    for dir in ANCHORS_PACKAGES {
+        npm_ci(&root.join(dir))?;
+    }
+    Ok(())
+}
+
+/// The folders with a package-lock.json of their own that the anchors tests install.
+pub const ANCHORS_PACKAGES: [&str; 3] =
+    ["plugins/redline-anchors", "tests/anchors/vite-app", "tests/anchors/next-app"];
+
+/// `npm ci` in `dir`, unless its node_modules is newer than its lock file.
+pub fn npm_ci(dir: &Path) -> Result<()> {
     if !process::exists("node") || !process::exists("npm") {
         bail!(
             "Node.js 20 and npm are needed for the build tools; install them (Debian: apt-get install nodejs npm)"
         );
     }
-    let root = crate::root();
-    let lock = root.join("package-lock.json");
-    let installed = root.join("node_modules/.package-lock.json");
+    let lock = dir.join("package-lock.json");
+    let installed = dir.join("node_modules/.package-lock.json");
     let fresh = match (std::fs::metadata(&lock), std::fs::metadata(&installed)) {
         (Ok(lock), Ok(installed)) => installed.modified()? >= lock.modified()?,
         _ => false,
@@ -96,7 +114,7 @@ fn node_modules() -> Result<()> {
     if fresh {
         return Ok(());
     }
-    process::run(cmd("npm").args(["ci", "--no-audit", "--no-fund"]))
+    process::run(cmd("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
 }
 
 /// A binary from `node_modules/.bin`.
