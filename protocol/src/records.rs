@@ -193,6 +193,32 @@ impl MessageType {
     }
 }
 
+/// **(ours)** `verifyChange`'s `verdict`: what the person saw on the live stage. `fixed`:
+/// the fix works, the item is verified; `still_wrong`: it does not, and the item goes
+/// back to the agents at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Fixed,
+    StillWrong,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 2] = [Verdict::Fixed, Verdict::StillWrong];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Fixed => "fixed",
+            Verdict::StillWrong => "still_wrong",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Verdict::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
 /// A point `{x, y}` in viewport CSS pixels (a stroke sample, or **(ours)** `scroll`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -327,6 +353,19 @@ pub struct Change<C = Capture> {
     /// **(ours)** true once the stage serves a build that contains `headCommit`.
     #[serde(default)]
     pub live: Option<bool>,
+    /// **(ours)** when a person checked the fix on the live stage and said `fixed`
+    /// (see `verifyChange`); cleared when the item is reopened.
+    #[serde(default)]
+    pub verified_at: Option<Timestamp>,
+    /// **(ours)** the name of the person who said `fixed`.
+    #[serde(default)]
+    pub verified_by: Option<String>,
+    /// **(ours, beyond protocol.md)** the name the item was last completed as:
+    /// `completeChange`'s `authorName`, else the claimant of its group. Kept when a
+    /// `still_wrong` verdict reopens the item (which leaves it in no group), so the
+    /// agent that did the work knows the verdict is for it.
+    #[serde(default)]
+    pub completed_by: Option<String>,
     pub created_at: Timestamp,
     pub held: bool,
     #[serde(default)]

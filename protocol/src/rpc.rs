@@ -87,6 +87,8 @@ rpcs! {
     WithdrawChange = "withdrawChange", Some(Scope::File), WithdrawChangeInput => ChangeOutput;
     /// Filer **(ours)**: "send now".
     ReleaseChanges = "releaseChanges", Some(Scope::File), ReleaseChangesInput => ChangesOutput;
+    /// Reviewer **(ours)**: say whether a `done` item's fix works on the live stage.
+    VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
     /// The project's stages.
     ListStages = "listStages", Some(Scope::Read), ListStagesInput => ListStagesOutput;
     /// **(ours)** the stage whose `url` is the longest prefix of a page URL.
@@ -379,6 +381,32 @@ pub struct SetChangeStatusInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
     pub status: ChangeStatus,
+}
+
+/// `verifyChange` **(ours)**: `changeId, verdict` (`fixed` or `still_wrong`), `body?`,
+/// `screenshotKey?` (an "after" screenshot from `uploadShot`). "Only a `done` item can
+/// be verified." `still_wrong` needs the person's words in `body`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_key: Option<String>,
+}
+
+/// `verifyChange` → `{change, message}`: the item after the verdict and the `verdict`
+/// message added to its thread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct VerifyChangeOutput<C = Capture> {
+    pub change: Change<C>,
+    pub message: Message,
 }
 
 /// `updateChange` **(ours)**: `changeId, title?, body?` (filer, while held).

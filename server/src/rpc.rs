@@ -58,6 +58,7 @@ macro_rules! with_served_rpcs {
             ReleaseChanges,
             AnswerChangeQuestion,
             SetChangeStatus,
+            VerifyChange,
             ListChanges,
             GetChange,
             ClaimChanges,
