@@ -67,6 +67,11 @@ enum Command {
         /// URLs). Defaults to the host each client called.
         #[arg(long)]
         public_url: Option<String>,
+        /// Behind a reverse proxy: the header it names the client's address in (e.g.
+        /// `X-Forwarded-For`, whose last entry counts). The sign-in calls are
+        /// rate-limited per client address; without this, the peer's.
+        #[arg(long, value_name = "HEADER")]
+        client_ip_header: Option<axum::http::HeaderName>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -242,10 +247,11 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock = Clock::System;
     match cli.command {
-        Command::Serve { addr, public_url, store: args } => {
+        Command::Serve { addr, public_url, client_ip_header, store: args } => {
             let store = args.open().await?;
             let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
             state.public_url = public_url;
+            state.client_ip_header = client_ip_header;
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;
