@@ -52,6 +52,8 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// How often an idle event stream gets a `: ping` comment.
     pub keep_alive: Duration,
+    /// How many event streams one token may hold open at once (429 beyond).
+    pub max_streams_per_token: usize,
     /// Calls per token (RPCs and event-stream connections).
     pub rate_limit: RateLimit,
     pub limiter: Arc<Limiter>,
@@ -84,6 +86,7 @@ impl AppState {
             events,
             public_url: None,
             keep_alive: Duration::from_secs(15),
+            max_streams_per_token: events::MAX_STREAMS_PER_TOKEN,
             rate_limit: RateLimit::default(),
             limiter: Arc::default(),
             sign_in_limits: SignInLimits::default(),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
@@ -72,6 +73,11 @@ enum Command {
         /// rate-limited per client address; without this, the peer's.
         #[arg(long, value_name = "HEADER")]
         client_ip_header: Option<axum::http::HeaderName>,
+        /// How many event streams one token may hold open at once; more are answered
+        /// 429 with Retry-After.
+        #[arg(long, default_value_t = redline_server::events::MAX_STREAMS_PER_TOKEN,
+              value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+        max_streams_per_token: usize,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -247,11 +253,12 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock = Clock::System;
     match cli.command {
-        Command::Serve { addr, public_url, client_ip_header, store: args } => {
+        Command::Serve { addr, public_url, client_ip_header, max_streams_per_token, store: args } => {
             let store = args.open().await?;
             let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
             state.public_url = public_url;
             state.client_ip_header = client_ip_header;
+            state.max_streams_per_token = max_streams_per_token;
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;
