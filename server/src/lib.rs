@@ -66,6 +66,8 @@ pub struct AppState {
     pub claims: Arc<ops::ClaimQueue>,
     /// Tokens checked a moment ago (see `auth`).
     pub tokens: Arc<auth::TokenChecks>,
+    /// How many images `/blobs` reads at once (see `blobs`).
+    pub blob_reads: blobs::ReadLimit,
     /// What recent filings captured (see `captured`).
     pub captured: Arc<captured::CapturedCache>,
 }
@@ -94,6 +96,7 @@ impl AppState {
             claims: Arc::default(),
             tokens: Arc::default(),
             captured: Arc::default(),
+            blob_reads: blobs::ReadLimit::default(),
         })
     }
 

@@ -78,6 +78,11 @@ enum Command {
         #[arg(long, default_value_t = redline_server::events::MAX_STREAMS_PER_TOKEN,
               value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
         max_streams_per_token: usize,
+        /// How many images `/blobs` reads at once; a request beyond waits up to 5 s
+        /// for its turn, then is answered 503 with Retry-After.
+        #[arg(long, default_value_t = redline_server::blobs::MAX_READS,
+              value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+        max_blob_reads: usize,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -253,12 +258,20 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock = Clock::System;
     match cli.command {
-        Command::Serve { addr, public_url, client_ip_header, max_streams_per_token, store: args } => {
+        Command::Serve {
+            addr,
+            public_url,
+            client_ip_header,
+            max_streams_per_token,
+            max_blob_reads,
+            store: args,
+        } => {
             let store = args.open().await?;
             let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
             state.public_url = public_url;
             state.client_ip_header = client_ip_header;
             state.max_streams_per_token = max_streams_per_token;
+            state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;
