@@ -67,13 +67,16 @@ async fn an_image_is_sent_as_it_is_read() {
         async move { http.get(&url).send().await.unwrap() }
     });
     let original = STANDARD.decode(png_of(len)).unwrap();
-    let (head, rest) = original.split_at(100_000);
-    // Opening the FIFO waits for the server to open it.
-    let mut writer = tokio::task::spawn_blocking(move || std::fs::OpenOptions::new().write(true).open(path))
-        .await
-        .unwrap()
-        .unwrap();
-    writer.write_all(head).unwrap();
+    // Less than a pipe holds, so writing it never waits for the server.
+    let (head, rest) = original.split_at(10_000);
+    let head = head.to_vec();
+    // Opening the FIFO waits for the server to open it; the test's runtime is the
+    // server's too, so nothing that blocks runs on it.
+    let writer = tokio::task::spawn_blocking(move || {
+        let mut writer = std::fs::OpenOptions::new().write(true).open(path)?;
+        writer.write_all(&head).map(|()| writer)
+    });
+    let mut writer = writer.await.unwrap().unwrap();
     // The answer and its first bytes come before the rest of the file exists: the file
     // is not read whole first.
     let mut res = tokio::time::timeout(Duration::from_secs(5), request).await.unwrap().unwrap();
