@@ -509,7 +509,7 @@ pub struct Session {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestCliAuthInput {}
 
-/// `requestCliAuth` → `{code, expiresAt, verifyUrl}`.
+/// `requestCliAuth` → `{code, expiresAt, verifyUrl}`, and **(ours)** `deviceSecret`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -517,13 +517,23 @@ pub struct CliAuthRequest {
     pub code: String,
     pub expires_at: Timestamp,
     pub verify_url: String,
+    /// **(ours)** A long random secret known only to the device that asked: the short
+    /// `code` (read aloud, typed, shown in URLs) only approves; the token is handed to
+    /// a poll that presents this secret. Absent from servers that do not make one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_secret: Option<String>,
 }
 
-/// `pollCliAuth`: `{code}`.
+/// `pollCliAuth`: `{code}`, and **(ours)** `deviceSecret`, which a Redline server
+/// requires (the `deviceSecret` its `requestCliAuth` answered); send it whenever the
+/// request answered one.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
 pub struct PollCliAuthInput {
     pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_secret: Option<String>,
 }
 
 /// The state of a sign-in code: `pending|confirmed|expired|rejected`.

@@ -27,6 +27,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "0007_message_types.sql", include_str!("../migrations/sqlite/0007_message_types.sql")),
     (8, "0008_unique_option_keys.sql", include_str!("../migrations/sqlite/0008_unique_option_keys.sql")),
     (9, "0009_verified.sql", include_str!("../migrations/sqlite/0009_verified.sql")),
+    (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -38,6 +39,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "0007_message_types.sql", include_str!("../migrations/postgres/0007_message_types.sql")),
     (8, "0008_unique_option_keys.sql", include_str!("../migrations/postgres/0008_unique_option_keys.sql")),
     (9, "0009_verified.sql", include_str!("../migrations/postgres/0009_verified.sql")),
+    (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

@@ -38,7 +38,7 @@ pub use crate::clock::Clock;
 pub use crate::db::Store;
 use crate::error::ApiError;
 use crate::events::EventHub;
-use crate::limit::{Limiter, RateLimit};
+use crate::limit::{Limiter, RateLimit, SignInLimits};
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
@@ -52,13 +52,22 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// How often an idle event stream gets a `: ping` comment.
     pub keep_alive: Duration,
+    /// How many event streams one token may hold open at once (429 beyond).
+    pub max_streams_per_token: usize,
     /// Calls per token (RPCs and event-stream connections).
     pub rate_limit: RateLimit,
     pub limiter: Arc<Limiter>,
+    /// The sign-in calls' limits, per client address (see `limit`).
+    pub sign_in_limits: SignInLimits,
+    /// A header naming the client's address, set by a reverse proxy in front
+    /// (`--client-ip-header`); `None`: the peer's address.
+    pub client_ip_header: Option<HeaderName>,
     /// Claims waiting for their project's next claim write (see `ops::claim`).
     pub claims: Arc<ops::ClaimQueue>,
     /// Tokens checked a moment ago (see `auth`).
     pub tokens: Arc<auth::TokenChecks>,
+    /// How many images `/blobs` reads at once (see `blobs`).
+    pub blob_reads: blobs::ReadLimit,
     /// What recent filings captured (see `captured`).
     pub captured: Arc<captured::CapturedCache>,
     /// What `GET /metrics` reports.
@@ -81,12 +90,16 @@ impl AppState {
             events,
             public_url: None,
             keep_alive: Duration::from_secs(15),
+            max_streams_per_token: events::MAX_STREAMS_PER_TOKEN,
             rate_limit: RateLimit::default(),
             limiter: Arc::default(),
+            sign_in_limits: SignInLimits::default(),
+            client_ip_header: None,
             claims: Arc::default(),
             tokens: Arc::default(),
             captured: Arc::default(),
             metrics: Arc::default(),
+            blob_reads: blobs::ReadLimit::default(),
         })
     }
 
@@ -143,7 +156,9 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
             tracing::warn!(error = %e, "setting TCP_NODELAY");
         }
     });
-    let served = axum::serve(listener, app(state)).with_graceful_shutdown(stop).await;
+    // Each request knows its peer's address: the sign-in calls are limited per client.
+    let app = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
     store.close().await;
     served
 }

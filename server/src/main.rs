@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
@@ -68,6 +69,21 @@ enum Command {
         /// URLs). Defaults to the host each client called.
         #[arg(long)]
         public_url: Option<String>,
+        /// Behind a reverse proxy: the header it names the client's address in (e.g.
+        /// `X-Forwarded-For`, whose last entry counts). The sign-in calls are
+        /// rate-limited per client address; without this, the peer's.
+        #[arg(long, value_name = "HEADER")]
+        client_ip_header: Option<axum::http::HeaderName>,
+        /// How many event streams one token may hold open at once; more are answered
+        /// 429 with Retry-After.
+        #[arg(long, default_value_t = redline_server::events::MAX_STREAMS_PER_TOKEN,
+              value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+        max_streams_per_token: usize,
+        /// How many images `/blobs` reads at once; a request beyond waits up to 5 s
+        /// for its turn, then is answered 503 with Retry-After.
+        #[arg(long, default_value_t = redline_server::blobs::MAX_READS,
+              value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+        max_blob_reads: usize,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -252,10 +268,20 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock = Clock::System;
     match cli.command {
-        Command::Serve { addr, public_url, store: args } => {
+        Command::Serve {
+            addr,
+            public_url,
+            client_ip_header,
+            max_streams_per_token,
+            max_blob_reads,
+            store: args,
+        } => {
             let store = args.open().await?;
             let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
             state.public_url = public_url;
+            state.client_ip_header = client_ip_header;
+            state.max_streams_per_token = max_streams_per_token;
+            state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;
