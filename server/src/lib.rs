@@ -61,7 +61,14 @@ pub struct AppState {
     pub tokens: Arc<auth::TokenChecks>,
     /// What recent filings captured (see `captured`).
     pub captured: Arc<captured::CapturedCache>,
+    /// The most bytes one project may store: its images and what its filings captured
+    /// (`redline serve --project-quota-mb`); a write past it is refused with 413.
+    pub project_quota_bytes: i64,
 }
+
+/// The default per-project storage quota, in MiB: five hundred images of the largest
+/// size (8 MiB), or thousands of typical screenshots (0.2-1 MB) with their captures.
+pub const DEFAULT_PROJECT_QUOTA_MB: u64 = 4 * 1024;
 
 impl AppState {
     /// The state for `store`, keeping uploaded images in `blob_dir`.
@@ -84,6 +91,7 @@ impl AppState {
             claims: Arc::default(),
             tokens: Arc::default(),
             captured: Arc::default(),
+            project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,
         })
     }
 

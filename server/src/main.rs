@@ -67,6 +67,10 @@ enum Command {
         /// URLs). Defaults to the host each client called.
         #[arg(long)]
         public_url: Option<String>,
+        /// The most each project may store (its screenshots, images and what its
+        /// filings captured), in MiB; a write past it is refused with 413.
+        #[arg(long, default_value_t = redline_server::DEFAULT_PROJECT_QUOTA_MB, value_parser = clap::value_parser!(u64).range(1..=(1 << 40)))]
+        project_quota_mb: u64,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -242,10 +246,11 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock = Clock::System;
     match cli.command {
-        Command::Serve { addr, public_url, store: args } => {
+        Command::Serve { addr, public_url, project_quota_mb, store: args } => {
             let store = args.open().await?;
             let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
             state.public_url = public_url;
+            state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;
