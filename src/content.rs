@@ -234,9 +234,11 @@ mod tests {
         web_sys::window().unwrap().dispatch_event(&event).unwrap();
     }
 
-    fn post_close(origin: &str) {
+    /// Posts `close` to the page as if `source` (a window, or nothing) sent it from `origin`.
+    fn post_close(origin: &str, source: Option<&Window>) {
         let init = MessageEventInit::new();
         init.set_origin(origin);
+        init.set_source_opt_window(source);
         init.set_data(&serde_wasm_bindgen::to_value(&OverlayEvent::Close).unwrap());
         let event = MessageEvent::new_with_event_init_dict("message", &init).unwrap();
         web_sys::window().unwrap().dispatch_event(&event).unwrap();
@@ -258,10 +260,18 @@ mod tests {
     #[wasm_bindgen_test]
     fn a_close_message_from_anyone_but_our_frame_is_ignored() {
         mount_overlay("about:blank", ORIGIN).unwrap();
-        post_close("https://stage.example");
-        post_close(ORIGIN); // right origin, but not sent by our frame
+        let ours =
+            MOUNTED.with_borrow(|m| m.as_ref().unwrap().frame.content_window()).expect("the frame's window");
+        let page = web_sys::window().unwrap();
+        post_close("https://stage.example", None);
+        post_close(ORIGIN, None); // right origin, but not sent by our frame
+        post_close(ORIGIN, Some(&page)); // right origin, sent by the page itself
+        post_close("https://stage.example", Some(&ours)); // our frame, but not the extension's origin
         assert!(is_mounted());
-        unmount().unwrap();
+        // The same message from our frame at the extension's origin closes the overlay:
+        // without it this test would pass with no listener at all.
+        post_close(ORIGIN, Some(&ours));
+        assert!(!is_mounted(), "our frame's close is obeyed");
         assert_eq!(hosts(), 0);
     }
 

@@ -252,14 +252,14 @@ async fn device_flow(api_url: &str, json: bool) -> Result<String, Error> {
     let started = Instant::now();
     loop {
         tokio::time::sleep(LOGIN_POLL).await;
-        let poll =
-            match call_anonymous::<PollCliAuth>(api_url, PollCliAuthInput { code: request.code.clone() })
-                .await
-            {
-                Ok(p) => p,
-                Err(e) if e.is_transient() => continue,
-                Err(e) => return Err(e),
-            };
+        // The secret, not the code, collects the token: the code only approves.
+        let input =
+            PollCliAuthInput { code: request.code.clone(), device_secret: request.device_secret.clone() };
+        let poll = match call_anonymous::<PollCliAuth>(api_url, input).await {
+            Ok(p) => p,
+            Err(e) if e.is_transient() => continue,
+            Err(e) => return Err(e),
+        };
         match (poll.status, poll.token) {
             (CliAuthStatus::Confirmed, Some(token)) => return Ok(token),
             (CliAuthStatus::Confirmed, None) => {

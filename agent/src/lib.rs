@@ -43,11 +43,11 @@ pub struct ApiArgs {
 #[derive(Args, Debug, Clone)]
 #[group(required = true, multiple = false)]
 pub struct ItemArg {
-    /// The item: 2, #2 or its id.
+    /// The item: 2, #2 or its id (or give it as the first argument: `redline show 2`).
     #[arg(long = "change-id", value_name = "ITEM")]
     change_id: Option<String>,
-    /// The item, as the first argument instead of --change-id.
-    #[arg(value_name = "ITEM")]
+    /// The item as the first argument; help shows Fabric's --change-id only.
+    #[arg(value_name = "ITEM", hide = true)]
     item: Option<String>,
 }
 
@@ -240,11 +240,11 @@ pub struct AskArgs {
 #[derive(Args, Debug)]
 #[group(required = true, multiple = false)]
 pub struct QuestionArg {
-    /// The question to ask the filer.
+    /// The question to ask the filer (or give it as the argument after the item).
     #[arg(long = "question", value_name = "QUESTION")]
     question: Option<String>,
-    /// The question, as the argument after ITEM instead of --question.
-    #[arg(value_name = "QUESTION")]
+    /// The question as the argument after the item; help shows --question only.
+    #[arg(value_name = "QUESTION", hide = true)]
     text: Option<String>,
 }
 

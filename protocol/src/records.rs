@@ -193,6 +193,32 @@ impl MessageType {
     }
 }
 
+/// **(ours)** `verifyChange`'s `verdict`: what the person saw on the live stage. `fixed`:
+/// the fix works, the item is verified; `still_wrong`: it does not, and the item goes
+/// back to the agents at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Fixed,
+    StillWrong,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 2] = [Verdict::Fixed, Verdict::StillWrong];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Fixed => "fixed",
+            Verdict::StillWrong => "still_wrong",
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Verdict::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
 /// A point `{x, y}` in viewport CSS pixels (a stroke sample, or **(ours)** `scroll`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -252,53 +278,35 @@ pub struct Capture {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Element {
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ELEMENT_ATTR_MAX_CHARS }>"
-    )]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_ATTR_MAX_CHARS)))]
     pub test_id: Option<String>,
     /// `data-fabric-src`, e.g. `src/routes/app.orders.tsx:42`, read "at the stage's `gitSha`".
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ELEMENT_ATTR_MAX_CHARS }>"
-    )]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_ATTR_MAX_CHARS)))]
     pub source_anchor: Option<String>,
-    #[serde(default, deserialize_with = "crate::bounded::opt_string::<_, { crate::CSS_PATH_MAX_CHARS }>")]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::CSS_PATH_MAX_CHARS)))]
     pub css_path: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ELEMENT_TEXT_MAX_CHARS }>"
-    )]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_TEXT_MAX_CHARS)))]
     pub text: Option<String>,
     #[serde(default)]
     pub rect: Option<Rect>,
     /// **(ours)**
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ELEMENT_ATTR_MAX_CHARS }>"
-    )]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_ATTR_MAX_CHARS)))]
     pub component_test_id: Option<String>,
     /// **(ours)**
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ELEMENT_WORD_MAX_CHARS }>"
-    )]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_WORD_MAX_CHARS)))]
     pub role: Option<String>,
     /// **(ours)** the accessible name.
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ELEMENT_TEXT_MAX_CHARS }>"
-    )]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_TEXT_MAX_CHARS)))]
     pub name: Option<String>,
     /// **(ours)** lower-case tag name, e.g. `button`. Empty when the sender omitted it.
-    #[serde(default, deserialize_with = "crate::bounded::string::<_, { crate::ELEMENT_WORD_MAX_CHARS }>")]
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_WORD_MAX_CHARS)))]
     pub tag: String,
 }
@@ -355,6 +363,19 @@ pub struct Change<C = Capture> {
     /// **(ours)** true once the stage serves a build that contains `headCommit`.
     #[serde(default)]
     pub live: Option<bool>,
+    /// **(ours)** when a person checked the fix on the live stage and said `fixed`
+    /// (see `verifyChange`); cleared when the item is reopened.
+    #[serde(default)]
+    pub verified_at: Option<Timestamp>,
+    /// **(ours)** the name of the person who said `fixed`.
+    #[serde(default)]
+    pub verified_by: Option<String>,
+    /// **(ours, beyond protocol.md)** the name the item was last completed as:
+    /// `completeChange`'s `authorName`, else the claimant of its group. Kept when a
+    /// `still_wrong` verdict reopens the item (which leaves it in no group), so the
+    /// agent that did the work knows the verdict is for it.
+    #[serde(default)]
+    pub completed_by: Option<String>,
     pub created_at: Timestamp,
     pub held: bool,
     #[serde(default)]

@@ -87,6 +87,8 @@ rpcs! {
     WithdrawChange = "withdrawChange", Some(Scope::File), WithdrawChangeInput => ChangeOutput;
     /// Filer **(ours)**: "send now".
     ReleaseChanges = "releaseChanges", Some(Scope::File), ReleaseChangesInput => ChangesOutput;
+    /// Reviewer **(ours)**: say whether a `done` item's fix works on the live stage.
+    VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
     /// The project's stages.
     ListStages = "listStages", Some(Scope::Read), ListStagesInput => ListStagesOutput;
     /// **(ours)** the stage whose `url` is the longest prefix of a page URL.
@@ -606,6 +608,32 @@ pub struct SetChangeStatusInput {
     pub status: ChangeStatus,
 }
 
+/// `verifyChange` **(ours)**: `changeId, verdict` (`fixed` or `still_wrong`), `body?`,
+/// `screenshotKey?` (an "after" screenshot from `uploadShot`). "Only a `done` item can
+/// be verified." `still_wrong` needs the person's words in `body`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyChangeInput {
+    pub change_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_key: Option<String>,
+}
+
+/// `verifyChange` → `{change, message}`: the item after the verdict and the `verdict`
+/// message added to its thread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct VerifyChangeOutput<C = Capture> {
+    pub change: Change<C>,
+    pub message: Message,
+}
+
 /// `updateChange` **(ours)**: `changeId, title?, body?` (filer, while held).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -736,7 +764,7 @@ pub struct Session {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestCliAuthInput {}
 
-/// `requestCliAuth` → `{code, expiresAt, verifyUrl}`.
+/// `requestCliAuth` → `{code, expiresAt, verifyUrl}`, and **(ours)** `deviceSecret`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -744,15 +772,25 @@ pub struct CliAuthRequest {
     pub code: String,
     pub expires_at: Timestamp,
     pub verify_url: String,
+    /// **(ours)** A long random secret known only to the device that asked: the short
+    /// `code` (read aloud, typed, shown in URLs) only approves; the token is handed to
+    /// a poll that presents this secret. Absent from servers that do not make one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_secret: Option<String>,
 }
 
-/// `pollCliAuth`: `{code}`.
+/// `pollCliAuth`: `{code}`, and **(ours)** `deviceSecret`, which a Redline server
+/// requires (the `deviceSecret` its `requestCliAuth` answered); send it whenever the
+/// request answered one.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
 pub struct PollCliAuthInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
     #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_secret: Option<String>,
 }
 
 /// The state of a sign-in code: `pending|confirmed|expired|rejected`.

@@ -227,6 +227,29 @@ pub fn validate_capture(capture: &Capture) -> Result<(), FieldError> {
     if capture.stroke.len() > STROKE_POINTS_MAX {
         return Err(FieldError::new("capture.stroke", format!("at most {STROKE_POINTS_MAX} points")));
     }
+    // An element's strings are checked here, after parsing, not while they are read: the
+    // same record is read from other servers (Fabric) whose limits may differ, and a
+    // filing's size is already bounded by its body cap.
+    for (i, e) in capture.elements.iter().enumerate() {
+        let fields = [
+            ("testId", e.test_id.as_deref(), ELEMENT_ATTR_MAX_CHARS),
+            ("sourceAnchor", e.source_anchor.as_deref(), ELEMENT_ATTR_MAX_CHARS),
+            ("componentTestId", e.component_test_id.as_deref(), ELEMENT_ATTR_MAX_CHARS),
+            ("cssPath", e.css_path.as_deref(), CSS_PATH_MAX_CHARS),
+            ("text", e.text.as_deref(), ELEMENT_TEXT_MAX_CHARS),
+            ("name", e.name.as_deref(), ELEMENT_TEXT_MAX_CHARS),
+            ("role", e.role.as_deref(), ELEMENT_WORD_MAX_CHARS),
+            ("tag", Some(e.tag.as_str()), ELEMENT_WORD_MAX_CHARS),
+        ];
+        for (field, value, max) in fields {
+            if value.is_some_and(|v| v.chars().count() > max) {
+                return Err(FieldError::new(
+                    format!("capture.elements[{i}].{field}"),
+                    format!("at most {max} characters"),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! server validates answers with them, the panel shows the choices, and the agent's CLI
 //! and MCP tools print them: one reading of the thread for all three.
 
-use crate::{Attachment, AttachmentKind, AuthorKind, ChangeStatus, Message, MessageType};
+use crate::{Attachment, AttachmentKind, AuthorKind, ChangeStatus, Message, MessageType, Verdict};
 
 impl Message {
     /// What the message is: its `type` when the sender stated one; otherwise (a server
@@ -123,6 +123,32 @@ pub fn is_answered(thread: &[Message]) -> bool {
     thread.last().is_some_and(|m| m.author_kind == AuthorKind::User)
 }
 
+/// The label of a `verdict` message's after-screenshot (`verifyChange`'s `screenshotKey`).
+pub const VERDICT_SHOT_LABEL: &str = "after";
+
+/// What a `verdict` message says: the verdict, then the person's words
+/// (`"Still wrong: the total is still red"`, `"Fixed"`), so a thread reads on its own.
+pub fn verdict_text(verdict: Verdict, words: &str) -> String {
+    let said = match verdict {
+        Verdict::Fixed => "Fixed",
+        Verdict::StillWrong => "Still wrong",
+    };
+    match words.trim() {
+        "" => said.to_owned(),
+        words => format!("{said}: {words}"),
+    }
+}
+
+/// The `still_wrong` verdict that sent an item back to the agents, while nobody has
+/// taken it up again: the item is `open` (a `still_wrong` verdict reopens it and
+/// `claim` moves it on) and its thread's last message is a verdict.
+pub fn sent_back(status: ChangeStatus, thread: &[Message]) -> Option<&Message> {
+    if status != ChangeStatus::Open {
+        return None;
+    }
+    thread.last().filter(|m| m.role() == MessageType::Verdict)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +261,20 @@ mod tests {
         assert_eq!(answer_text("keep the logo", Some("Dark")), "Dark: keep the logo");
         assert_eq!(answer_text("The dark one, please", Some("Dark")), "The dark one, please");
         assert_eq!(answer_text(" just words ", None), "just words");
+    }
+
+    #[test]
+    fn a_verdict_says_what_it_is_and_sends_back_only_a_reopened_item() {
+        assert_eq!(verdict_text(Verdict::Fixed, "  "), "Fixed");
+        assert_eq!(verdict_text(Verdict::Fixed, "looks right"), "Fixed: looks right");
+        assert_eq!(verdict_text(Verdict::StillWrong, " still red "), "Still wrong: still red");
+        let verdict = message(AuthorKind::User, Some(MessageType::Verdict), "Still wrong: red", vec![]);
+        let note = message(AuthorKind::Agent, Some(MessageType::Note), "Done", vec![]);
+        let thread = vec![note.clone(), verdict.clone()];
+        assert_eq!(sent_back(ChangeStatus::Open, &thread).map(|m| m.body.as_str()), Some("Still wrong: red"));
+        assert!(sent_back(ChangeStatus::Done, &thread).is_none(), "a fixed item stays done");
+        assert!(sent_back(ChangeStatus::Claimed, &thread).is_none(), "taken up again");
+        assert!(sent_back(ChangeStatus::Open, &[verdict, note]).is_none());
     }
 
     #[test]

@@ -127,10 +127,12 @@ pub enum ChangeEventType {
     Shot,
     Done,
     Status,
+    /// **(ours)** `verifyChange`: a person checked the fix (`fixed` or `still_wrong`).
+    Verified,
 }
 
 impl ChangeEventType {
-    pub const ALL: [ChangeEventType; 10] = [
+    pub const ALL: [ChangeEventType; 11] = [
         ChangeEventType::Filed,
         ChangeEventType::Updated,
         ChangeEventType::Claimed,
@@ -141,6 +143,7 @@ impl ChangeEventType {
         ChangeEventType::Shot,
         ChangeEventType::Done,
         ChangeEventType::Status,
+        ChangeEventType::Verified,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -155,6 +158,7 @@ impl ChangeEventType {
             ChangeEventType::Shot => "shot",
             ChangeEventType::Done => "done",
             ChangeEventType::Status => "status",
+            ChangeEventType::Verified => "verified",
         }
     }
 

@@ -27,6 +27,9 @@ fn change() -> Change {
         head_commit: None,
         resolved_at: None,
         live: None,
+        verified_at: None,
+        verified_by: None,
+        completed_by: None,
         created_at: Timestamp::from_unix_millis(0),
         held: false,
         held_until: None,
@@ -63,6 +66,9 @@ fn change_uses_camel_case_and_nulls() {
         "headCommit",
         "resolvedAt",
         "live",
+        "verifiedAt",
+        "verifiedBy",
+        "completedBy",
         "createdAt",
         "held",
         "heldUntil",
@@ -87,6 +93,44 @@ fn missing_optional_fields_read_as_none() {
     let c: Change = serde_json::from_value(v).unwrap();
     assert_eq!(c.body, None);
     assert!(c.console_errors.is_empty());
+    // Fabric's records have no verification: they still read.
+    assert_eq!((c.verified_at, c.verified_by, c.completed_by), (None, None, None));
+}
+
+#[test]
+fn verify_change_names() {
+    assert_eq!(VerifyChange::NAME, "verifyChange");
+    assert_eq!(VerifyChange::SCOPE, Some(Scope::File));
+    let input: VerifyChangeInput = serde_json::from_value(json!({
+        "changeId": "#7", "projectId": "p", "verdict": "still_wrong", "body": "Still red",
+        "screenshotKey": "k.png"
+    }))
+    .unwrap();
+    assert_eq!(input.verdict, Verdict::StillWrong);
+    assert_eq!(input.screenshot_key.as_deref(), Some("k.png"));
+    let fixed = VerifyChangeInput {
+        change_id: "7".into(),
+        project_id: None,
+        verdict: Verdict::Fixed,
+        body: None,
+        screenshot_key: None,
+    };
+    assert_eq!(serde_json::to_value(&fixed).unwrap(), json!({"changeId": "7", "verdict": "fixed"}));
+    assert!(
+        serde_json::from_value::<VerifyChangeInput>(json!({"changeId": "7", "verdict": "maybe"})).is_err()
+    );
+    for v in Verdict::ALL {
+        assert_eq!(Verdict::from_wire(v.as_str()), Some(v));
+        assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+    }
+    assert_eq!(ChangeEventType::from_wire("verified"), Some(ChangeEventType::Verified));
+    assert_eq!(serde_json::to_value(MessageType::Verdict).unwrap(), "verdict");
+    let mut c = change();
+    c.verified_at = Some(Timestamp::from_unix_millis(1000));
+    c.verified_by = Some("Ann".into());
+    let v = serde_json::to_value(&c).unwrap();
+    assert_eq!(v["verifiedAt"], "1970-01-01T00:00:01.000Z");
+    assert_eq!(v["verifiedBy"], "Ann");
 }
 
 #[test]
@@ -172,7 +216,7 @@ fn envelope_and_rpc_names() {
     assert_eq!(serde_json::to_value(&env).unwrap(), json!({"rpcName": "getSession", "data": {}}));
     assert_eq!(ClaimChanges::NAME, "claimChanges");
     assert_eq!(ClaimChanges::SCOPE, Some(Scope::Write));
-    assert_eq!(RPC_NAMES.len(), 19);
+    assert_eq!(RPC_NAMES.len(), 20);
     let input = ListChangesInput { project_id: "p".into(), ..Default::default() };
     assert_eq!(
         serde_json::to_value(&input).unwrap(),
@@ -218,4 +262,18 @@ fn errors_events_scopes() {
     assert_eq!(events_path("p1"), "/events/changes:p1");
     let status: CliAuthPoll = serde_json::from_value(json!({"status": "pending"})).unwrap();
     assert_eq!(status.status, CliAuthStatus::Pending);
+}
+
+/// A record from another server (Fabric) reads whatever length its element strings
+/// have; our server refuses over-long ones when they are filed, after parsing.
+#[test]
+fn long_element_strings_are_read_and_refused_only_when_filed() {
+    let capture: Capture = serde_json::from_value(json!({
+        "stroke": [], "bounds": null,
+        "elements": [{"text": "x".repeat(600), "tag": "div"}]
+    }))
+    .unwrap();
+    assert_eq!(capture.elements[0].text.as_ref().unwrap().len(), 600);
+    let refused = validate_capture(&capture).unwrap_err();
+    assert_eq!(refused.field, "capture.elements[0].text");
 }

@@ -2,7 +2,8 @@
 # Runs the server's test suite against Postgres: starts a throwaway cluster (PostgreSQL's
 # initdb/pg_ctl must be installed; Debian: /usr/lib/postgresql/*/bin), points the tests
 # at it with REDLINE_TEST_DATABASE_URL (each test makes its own database), and stops and
-# removes the cluster afterwards. Extra arguments go to `cargo test`.
+# removes the cluster afterwards. Extra arguments go to `cargo test` (and then only the
+# suite as they select it runs, not the Postgres-only tests too).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -26,5 +27,9 @@ as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
     -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
 
-REDLINE_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres" \
-    cargo test -p redline-server "$@"
+export REDLINE_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+cargo test -p redline-server "$@"
+# The tests only Postgres can run (`postgres_…`) are ignored by default; run them too.
+if [ $# -eq 0 ]; then
+    cargo test -p redline-server --tests -- --ignored postgres_
+fi

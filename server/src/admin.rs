@@ -315,7 +315,8 @@ pub async fn revoke_token(store: &Store, id_or_secret: &str, now: Timestamp) -> 
 }
 
 /// Approves a pending sign-in code for the person `name` on `project` with `scopes`;
-/// the client that polls with the code next receives a new token.
+/// the client that asked for the code receives a new token on its next poll (with the
+/// code's device secret) within [`crate::ops::signin::APPROVAL_LIFETIME_SECS`].
 pub async fn approve_sign_in(
     store: &Store,
     code: &str,
@@ -331,14 +332,18 @@ pub async fn approve_sign_in(
     }
     let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
     let code = pending_code(store, code, now).await?;
+    // The approval lasts minutes from now, whatever was left of the code's lifetime:
+    // a token nobody collects soon is not made at all.
+    let until = now.plus_seconds(crate::ops::signin::APPROVAL_LIFETIME_SECS);
     sqlx::query(
-        "UPDATE cli_auth SET status = 'approved', project_id = $2, scopes = $3, user_name = $4 \
-         WHERE code = $1 AND status = 'pending'",
+        "UPDATE cli_auth SET status = 'approved', project_id = $2, scopes = $3, user_name = $4, \
+         expires_at = $5 WHERE code = $1 AND status = 'pending'",
     )
     .bind(&code)
     .bind(&project.project_id)
     .bind(scope_names.join(" "))
     .bind(name)
+    .bind(until.unix_millis())
     .execute(store.pool())
     .await?;
     Ok(())

@@ -100,6 +100,11 @@ fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
     }
 }
 
+/// The stored form (SHA-256) of a request's bearer token; 401 if it sent none.
+pub fn token_hash(headers: &HeaderMap) -> Result<String, ApiError> {
+    Ok(hash_token(bearer(headers)?))
+}
+
 /// How long a token's check is reused, in milliseconds of the server's clock.
 pub const CHECK_REUSE_MS: i64 = 1000;
 
@@ -160,7 +165,17 @@ impl TokenChecks {
         headers: &HeaderMap,
         now: Timestamp,
     ) -> Result<Principal, ApiError> {
-        let hash = hash_token(bearer(headers)?);
+        self.check_hash(store, token_hash(headers)?, now).await
+    }
+
+    /// Checks the token whose secret hashes to `hash` (as [`TokenChecks::authenticate`]
+    /// does a request's): e.g. again and again while its event streams are open.
+    pub async fn check_hash(
+        &self,
+        store: &Store,
+        hash: String,
+        now: Timestamp,
+    ) -> Result<Principal, ApiError> {
         let reading = {
             let mut slots = self.lock();
             match slots.get(&hash) {

@@ -1,21 +1,30 @@
 //! Images: uploaded screenshots and thread attachments. Bytes live in `DIR/blobs/`;
 //! read outputs link them as signed, expiring URLs `GET /blobs/{key}?exp=..&sig=..`
 //! (the URL is the capability, so `<img>` works without a bearer header).
+//!
+//! `/blobs` streams a file in chunks rather than reading it whole, and at most
+//! [`ReadLimit::permits`] files are read at once: a request beyond waits up to
+//! [`ReadLimit::wait`] for its turn, then gets 503 with `Retry-After`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use futures_util::StreamExt;
 use hmac::{Hmac, KeyInit, Mac};
 use redline_protocol::{IMAGE_MAX_BYTES, ImageType, Timestamp};
 use serde::Deserialize;
 use sha2::Sha256;
 use sqlx::{AnyConnection, Row};
+use tokio::sync::Semaphore;
+use tokio_util::io::ReaderStream;
 
 use crate::AppState;
 use crate::auth::hex;
@@ -27,6 +36,32 @@ pub const URL_LIFETIME: Duration = Duration::from_secs(3600);
 
 /// How long an uploaded screenshot waits to be filed before it is deleted.
 pub const UNATTACHED_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
+/// How many images `/blobs` reads at once by default.
+pub const MAX_READS: usize = 32;
+
+/// How `/blobs` limits the files it reads at once.
+#[derive(Clone, Debug)]
+pub struct ReadLimit {
+    pub permits: Arc<Semaphore>,
+    /// How long a request waits for a turn before it is answered 503.
+    pub wait: Duration,
+}
+
+impl ReadLimit {
+    pub fn new(reads: usize) -> ReadLimit {
+        ReadLimit { permits: Arc::new(Semaphore::new(reads)), wait: Duration::from_secs(5) }
+    }
+}
+
+impl Default for ReadLimit {
+    fn default() -> Self {
+        ReadLimit::new(MAX_READS)
+    }
+}
+
+/// The size of the chunks `/blobs` sends.
+const CHUNK_BYTES: usize = 64 * 1024;
 
 /// An image as an input carries it: the input field (for error messages), the declared
 /// content type, and the base64 bytes.
@@ -338,18 +373,36 @@ pub async fn get(
     if signed.exp * 1000 <= state.clock.now().unix_millis() {
         return Err(ApiError::forbidden("this image link has expired; read the item again for a fresh one"));
     }
-    let row = sqlx::query("SELECT content_type FROM blobs WHERE blob_key = $1")
+    let row = sqlx::query("SELECT content_type, size_bytes FROM blobs WHERE blob_key = $1")
         .bind(&key)
         .fetch_optional(state.store.pool())
         .await?
         .ok_or_else(|| ApiError::not_found("no such image"))?;
     let content_type: String = row.try_get("content_type")?;
-    let bytes = tokio::fs::read(state.blobs.dir.join(&key)).await.map_err(ApiError::internal)?;
+    let size: i64 = row.try_get("size_bytes")?;
+    let limit = &state.blob_reads;
+    let permit = match tokio::time::timeout(limit.wait, limit.permits.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => permit,
+        _ => return Err(ApiError::unavailable("too many images are being read at once; try again", 1)),
+    };
+    let file = match tokio::fs::File::open(state.blobs.dir.join(&key)).await {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ApiError::not_found("no such image"));
+        }
+        Err(e) => return Err(ApiError::internal(e)),
+    };
+    // The turn is given back when the body is sent or the client goes away.
+    let chunks = ReaderStream::with_capacity(file, CHUNK_BYTES).map(move |chunk| {
+        let _turn = &permit;
+        chunk
+    });
     let headers = [
         (header::CONTENT_TYPE, content_type),
+        (header::CONTENT_LENGTH, size.to_string()),
         (header::CACHE_CONTROL, "private, max-age=3600".to_owned()),
         // The bytes were checked to be an image; never let a browser guess otherwise.
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
     ];
-    Ok((headers, bytes).into_response())
+    Ok((headers, Body::from_stream(chunks)).into_response())
 }

@@ -16,8 +16,10 @@
 //! checkpoint), once a batch's writes are acknowledged and before the next batch
 //! begins ([`WalCheckpoints`]).
 
-use std::os::unix::fs::FileExt;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use sqlx::{AnyConnection, AnyPool, Executor};
 use tokio::sync::{mpsc, oneshot};
@@ -52,23 +54,38 @@ pub const CHECKPOINT_FRAMES: u32 = 250;
 pub struct WalCheckpoints {
     /// The WAL index (`DB-shm`), whose header counts the frames.
     wal_index: PathBuf,
+    /// The WAL index, held open. Closing any descriptor of a file drops every POSIX lock
+    /// this process holds on it, SQLite's included: opened and closed at each check, it
+    /// let another process (`redline backup`, an admin command) take SQLite's lock on
+    /// the index as if no one used it, reset it, and crash this one with SIGBUS.
+    held: Arc<Mutex<Option<File>>>,
 }
 
 impl WalCheckpoints {
     /// For the SQLite database file `db`.
     pub fn for_database(db: &str) -> WalCheckpoints {
-        WalCheckpoints { wal_index: PathBuf::from(format!("{db}-shm")) }
+        WalCheckpoints { wal_index: PathBuf::from(format!("{db}-shm")), held: Arc::default() }
     }
 
     /// The frames written to the WAL and not yet copied back: `mxFrame` of the WAL
     /// index header minus `nBackfill` of its checkpoint info, both native-endian `u32`s
     /// (SQLite's `wal.c`). SQLite tells a WAL's length only to a WAL hook, which sqlx's
     /// `Any` driver does not reach; a torn read only moves a checkpoint by a batch.
-    /// Opened each time, not held: when the pool's last connection closes SQLite
-    /// deletes the file, and a held one would go on reading the deleted copy.
+    /// When the pool's last connection closes SQLite deletes the file and a later
+    /// connection makes a new one: the file is looked up by name (`stat`, which opens
+    /// nothing) and opened again when it is another file; only the descriptor of a
+    /// deleted copy, on which SQLite holds no lock, is ever closed.
     fn waiting_frames(&self) -> std::io::Result<u32> {
+        let current = std::fs::metadata(&self.wal_index)?;
+        let same =
+            |f: &File| f.metadata().is_ok_and(|m| (m.dev(), m.ino()) == (current.dev(), current.ino()));
+        let mut held = self.held.lock().expect("WAL index lock");
+        let file = match held.take() {
+            Some(f) if same(&f) => held.insert(f),
+            _ => held.insert(File::open(&self.wal_index)?),
+        };
         let mut header = [0u8; 100];
-        std::fs::File::open(&self.wal_index)?.read_exact_at(&mut header, 0)?;
+        file.read_exact_at(&mut header, 0)?;
         let word =
             |at: usize| u32::from_ne_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
         Ok(word(16).saturating_sub(word(96)))
@@ -343,6 +360,49 @@ mod tests {
         assert!(waiting >= 20, "{waiting}");
         assert_eq!((waiting, copied), (log as u32, log));
         assert_eq!(checkpoints.waiting_frames().unwrap(), 0);
+    }
+
+    /// SQLite's POSIX locks on the WAL index outlive the writer task's reads of it:
+    /// closing a descriptor of the file would drop them all, and another process opening
+    /// the store would then reset the index under this one. Read from `/proc/locks`.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn reading_the_wal_index_keeps_sqlites_locks_on_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, checkpoints) = wal_pool(&dir).await;
+        sqlx::query("INSERT INTO t (v) VALUES ('x')").execute(&pool).await.unwrap();
+        let pid = std::process::id().to_string();
+        // `1: POSIX  ADVISORY  READ 1234 fe:00:5751261 128 128`
+        let ours_on = |inode: &str| {
+            let locks = std::fs::read_to_string("/proc/locks").unwrap();
+            locks
+                .lines()
+                .map(|line| line.split_whitespace().collect::<Vec<_>>())
+                .filter(|f| f.get(1) == Some(&"POSIX") && f.get(4) == Some(&pid.as_str()))
+                .filter(|f| f.get(5).and_then(|file| file.rsplit(':').next()) == Some(inode))
+                .count()
+        };
+        let inode = std::fs::metadata(&checkpoints.wal_index).unwrap().ino().to_string();
+        let ours = || ours_on(&inode);
+        assert!(ours() > 0, "SQLite holds a lock on the WAL index while connected");
+        for _ in 0..3 {
+            checkpoints.waiting_frames().unwrap();
+        }
+        assert!(ours() > 0, "reading the WAL index dropped SQLite's locks on it");
+
+        // The pool's last connection closing deletes the index; the next one makes a new
+        // one, which is read (not the deleted copy) and keeps its locks too.
+        pool.close().await;
+        assert!(!checkpoints.wal_index.exists(), "SQLite deleted the index");
+        let file = dir.path().join("t.db").display().to_string();
+        let pool = AnyPool::connect(&format!("sqlite://{file}")).await.unwrap();
+        sqlx::query("INSERT INTO t (v) VALUES ('y')").execute(&pool).await.unwrap();
+        let first = inode;
+        let inode = std::fs::metadata(&checkpoints.wal_index).unwrap().ino().to_string();
+        assert_ne!(inode, first, "a new index");
+        assert!(checkpoints.waiting_frames().unwrap() >= 1, "the new index is read");
+        assert!(ours_on(&inode) > 0);
+        pool.close().await;
     }
 
     #[tokio::test]

@@ -26,7 +26,9 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "0006_group_index.sql", include_str!("../migrations/sqlite/0006_group_index.sql")),
     (7, "0007_message_types.sql", include_str!("../migrations/sqlite/0007_message_types.sql")),
     (8, "0008_unique_option_keys.sql", include_str!("../migrations/sqlite/0008_unique_option_keys.sql")),
-    (9, "0009_project_storage.sql", include_str!("../migrations/sqlite/0009_project_storage.sql")),
+    (9, "0009_verified.sql", include_str!("../migrations/sqlite/0009_verified.sql")),
+    (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
+    (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -37,7 +39,9 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "0006_group_index.sql", include_str!("../migrations/postgres/0006_group_index.sql")),
     (7, "0007_message_types.sql", include_str!("../migrations/postgres/0007_message_types.sql")),
     (8, "0008_unique_option_keys.sql", include_str!("../migrations/postgres/0008_unique_option_keys.sql")),
-    (9, "0009_project_storage.sql", include_str!("../migrations/postgres/0009_project_storage.sql")),
+    (9, "0009_verified.sql", include_str!("../migrations/postgres/0009_verified.sql")),
+    (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
+    (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

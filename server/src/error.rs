@@ -1,6 +1,6 @@
 //! The one error type of the HTTP API. It renders the protocol's error shape,
 //! `{"message": "...", "code": "..."}` with the matching HTTP status (plus `items` for
-//! 409 `not_claimable` and `Retry-After` for 429). Messages never contain a token.
+//! 409 `not_claimable` and `Retry-After` for 429 and 503). Messages never contain a token.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -67,6 +67,13 @@ impl ApiError {
     pub fn rate_limited(secs: u64) -> Self {
         let mut e =
             Self::new(StatusCode::TOO_MANY_REQUESTS, codes::RATE_LIMITED, "too many requests; slow down");
+        e.retry_after_secs = Some(secs);
+        e
+    }
+
+    /// 503: the server is busy; retry after `secs`.
+    pub fn unavailable(message: impl Into<String>, secs: u64) -> Self {
+        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, codes::INTERNAL, message);
         e.retry_after_secs = Some(secs);
         e
     }

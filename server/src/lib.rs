@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod backup;
 pub mod blobs;
 mod captured;
 pub mod clock;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod events;
 mod filter;
 pub mod limit;
+pub mod metrics;
 mod openapi;
 mod ops;
 mod queue;
@@ -24,9 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, Method, header};
-use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
@@ -38,7 +38,7 @@ pub use crate::clock::Clock;
 pub use crate::db::Store;
 use crate::error::ApiError;
 use crate::events::EventHub;
-use crate::limit::{Limiter, RateLimit};
+use crate::limit::{Limiter, RateLimit, SignInLimits};
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
@@ -52,15 +52,26 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// How often an idle event stream gets a `: ping` comment.
     pub keep_alive: Duration,
+    /// How many event streams one token may hold open at once (429 beyond).
+    pub max_streams_per_token: usize,
     /// Calls per token (RPCs and event-stream connections).
     pub rate_limit: RateLimit,
     pub limiter: Arc<Limiter>,
+    /// The sign-in calls' limits, per client address (see `limit`).
+    pub sign_in_limits: SignInLimits,
+    /// A header naming the client's address, set by a reverse proxy in front
+    /// (`--client-ip-header`); `None`: the peer's address.
+    pub client_ip_header: Option<HeaderName>,
     /// Claims waiting for their project's next claim write (see `ops::claim`).
     pub claims: Arc<ops::ClaimQueue>,
     /// Tokens checked a moment ago (see `auth`).
     pub tokens: Arc<auth::TokenChecks>,
+    /// How many images `/blobs` reads at once (see `blobs`).
+    pub blob_reads: blobs::ReadLimit,
     /// What recent filings captured (see `captured`).
     pub captured: Arc<captured::CapturedCache>,
+    /// What `GET /metrics` reports.
+    pub metrics: Arc<metrics::Metrics>,
     /// The most bytes one project may store: its images and what its filings captured
     /// (`redline serve --project-quota-mb`); a write past it is refused with 413.
     pub project_quota_bytes: i64,
@@ -86,11 +97,16 @@ impl AppState {
             events,
             public_url: None,
             keep_alive: Duration::from_secs(15),
+            max_streams_per_token: events::MAX_STREAMS_PER_TOKEN,
             rate_limit: RateLimit::default(),
             limiter: Arc::default(),
+            sign_in_limits: SignInLimits::default(),
+            client_ip_header: None,
             claims: Arc::default(),
             tokens: Arc::default(),
             captured: Arc::default(),
+            metrics: Arc::default(),
+            blob_reads: blobs::ReadLimit::default(),
             project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,
         })
     }
@@ -115,24 +131,20 @@ pub fn app(state: AppState) -> Router {
         ])
         .expose_headers([header::RETRY_AFTER])
         .max_age(Duration::from_secs(3600));
+    let track_rpcs = axum::middleware::from_fn_with_state(state.clone(), metrics::track_rpc);
     let api = Router::new()
-        .route("/rpc/{name}", post(rpc::handle))
+        .route("/rpc/{name}", post(rpc::handle).route_layer(track_rpcs))
         .route("/openapi.json", get(openapi::handle))
         .route("/events/{stream}", get(events::handle))
         .route("/blobs/{key}", get(blobs::get))
         .layer(cors);
     Router::new()
-        .route("/healthz", get(healthz))
+        .route("/healthz", get(metrics::healthz))
+        .route("/metrics", get(metrics::handle))
         .route("/auth/verify", get(ops::signin::verify_page))
         .merge(api)
         .layer(TraceLayer::new_for_http())
         .with_state(state)
-}
-
-/// `GET /healthz`: 200 when the store answers.
-async fn healthz(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    sqlx::query("SELECT 1").execute(state.store.pool()).await?;
-    Ok(axum::Json(serde_json::json!({ "ok": true })))
 }
 
 /// Serves until Ctrl-C / SIGTERM.
@@ -152,7 +164,9 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
             tracing::warn!(error = %e, "setting TCP_NODELAY");
         }
     });
-    let served = axum::serve(listener, app(state)).with_graceful_shutdown(stop).await;
+    // Each request knows its peer's address: the sign-in calls are limited per client.
+    let app = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
     store.close().await;
     served
 }

@@ -1,9 +1,16 @@
-//! Per-token rate limiting: a token bucket per bearer token, on the server clock. A
-//! caller over its rate gets 429 with `Retry-After`, which clients treat as transient.
+//! Rate limiting: a token bucket per key, on the server clock. Calls with a token are
+//! limited per token; the sign-in calls, which have none, per client address and per
+//! kind of call (`requestCliAuth`, `pollCliAuth`, `/auth/verify`), each in buckets of
+//! their own (see [`SignInLimits`]). A caller over its rate gets 429 with
+//! `Retry-After`, which clients treat as transient.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName};
 use redline_protocol::Timestamp;
 
 use crate::error::ApiError;
@@ -22,10 +29,37 @@ impl Default for RateLimit {
     }
 }
 
+/// The sign-in calls' limits, each per client address (see [`ClientAddr::key`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SignInLimits {
+    /// `requestCliAuth`: a person starts signing in now and then.
+    pub request: RateLimit,
+    /// `pollCliAuth`: the CLI and the extension poll every 2 s; several devices may sign
+    /// in at once behind one address.
+    pub poll: RateLimit,
+    /// `GET /auth/verify`, which says whether a code is pending: slow enough that
+    /// guessing one of the 20^8 codes is hopeless.
+    pub verify: RateLimit,
+}
+
+impl Default for SignInLimits {
+    fn default() -> Self {
+        SignInLimits {
+            request: RateLimit { per_second: 0.2, burst: 10.0 },
+            poll: RateLimit { per_second: 3.0, burst: 60.0 },
+            verify: RateLimit { per_second: 0.5, burst: 20.0 },
+        }
+    }
+}
+
+/// Past this many buckets, a new key first drops the buckets that are full again
+/// (dropping one is the same as keeping it), so addresses do not pile up.
+const BUCKETS_KEPT: usize = 10_000;
+
 #[derive(Debug, Default)]
 pub struct Limiter {
-    /// Token id → (calls left, when last refilled in ms).
-    buckets: Mutex<HashMap<String, (f64, i64)>>,
+    /// Key → (calls left, when last refilled in ms, when full again in ms).
+    buckets: Mutex<HashMap<String, (f64, i64, i64)>>,
 }
 
 impl Limiter {
@@ -33,16 +67,62 @@ impl Limiter {
     pub fn check(&self, key: &str, limit: RateLimit, now: Timestamp) -> Result<(), ApiError> {
         let now = now.unix_millis();
         let mut buckets = self.buckets.lock().expect("rate limiter lock");
-        let (left, last) = buckets.entry(key.to_owned()).or_insert((limit.burst, now));
+        if buckets.len() >= BUCKETS_KEPT && !buckets.contains_key(key) {
+            buckets.retain(|_, (_, _, full_at)| *full_at > now);
+        }
+        let (left, last, full_at) = buckets.entry(key.to_owned()).or_insert((limit.burst, now, now));
         let refill = (now - *last).max(0) as f64 / 1000.0 * limit.per_second;
         *left = (*left + refill).min(limit.burst);
         *last = now;
-        if *left >= 1.0 {
+        let result = if *left >= 1.0 {
             *left -= 1.0;
             Ok(())
         } else {
             let wait = ((1.0 - *left) / limit.per_second).ceil().max(1.0) as u64;
             Err(ApiError::rate_limited(wait))
+        };
+        *full_at = now + ((limit.burst - *left) / limit.per_second * 1000.0).ceil() as i64;
+        result
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.buckets.lock().expect("rate limiter lock").len()
+    }
+}
+
+/// The address a request came from, when the server was started with it (`serve`
+/// does; a router driven with `oneshot` has none).
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddr(pub Option<SocketAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddr(parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0)))
+    }
+}
+
+impl ClientAddr {
+    /// Who the client is, for rate limits without a token: its IP address (an IPv6
+    /// address by its /64, which one host usually has whole). Behind a reverse proxy
+    /// every client has the proxy's address, so with `header` (e.g. `X-Forwarded-For`,
+    /// given as `redline serve --client-ip-header`) the last address in that header is
+    /// used instead: the one the proxy itself saw.
+    pub fn key(self, headers: &HeaderMap, header: Option<&HeaderName>) -> String {
+        let forwarded = header.and_then(|name| {
+            let value = headers.get_all(name).iter().next_back()?.to_str().ok()?;
+            value.rsplit(',').next()?.trim().parse::<IpAddr>().ok()
+        });
+        match forwarded.or(self.0.map(|addr| addr.ip())) {
+            Some(IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_none() => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+            Some(IpAddr::V6(v6)) => v6.to_ipv4_mapped().expect("checked above").to_string(),
+            Some(ip) => ip.to_string(),
+            None => "unknown".to_owned(),
         }
     }
 }
@@ -62,5 +142,41 @@ mod tests {
         assert_eq!(e.status(), 429);
         assert!(limiter.check("b", limit, t0).is_ok(), "buckets are per token");
         assert!(limiter.check("a", limit, t0.plus_millis(500)).is_ok());
+    }
+
+    #[test]
+    fn full_buckets_are_dropped_once_there_are_many() {
+        let limiter = Limiter::default();
+        let limit = RateLimit { per_second: 1.0, burst: 2.0 };
+        let t0 = Timestamp::from_unix_millis(0);
+        for i in 0..BUCKETS_KEPT {
+            limiter.check(&i.to_string(), limit, t0).unwrap();
+        }
+        limiter.check("0", limit, t0).unwrap();
+        assert!(limiter.check("0", limit, t0).is_err());
+        // A second later every bucket but "0" is full again: a new key drops them.
+        limiter.check("new", limit, t0.plus_millis(1000)).unwrap();
+        assert_eq!(limiter.len(), 2);
+        // "0" kept what it had used.
+        limiter.check("0", limit, t0.plus_millis(1000)).unwrap();
+        assert!(limiter.check("0", limit, t0.plus_millis(1000)).is_err());
+    }
+
+    #[test]
+    fn clients_are_told_apart_by_address() {
+        let addr = |s: &str| ClientAddr(Some(s.parse().unwrap()));
+        let none = HeaderMap::new();
+        assert_eq!(addr("192.0.2.7:5000").key(&none, None), "192.0.2.7");
+        assert_eq!(addr("[2001:db8:1:2:3:4:5:6]:5000").key(&none, None), "2001:db8:1:2::/64");
+        assert_eq!(addr("[::ffff:192.0.2.7]:5000").key(&none, None), "192.0.2.7");
+        assert_eq!(ClientAddr(None).key(&none, None), "unknown");
+        let xff = HeaderName::from_static("x-forwarded-for");
+        let mut headers = HeaderMap::new();
+        headers.insert(&xff, "198.51.100.1, 203.0.113.9".parse().unwrap());
+        // Only with the header named; then the proxy's own entry (the last) counts.
+        assert_eq!(addr("10.0.0.1:1").key(&headers, None), "10.0.0.1");
+        assert_eq!(addr("10.0.0.1:1").key(&headers, Some(&xff)), "203.0.113.9");
+        headers.insert(&xff, "not an address".parse().unwrap());
+        assert_eq!(addr("10.0.0.1:1").key(&headers, Some(&xff)), "10.0.0.1");
     }
 }

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
+use redline_server::backup;
 use redline_server::{AppState, Clock, Store};
 use serde::Serialize;
 
@@ -67,6 +69,21 @@ enum Command {
         /// URLs). Defaults to the host each client called.
         #[arg(long)]
         public_url: Option<String>,
+        /// Behind a reverse proxy: the header it names the client's address in (e.g.
+        /// `X-Forwarded-For`, whose last entry counts). The sign-in calls are
+        /// rate-limited per client address; without this, the peer's.
+        #[arg(long, value_name = "HEADER")]
+        client_ip_header: Option<axum::http::HeaderName>,
+        /// How many event streams one token may hold open at once; more are answered
+        /// 429 with Retry-After.
+        #[arg(long, default_value_t = redline_server::events::MAX_STREAMS_PER_TOKEN,
+              value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+        max_streams_per_token: usize,
+        /// How many images `/blobs` reads at once; a request beyond waits up to 5 s
+        /// for its turn, then is answered 503 with Retry-After.
+        #[arg(long, default_value_t = redline_server::blobs::MAX_READS,
+              value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
+        max_blob_reads: usize,
         /// The most each project may store (its screenshots, images and what its
         /// filings captured), in MiB; a write past it is refused with 413.
         #[arg(long, default_value_t = redline_server::DEFAULT_PROJECT_QUOTA_MB, value_parser = clap::value_parser!(u64).range(1..=(1 << 40)))]
@@ -93,6 +110,15 @@ enum Command {
     Auth {
         #[command(subcommand)]
         command: AuthCommand,
+    },
+    /// Copy the SQLite store to FILE, consistently, while a server may be serving from
+    /// it (screenshots in DIR/blobs are copied separately; Postgres: use pg_dump).
+    Backup {
+        /// The copy to write; must not exist.
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
     },
     #[command(flatten)]
     Agent(redline_agent::AgentCommand),
@@ -246,10 +272,21 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let clock = Clock::System;
     match cli.command {
-        Command::Serve { addr, public_url, project_quota_mb, store: args } => {
+        Command::Serve {
+            addr,
+            public_url,
+            client_ip_header,
+            max_streams_per_token,
+            max_blob_reads,
+            project_quota_mb,
+            store: args,
+        } => {
             let store = args.open().await?;
             let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
             state.public_url = public_url;
+            state.client_ip_header = client_ip_header;
+            state.max_streams_per_token = max_streams_per_token;
+            state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
             state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
@@ -296,6 +333,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Stage { command: StageCommand::Deploy { args, store } } => {
             redline_server::deploy::run(&store.open().await?, args, cli.json).await?;
+        }
+        Command::Backup { to, store } => {
+            let source = match &store.database_url {
+                Some(url) => backup::Source::Url(url),
+                None => backup::Source::Dir(&store.data),
+            };
+            let b = backup::run(source, &to).await?;
+            print(cli.json, &b, || {
+                format!("backed up {} items to {} ({} bytes)", b.changes, b.file.display(), b.bytes)
+            });
         }
         Command::Agent(command) => std::process::exit(redline_agent::run(command, cli.json).await),
         Command::Token { command: TokenCommand::Create { project, scope, name, expires_in_days, store } } => {

@@ -26,7 +26,7 @@ macro_rules! change_columns {
         change_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title", "body",
             "status", "route", "git_sha", "deployment_id", "locale", "viewport", "screenshot_key",
             "source", "filed_by", "branch", "head_commit", "resolved_at", "live", "created_at",
-            "held_until")
+            "held_until", "verified_at", "verified_by", "completed_by")
     };
     ($p:literal; $first:literal $(, $column:literal)*) => {
         concat!($p, $first $(, ", ", $p, $column)*)
@@ -137,6 +137,9 @@ pub fn change_from_parts(
         head_commit: row.try_get("head_commit")?,
         resolved_at: opt_ts(row, "resolved_at")?,
         live: row.try_get::<Option<i64>, _>("live")?.map(|v| v != 0),
+        verified_at: opt_ts(row, "verified_at")?,
+        verified_by: row.try_get("verified_by")?,
+        completed_by: row.try_get("completed_by")?,
         created_at: ts(row, "created_at")?,
         held: is_held(held_until, now),
         held_until,

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 
 use crate::AppState;
 use crate::error::ApiError;
+use crate::limit::{ClientAddr, RateLimit, SignInLimits};
 use crate::queue::Ctx;
 
 /// The largest request body, that of an RPC carrying an image: an 8 MiB image grows by
@@ -59,9 +60,13 @@ pub trait Op: Rpc {
     fn run(ctx: &Ctx<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Answer, ApiError>> + Send;
 }
 
-/// An operation called without a token (sign-in). All such calls share one rate
-/// limit, since there is no token to tell callers apart.
+/// An operation called without a token (sign-in). With no token to tell callers
+/// apart, each is rate-limited per client address, in buckets of its own
+/// ([`AnonymousOp::limit`]).
 pub trait AnonymousOp: Rpc {
+    /// This call's limit per client address.
+    fn limit(limits: &SignInLimits) -> RateLimit;
+
     fn run(
         state: &AppState,
         base_url: &str,
@@ -85,6 +90,7 @@ macro_rules! with_served_rpcs {
             ReleaseChanges,
             AnswerChangeQuestion,
             SetChangeStatus,
+            VerifyChange,
             ListChanges,
             GetChange,
             ClaimChanges,
@@ -99,12 +105,10 @@ macro_rules! with_served_rpcs {
 }
 pub(crate) use with_served_rpcs;
 
-/// The rate-limit key of calls without a token.
-const ANONYMOUS: &str = "(anonymous)";
-
 pub async fn handle(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    client: ClientAddr,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -113,7 +117,7 @@ pub async fn handle(
         ($($op:ty),* ; anonymous: $($anon:ty),* $(,)?) => {
             match name.as_str() {
                 $(<$op as Rpc>::NAME => call::<$op>(&state, &name, &headers, body).await,)*
-                $(<$anon as Rpc>::NAME => call_anonymous::<$anon>(&state, &name, &headers, body).await,)*
+                $(<$anon as Rpc>::NAME => call_anonymous::<$anon>(&state, &name, client, &headers, body).await,)*
                 _ => Err(ApiError::not_found(format!("unknown RPC {name:?}"))),
             }
         };
@@ -141,11 +145,14 @@ async fn call<R: Op>(
 async fn call_anonymous<R: AnonymousOp>(
     state: &AppState,
     name: &str,
+    client: ClientAddr,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     let now = state.clock.now();
-    state.limiter.check(ANONYMOUS, state.rate_limit, now)?;
+    // Keys of their own: a token id is a UUID, never `name address`.
+    let key = format!("{name} {}", client.key(headers, state.client_ip_header.as_ref()));
+    state.limiter.check(&key, R::limit(&state.sign_in_limits), now)?;
     let input = parse_input::<R::Input>(name, &read_body(name, body).await?)?;
     let output = R::run(state, &base_url(state, headers), now, input).await?;
     Ok(Json(output).into_response())

@@ -44,6 +44,10 @@ async fn openapi_lists_every_rpc_with_schemas_from_the_types() {
     // Required fields are the wire names of those without a default.
     assert_eq!(required("CreateChangeInput"), ["stageId", "title"]);
     assert_eq!(required("ClaimChangesInput"), ["claimedBy", "projectId"]);
+    assert_eq!(required("VerifyChangeInput"), ["changeId", "verdict"]);
+    assert_eq!(schemas["Verdict"]["enum"], json!(["fixed", "still_wrong"]));
+    let verify = &doc["paths"]["/rpc/verifyChange"]["post"];
+    assert_eq!(verify["summary"], "Needs a token with scope `changes:project:file`.");
     assert_eq!(required("Stage"), ["branch", "changesEnabled", "createdAt", "projectId", "stageId", "type"]);
     let create = &schemas["CreateChangeInput"]["properties"];
     assert!(["changeId", "screenshotKey", "consoleErrors", "capture"].iter().all(|f| create[f].is_object()));

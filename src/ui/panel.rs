@@ -568,7 +568,12 @@ async fn device_flow(
         if !current() {
             return Ok(None);
         }
-        let poll = client.call::<PollCliAuth>(PollCliAuthInput { code: request.code.clone() }).await;
+        let poll = client
+            .call::<PollCliAuth>(PollCliAuthInput {
+                code: request.code.clone(),
+                device_secret: request.device_secret.clone(),
+            })
+            .await;
         match poll {
             Ok(poll) => match (poll.status, poll.token) {
                 (CliAuthStatus::Confirmed, Some(token)) => {

@@ -99,7 +99,8 @@ async function openBrowser(extension, profile) {
   ], { stdio: "ignore", detached: true });
   const exited = once(chromiumProcess, "exit");
   let port;
-  for (let i = 0; i < 200 && !port; i++) {
+  // Up to 30 s: right after a heavy build (the anchors tests run next build) a start has once taken over 10.
+  for (let i = 0; i < 600 && !port; i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     port = existsSync(portFile) ? readFileSync(portFile, "utf8").split("\n")[0] : undefined;
   }

@@ -400,6 +400,38 @@ mod wasm {
             assert_eq!(out, expected);
         }
 
+        /// `__wasm_memory_grow` as wasm2js writes it (from a real `content_bg.wasm.js`).
+        const GROW: &str = " function __wasm_memory_grow(pagesToAdd) {
+  pagesToAdd = pagesToAdd | 0;
+  var oldPages = __wasm_memory_size() | 0;
+  var newPages = oldPages + pagesToAdd | 0;
+  if ((oldPages < newPages) && (newPages < 65536)) {
+   var newBuffer = new ArrayBuffer(newPages << 16);
+   var newHEAP8 = new Int8Array(newBuffer);
+   newHEAP8.set(HEAP8);
+   HEAP8 = new Int8Array(newBuffer);
+   HEAP16 = new Int16Array(newBuffer);
+   buffer = newBuffer;
+   bufferView = HEAPU8;
+  }
+  return oldPages;
+ }
+";
+
+        #[test]
+        fn patches_the_memory_grow_helper_to_detach_the_old_buffer() {
+            let patched = patch_memory_grow(GROW).unwrap();
+            let expected = GROW.replace(
+                "   var newBuffer = new ArrayBuffer(newPages << 16);\n   var newHEAP8 = new Int8Array(newBuffer);\n   newHEAP8.set(HEAP8);\n",
+                "   var newBuffer = buffer.transfer(newPages << 16);\n",
+            );
+            assert_ne!(expected, GROW);
+            assert_eq!(patched, expected);
+            assert!(patched.contains("  if ((oldPages < newPages) && (newPages < 65536)) {\n   var newBuffer = buffer.transfer(newPages << 16);\n   HEAP8 = new Int8Array(newBuffer);\n"));
+            assert!(!patched.contains("new ArrayBuffer") && !patched.contains("newHEAP8"));
+            assert!(patch_memory_grow(&format!("{GROW}{GROW}")).is_err(), "two helpers: which one?");
+        }
+
         #[test]
         fn refuses_what_it_cannot_patch() {
             assert!(without_target_features(b"not wasm", &[]).is_err());

@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask start [--browser] [--port N] [--stage-port N]`: build the extension,
 //!   start the server on an embedded SQLite file with a demo stage, print what to load.
-//! - `cargo xtask test`: every test: native, wasm in headless Chromium, end-to-end.
+//! - `cargo xtask test [anchors]`: every test: native, wasm in headless Chromium,
+//!   end-to-end, the anchors plugin's builds (`anchors`: only those).
 //! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
 //! - `cargo xtask bench [capture|panel]`: the numbers in BENCHMARKS.md (or only circle
 //!   and file, or only the side panel).
@@ -42,7 +43,7 @@ fn run(args: Vec<String>) -> Result<()> {
             port: args.value("--port")?.unwrap_or(7878),
             stage_port: args.value("--stage-port")?.unwrap_or(7879),
         }),
-        "test" => test::run(),
+        "test" => test::run(args.next_positional().as_deref()),
         "bench" => bench::run(args.next_positional().as_deref()),
         "build" => build::extension(if args.flag("--debug") {
             build::Profile::Debug

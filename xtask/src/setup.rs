@@ -81,14 +81,32 @@ fn cargo_bin(name: &str) -> PathBuf {
 
 /// npm packages from the committed package-lock.json, installed with `npm ci`.
 fn node_modules() -> Result<()> {
+    npm_ci(&crate::root())
+}
+
+/// The anchors plugin's and its test apps' npm packages, each from its own lock file
+/// (`cargo xtask test` only: the build and `start` do not need them).
+pub fn for_anchors() -> Result<()> {
+    let root = crate::root();
+    for dir in ANCHORS_PACKAGES {
+        npm_ci(&root.join(dir))?;
+    }
+    Ok(())
+}
+
+/// The folders with a package-lock.json of their own that the anchors tests install.
+pub const ANCHORS_PACKAGES: [&str; 3] =
+    ["plugins/redline-anchors", "tests/anchors/vite-app", "tests/anchors/next-app"];
+
+/// `npm ci` in `dir`, unless its node_modules is newer than its lock file.
+pub fn npm_ci(dir: &Path) -> Result<()> {
     if !process::exists("node") || !process::exists("npm") {
         bail!(
             "Node.js 20 and npm are needed for the build tools; install them (Debian: apt-get install nodejs npm)"
         );
     }
-    let root = crate::root();
-    let lock = root.join("package-lock.json");
-    let installed = root.join("node_modules/.package-lock.json");
+    let lock = dir.join("package-lock.json");
+    let installed = dir.join("node_modules/.package-lock.json");
     let fresh = match (std::fs::metadata(&lock), std::fs::metadata(&installed)) {
         (Ok(lock), Ok(installed)) => installed.modified()? >= lock.modified()?,
         _ => false,
@@ -96,7 +114,7 @@ fn node_modules() -> Result<()> {
     if fresh {
         return Ok(());
     }
-    process::run(cmd("npm").args(["ci", "--no-audit", "--no-fund"]))
+    process::run(cmd("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
 }
 
 /// A binary from `node_modules/.bin`.
@@ -132,8 +150,31 @@ mod tests {
         assert_eq!(version_in_lock(lock, "leptos"), None);
     }
 
+    /// The exact version `manifest` pins `package` to (`package = "=X"`).
+    fn pinned_version(manifest: &str, package: &str) -> Option<String> {
+        manifest.lines().find_map(|line| {
+            let (name, value) = line.split_once('=')?;
+            let pin = value.trim().strip_prefix("\"=")?.strip_suffix('"')?;
+            (name.trim() == package).then(|| pin.to_owned())
+        })
+    }
+
+    #[test]
+    fn finds_a_pin_in_a_manifest() {
+        let manifest = "[workspace.dependencies]\nwasm-bindgen-futures = \"=0.4.1\"\nserde = \"1\"\n\
+                        wasm-bindgen = \"=0.2.130\"\n";
+        assert_eq!(pinned_version(manifest, "wasm-bindgen").as_deref(), Some("0.2.130"));
+        assert_eq!(pinned_version(manifest, "serde"), None, "a range is not a pin");
+        assert_eq!(pinned_version(manifest, "leptos"), None);
+    }
+
+    /// The CLI `cargo xtask` installs is the lock's version: it must be the one the
+    /// workspace pins, or a `cargo update` could move the crate away from the CLI.
     #[test]
     fn the_workspace_pins_wasm_bindgen() {
-        assert!(locked_version("wasm-bindgen").is_ok());
+        let manifest = std::fs::read_to_string(crate::root().join("Cargo.toml")).unwrap();
+        let pinned =
+            pinned_version(&manifest, "wasm-bindgen").expect("Cargo.toml pins wasm-bindgen with `=`");
+        assert_eq!(locked_version("wasm-bindgen").unwrap(), pinned);
     }
 }

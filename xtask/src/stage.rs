@@ -1,8 +1,10 @@
-//! The demo stage: `demo/` served over HTTP, as a deployed app would be. `/` serves it
-//! plainly; `/strict/` serves the same files with the strict CSP some stages send
-//! (`default-src 'self'; script-src 'self'`), under which wasm cannot run in a content
-//! script. `{{GIT_SHA}}` in HTML becomes the checkout's commit, so the page's
-//! `data-fabric-src` anchors read "as of" the commit that holds them.
+//! The demo stage: the React app in `demo/`, built with the anchors plugin on (as a team
+//! builds its review stage) into `demo/dist/`, and served over HTTP as a deployed app
+//! would be. `/` serves it plainly; `/strict/` serves the same files with the strict CSP
+//! some stages send (`default-src 'self'; script-src 'self'`), under which wasm cannot
+//! run in a content script. The build states its commit as `{{GIT_SHA}}`, which the
+//! server fills in with the checkout's commit, so the page's `data-fabric-src` anchors
+//! read "as of" the commit that holds them even after a commit that left the demo alone.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -10,22 +12,67 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::process::{self, cmd};
+use crate::setup;
+
 pub const STRICT_CSP: &str = "default-src 'self'; script-src 'self'";
+
+/// Builds the demo app into `demo/dist/` with the anchors plugin on, unless the build
+/// there is newer than every source it is made from; returns the folder.
+pub fn build() -> Result<PathBuf> {
+    let root = crate::root();
+    let demo = root.join("demo");
+    let dist = demo.join("dist");
+    let built = std::fs::metadata(dist.join("index.html")).and_then(|m| m.modified()).ok();
+    let sources = [
+        demo.join("index.html"),
+        demo.join("vite.config.ts"),
+        demo.join("package-lock.json"),
+        demo.join("src"),
+    ];
+    let plugin = root.join("plugins/redline-anchors/src");
+    let newest = sources.iter().chain([&plugin]).filter_map(|p| newest_in(p)).max();
+    if built.is_some() && built >= newest {
+        return Ok(dist);
+    }
+    // The plugin is linked from `plugins/` and takes Babel from the demo's packages.
+    setup::npm_ci(&demo)?;
+    // Into a fresh folder first, so a stage running meanwhile never serves half a build.
+    let fresh = demo.join(format!("dist.{}", std::process::id()));
+    let mut vite = cmd(demo.join("node_modules/.bin/vite"));
+    vite.current_dir(&demo).args(["build", "--emptyOutDir", "--logLevel", "warn", "--outDir"]).arg(&fresh);
+    vite.env("REDLINE_ANCHORS", "1").env("REDLINE_GIT_SHA", "{{GIT_SHA}}");
+    process::run(&mut vite)?;
+    let _ = std::fs::remove_dir_all(&dist);
+    std::fs::rename(&fresh, &dist).with_context(|| format!("moving the demo build to {}", dist.display()))?;
+    Ok(dist)
+}
+
+/// The newest modification time of `path` or of any file under it.
+fn newest_in(path: &Path) -> Option<std::time::SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_dir() {
+        return meta.modified().ok();
+    }
+    std::fs::read_dir(path).ok()?.flatten().filter_map(|e| newest_in(&e.path())).max()
+}
 
 /// Serves the stage on `addr` until the process ends, printing its URL first.
 pub fn serve_forever(addr: &str) -> Result<()> {
+    let dist = build()?;
     let listener = TcpListener::bind(addr).with_context(|| format!("binding the demo stage to {addr}"))?;
     println!("demo stage on http://{}/", listener.local_addr()?);
-    accept(listener, git_sha());
+    accept(listener, dist, git_sha());
     Ok(())
 }
 
 /// Serves the stage on `addr` from a background thread; returns where it listens.
 pub fn spawn(addr: &str) -> Result<SocketAddr> {
+    let dist = build()?;
     let listener = TcpListener::bind(addr).with_context(|| format!("binding the demo stage to {addr}"))?;
     let local = listener.local_addr()?;
     let sha = git_sha();
-    std::thread::spawn(move || accept(listener, sha));
+    std::thread::spawn(move || accept(listener, dist, sha));
     Ok(local)
 }
 
@@ -36,8 +83,7 @@ pub fn git_sha() -> String {
         .unwrap_or_else(|_| "0".repeat(40))
 }
 
-fn accept(listener: TcpListener, sha: String) {
-    let root = crate::root().join("demo");
+fn accept(listener: TcpListener, root: PathBuf, sha: String) {
     for stream in listener.incoming().flatten() {
         let (root, sha) = (root.clone(), sha.clone());
         std::thread::spawn(move || {
@@ -121,6 +167,7 @@ fn content_type(file: &Path) -> &'static str {
         Some("css") => "text/css",
         Some("js") => "text/javascript",
         Some("png") => "image/png",
+        Some("svg") => "image/svg+xml",
         _ => "application/octet-stream",
     }
 }
@@ -129,14 +176,32 @@ fn content_type(file: &Path) -> &'static str {
 mod tests {
     use super::*;
 
-    fn demo() -> PathBuf {
-        crate::root().join("demo")
+    /// A built stage in miniature (what `build` writes has this shape), removed when dropped.
+    struct Fixture(PathBuf);
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn fixture(name: &str) -> Fixture {
+        let dir = std::env::temp_dir().join(format!("redline-stage-test-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(dir.join("assets")).unwrap();
+        std::fs::write(
+            dir.join("index.html"),
+            r#"<html><head><meta name="fabric-git-sha" content="{{GIT_SHA}}"></head></html>"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("assets/app.css"), "body {}").unwrap();
+        Fixture(dir)
     }
 
     #[test]
     fn strict_prefix_serves_the_same_page_with_a_csp() {
-        let plain = Response::for_path(&demo(), "/", "abc1234");
-        let strict = Response::for_path(&demo(), "/strict/", "abc1234");
+        let root = fixture("csp");
+        let plain = Response::for_path(&root.0, "/", "abc1234");
+        let strict = Response::for_path(&root.0, "/strict/", "abc1234");
         assert_eq!(plain.csp, None);
         assert_eq!(strict.csp, Some(STRICT_CSP));
         assert_eq!(plain.body, strict.body);
@@ -145,25 +210,21 @@ mod tests {
     }
 
     #[test]
-    fn paths_cannot_leave_the_demo_folder() {
-        assert_eq!(Response::for_path(&demo(), "/../Cargo.toml", "x").status, "404 Not Found");
-        assert_eq!(Response::for_path(&demo(), "/strict/../../Cargo.toml", "x").status, "404 Not Found");
-        assert_eq!(Response::for_path(&demo(), "/strictly.css", "x").status, "404 Not Found");
-        assert_eq!(Response::for_path(&demo(), "/app.css?v=1", "x").content_type, "text/css");
+    fn paths_cannot_leave_the_stage_folder() {
+        let fixture = fixture("paths");
+        let root = &fixture.0;
+        assert_eq!(Response::for_path(root, "/../Cargo.toml", "x").status, "404 Not Found");
+        assert_eq!(Response::for_path(root, "/strict/../../Cargo.toml", "x").status, "404 Not Found");
+        assert_eq!(Response::for_path(root, "/strictly.css", "x").status, "404 Not Found");
+        assert_eq!(Response::for_path(root, "/assets/app.css?v=1", "x").content_type, "text/css");
+        assert_eq!(Response::for_path(root, "/strict/assets/app.css", "x").status, "200 OK");
     }
 
     #[test]
-    fn every_anchor_names_its_own_line() {
-        let html = std::fs::read_to_string(demo().join("index.html")).unwrap();
-        let mut anchors = 0;
-        for (index, line) in html.lines().enumerate() {
-            if let Some(start) = line.find("data-fabric-src=\"demo/index.html:") {
-                let rest = &line[start + "data-fabric-src=\"demo/index.html:".len()..];
-                let number: usize = rest[..rest.find('"').unwrap()].parse().unwrap();
-                assert_eq!(number, index + 1, "anchor on line {} says {number}", index + 1);
-                anchors += 1;
-            }
-        }
-        assert!(anchors > 20);
+    fn the_demo_writes_no_anchors_by_hand() {
+        // The plugin stamps them at build time; a hand-written one would go stale.
+        let app = std::fs::read_to_string(crate::root().join("demo/src/App.tsx")).unwrap();
+        assert!(!app.contains("data-fabric-src="));
+        assert!(app.contains("function OrderToolbar()"));
     }
 }

@@ -237,6 +237,7 @@ impl Op for CompleteChange {
 
     /// "`complete` → `done` (a `note` becomes an agent message)". `live` is true once
     /// the stage serves `headCommit` (set here if it already does, else on deploy).
+    /// `completedBy` is `authorName`, else the claimant of the item's group.
     async fn run(ctx: &Ctx<'_>, input: CompleteChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         let mut w = ProjectWrite::begin(ctx).await?;
@@ -248,6 +249,7 @@ impl Op for CompleteChange {
         sqlx::query(
             "UPDATE changes SET status = 'done', resolved_at = $2, branch = COALESCE($3, branch), \
              head_commit = COALESCE($4, head_commit), \
+             completed_by = COALESCE($5, (SELECT g.claimed_by FROM claim_groups g WHERE g.group_id = changes.group_id)), \
              live = CASE WHEN COALESCE($4, head_commit) IS NULL THEN NULL \
                          WHEN COALESCE($4, head_commit) = (SELECT git_sha FROM stages s WHERE s.stage_id = changes.stage_id) \
                          THEN 1 ELSE 0 END \
@@ -257,6 +259,7 @@ impl Op for CompleteChange {
         .bind(ctx.now.unix_millis())
         .bind(input.branch)
         .bind(input.head_commit)
+        .bind(input.author_name.as_deref().map(str::trim).filter(|a| !a.is_empty()))
         .execute(w.conn())
         .await?;
         let done = w.item(&item.change.change_id).await?;

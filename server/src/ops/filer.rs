@@ -122,6 +122,9 @@ impl Op for CreateChange {
             head_commit: None,
             resolved_at: None,
             live: None,
+            verified_at: None,
+            verified_by: None,
+            completed_by: None,
             created_at: ctx.now,
             held: false,
             held_until: None,
@@ -351,7 +354,7 @@ impl Op for SetChangeStatus {
     type Answer = ChangeOutput<StoredCapture>;
 
     /// "Only a user dismisses or reopens": `open`, `in_progress` or `dismissed`.
-    /// Reopening clears `resolvedAt` and `live`; dismissing ends a hold.
+    /// Reopening clears `resolvedAt`, `live` and a verification; dismissing ends a hold.
     async fn run(ctx: &Ctx<'_>, input: SetChangeStatusInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         if !is_user_settable_status(input.status) {
@@ -362,12 +365,74 @@ impl Op for SetChangeStatus {
         let sql = if input.status == ChangeStatus::Dismissed {
             "UPDATE changes SET status = $2, held_until = NULL WHERE change_id = $1"
         } else {
-            "UPDATE changes SET status = $2, resolved_at = NULL, live = NULL WHERE change_id = $1"
+            "UPDATE changes SET status = $2, resolved_at = NULL, live = NULL, verified_at = NULL, \
+             verified_by = NULL WHERE change_id = $1"
         };
         sqlx::query(sql).bind(&item.change.change_id).bind(input.status.as_str()).execute(w.conn()).await?;
         let item = w.item(&item.change.change_id).await?;
         w.event(ChangeEventType::Status, &item.change).await?;
         w.commit().await?;
         Ok(ChangeOutput { change: ctx.present(item.change) })
+    }
+}
+
+impl Op for VerifyChange {
+    type Answer = VerifyChangeOutput<StoredCapture>;
+
+    /// "Only a `done` item can be verified. `fixed` sets `verifiedAt`/`verifiedBy` and
+    /// adds a `verdict` message (with the after-screenshot as `evidence` when given).
+    /// `still_wrong` adds the same message with the person's words and reopens the item
+    /// at once: status `open`, no hold, no group, `verifiedAt` cleared." Reopening also
+    /// clears `resolvedAt` and `live`, as `setChangeStatus` does.
+    async fn run(ctx: &Ctx<'_>, input: VerifyChangeInput) -> Result<Self::Answer, ApiError> {
+        ctx.project(input.project_id.as_deref())?;
+        let words = input.body.as_deref().unwrap_or("").trim();
+        if input.verdict == Verdict::StillWrong && words.is_empty() {
+            return Err(ApiError::bad_input("body", "must say what is still wrong"));
+        }
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let item = w.item(&input.change_id).await?;
+        if item.change.status != ChangeStatus::Done {
+            return Err(ApiError::conflict(
+                codes::WRONG_STATUS,
+                format!("only a done item can be verified; this one is {}", item.change.status.as_str()),
+            ));
+        }
+        let mut attachments = Vec::new();
+        if let Some(key) = &input.screenshot_key {
+            if !Blobs::attach(w.conn(), &item.change.project_id, key).await? {
+                return Err(ApiError::bad_input(
+                    "screenshotKey",
+                    "no uploaded image has this key (use uploadShot)",
+                ));
+            }
+            attachments.push(Attachment {
+                key: key.clone(),
+                label: VERDICT_SHOT_LABEL.to_owned(),
+                kind: AttachmentKind::Evidence,
+                url: None,
+            });
+        }
+        let update = match input.verdict {
+            Verdict::Fixed => {
+                sqlx::query("UPDATE changes SET verified_at = $2, verified_by = $3 WHERE change_id = $1")
+                    .bind(&item.change.change_id)
+                    .bind(ctx.now.unix_millis())
+                    .bind(&ctx.who.user_name)
+            }
+            Verdict::StillWrong => sqlx::query(
+                "UPDATE changes SET status = 'open', held_until = NULL, group_id = NULL, resolved_at = NULL, \
+                 live = NULL, verified_at = NULL, verified_by = NULL WHERE change_id = $1",
+            )
+            .bind(&item.change.change_id),
+        };
+        update.execute(w.conn()).await?;
+        let item = w.item(&item.change.change_id).await?;
+        let author = (AuthorKind::User, Some(ctx.who.user_name.clone()));
+        let body = verdict_text(input.verdict, words);
+        let message =
+            w.message(ChangeEventType::Verified, &item.change, author, body, attachments, None).await?;
+        w.commit().await?;
+        Ok(VerifyChangeOutput { change: ctx.present(item.change), message: ctx.present_message(message) })
     }
 }

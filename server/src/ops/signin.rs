@@ -1,10 +1,17 @@
-//! Sign-in: `requestCliAuth {}` → `{code, expiresAt, verifyUrl}`; the person has the
-//! code approved (`redline auth approve CODE …` on the server); `pollCliAuth {code}` →
-//! `{status, token?}`. The token is made by the first poll after approval and handed
-//! out once; the store never holds a token secret.
+//! Sign-in: `requestCliAuth {}` → `{code, expiresAt, verifyUrl, deviceSecret}`; the
+//! person has the code approved (`redline auth approve CODE …` on the server);
+//! `pollCliAuth {code, deviceSecret}` → `{status, token?}`.
+//!
+//! The short code is read aloud and typed, so it only approves: a poll must present
+//! the long random device secret that only the asking device was told (stored as its
+//! SHA-256, like tokens). The token is made by the first such poll after approval,
+//! within [`APPROVAL_LIFETIME_SECS`] of it, and handed out once (the row is deleted as
+//! it is collected); the store never holds a token secret. Codes past their expiry
+//! are deleted by the next `requestCliAuth`. Each call, and `/auth/verify`, is
+//! rate-limited per client address (`crate::limit::SignInLimits`).
 
 use axum::extract::{Query, State};
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
 use redline_protocol::{
     CliAuthPoll, CliAuthRequest, CliAuthStatus, PollCliAuth, PollCliAuthInput, RequestCliAuth,
@@ -15,18 +22,29 @@ use sqlx::Row;
 
 use crate::AppState;
 use crate::admin::create_token;
-use crate::auth::stored_scopes;
+use crate::auth::{generate_token, hash_token, stored_scopes};
 use crate::error::ApiError;
+use crate::limit::{ClientAddr, RateLimit, SignInLimits};
 use crate::rpc::AnonymousOp;
 
 /// How long a code can be approved.
 pub const CODE_LIFETIME_SECS: i64 = 600;
 
+/// How long an approved code's token can be collected, from the approval.
+pub const APPROVAL_LIFETIME_SECS: i64 = 300;
+
+/// A fresh device secret: 32 random bytes, like a token's (and made the same way).
+fn new_device_secret() -> String {
+    format!("rlds_{}", generate_token().trim_start_matches("rl_"))
+}
+
 /// Consonants only: no words, no 0/O or 1/I confusion.
 const ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
 
-/// A fresh code, `XXXX-XXXX` (8 letters of 20: about 34 bits; the unauthenticated
-/// sign-in calls share one rate limit, so a live code cannot be guessed in time).
+/// A fresh code, `XXXX-XXXX` (8 letters of 20: about 34 bits). Knowing a code is not
+/// enough to collect its token (that takes the device secret); `/auth/verify`, which
+/// tells whether a code is pending, is rate-limited per client, so a live code cannot
+/// be found by guessing in time.
 fn new_code() -> String {
     let mut code = String::with_capacity(9);
     while code.len() < 9 {
@@ -52,40 +70,65 @@ pub fn normalize_code(code: &str) -> Option<String> {
 }
 
 impl AnonymousOp for RequestCliAuth {
+    fn limit(limits: &SignInLimits) -> RateLimit {
+        limits.request
+    }
+
     async fn run(
         state: &AppState,
         base_url: &str,
         now: Timestamp,
         _: RequestCliAuthInput,
     ) -> Result<CliAuthRequest, ApiError> {
+        // Codes past their expiry (never approved, rejected, or approved and not
+        // collected in time) go first: each request clears them, so the table holds
+        // only live codes, and requests are rate-limited.
+        sqlx::query("DELETE FROM cli_auth WHERE expires_at <= $1")
+            .bind(now.unix_millis())
+            .execute(state.store.pool())
+            .await?;
         let code = new_code();
+        let secret = new_device_secret();
         let expires_at = now.plus_seconds(CODE_LIFETIME_SECS);
         sqlx::query(
-            "INSERT INTO cli_auth (code, status, expires_at, created_at) VALUES ($1, 'pending', $2, $3)",
+            "INSERT INTO cli_auth (code, status, expires_at, created_at, secret_hash) \
+             VALUES ($1, 'pending', $2, $3, $4)",
         )
         .bind(&code)
         .bind(expires_at.unix_millis())
         .bind(now.unix_millis())
+        .bind(hash_token(&secret))
         .execute(state.store.pool())
         .await?;
         let verify_url = format!("{base_url}/auth/verify?code={code}");
-        Ok(CliAuthRequest { code, expires_at, verify_url })
+        Ok(CliAuthRequest { code, expires_at, verify_url, device_secret: Some(secret) })
     }
 }
 
 impl AnonymousOp for PollCliAuth {
+    fn limit(limits: &SignInLimits) -> RateLimit {
+        limits.poll
+    }
+
     async fn run(
         state: &AppState,
         _: &str,
         now: Timestamp,
         input: PollCliAuthInput,
     ) -> Result<CliAuthPoll, ApiError> {
+        let secret = input.device_secret.as_deref().filter(|s| !s.is_empty()).ok_or_else(|| {
+            ApiError::bad_input("deviceSecret", "is required: send the deviceSecret requestCliAuth answered")
+        })?;
         let expired = Ok(CliAuthPoll { status: CliAuthStatus::Expired, token: None });
         let Some(code) = normalize_code(&input.code) else { return expired };
+        let secret_hash = hash_token(secret);
+        // A wrong secret is answered as an unknown code: the poll learns nothing.
         let row = sqlx::query(
-            "SELECT status, project_id, scopes, user_name, expires_at FROM cli_auth WHERE code = $1",
+            "SELECT status, project_id, scopes, user_name, expires_at FROM cli_auth \
+             WHERE code = $1 AND secret_hash = $2",
         )
         .bind(&code)
+        .bind(&secret_hash)
         .fetch_optional(state.store.pool())
         .await?;
         let Some(row) = row else { return expired };
@@ -94,16 +137,20 @@ impl AnonymousOp for PollCliAuth {
         match status.as_str() {
             "pending" if live => Ok(CliAuthPoll { status: CliAuthStatus::Pending, token: None }),
             "rejected" => Ok(CliAuthPoll { status: CliAuthStatus::Rejected, token: None }),
-            "approved" => {
-                // Claim the delivery first, so two polls cannot both make a token.
-                let claimed = sqlx::query(
-                    "UPDATE cli_auth SET status = 'delivered' WHERE code = $1 AND status = 'approved'",
+            "approved" if live => {
+                // Collect it first, so two polls cannot both make a token: the one whose
+                // delete removed the row makes it.
+                let collected = sqlx::query(
+                    "DELETE FROM cli_auth WHERE code = $1 AND secret_hash = $2 AND status = 'approved' \
+                     AND expires_at > $3",
                 )
                 .bind(&code)
+                .bind(&secret_hash)
+                .bind(now.unix_millis())
                 .execute(state.store.pool())
                 .await?
                 .rows_affected();
-                if claimed != 1 {
+                if collected != 1 {
                     return expired;
                 }
                 let project_id: String = row.try_get("project_id")?;
@@ -115,7 +162,8 @@ impl AnonymousOp for PollCliAuth {
                     .map_err(ApiError::internal)?;
                 Ok(CliAuthPoll { status: CliAuthStatus::Confirmed, token: Some(token.token) })
             }
-            // Expired while pending, or already delivered.
+            // Expired while pending, approved and not collected in time, or (a row from
+            // before codes were deleted as collected) delivered.
             _ => expired,
         }
     }
@@ -128,7 +176,15 @@ pub struct VerifyQuery {
 
 /// `GET /auth/verify?code=…`, the `verifyUrl`: tells the person how the code is
 /// approved. Plain text, and the code is echoed only once it is known to be ours.
-pub async fn verify_page(State(state): State<AppState>, Query(q): Query<VerifyQuery>) -> impl IntoResponse {
+/// Rate-limited per client address, since it tells whether a code is pending.
+pub async fn verify_page(
+    State(state): State<AppState>,
+    client: ClientAddr,
+    headers: HeaderMap,
+    Query(q): Query<VerifyQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let key = format!("/auth/verify {}", client.key(&headers, state.client_ip_header.as_ref()));
+    state.limiter.check(&key, state.sign_in_limits.verify, state.clock.now())?;
     let known = match q.code.as_deref().and_then(normalize_code) {
         Some(code) => {
             sqlx::query("SELECT 1 FROM cli_auth WHERE code = $1 AND status = 'pending' AND expires_at > $2")
@@ -153,7 +209,7 @@ pub async fn verify_page(State(state): State<AppState>, Query(q): Query<VerifyQu
             "Redline sign-in\n\nThis code is unknown, used or expired. Start signing in again.\n".to_owned()
         }
     };
-    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text)
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
 }
 
 #[cfg(test)]
@@ -168,5 +224,12 @@ mod tests {
         assert_ne!(code, new_code());
         assert_eq!(normalize_code("BCDF-GHJ"), None);
         assert_eq!(normalize_code("ABCD-EFGH"), None, "vowels are not in codes");
+    }
+
+    #[test]
+    fn device_secrets_are_long_and_random() {
+        let secret = new_device_secret();
+        assert!(secret.starts_with("rlds_") && secret.len() == 48, "{secret}");
+        assert_ne!(secret, new_device_secret());
     }
 }

@@ -1,0 +1,226 @@
+//! `GET /healthz` and `GET /metrics` (Prometheus' text exposition format, version
+//! 0.0.4), for whoever runs the server. Neither needs a token, so neither says anything
+//! but counts and timings: no token, project, name or anything filed is ever in them.
+//! RPCs are labelled with the names the server serves (any other name counts as
+//! `unknown`), so a caller cannot add series.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use redline_protocol::ChangeStatus;
+use sqlx::Row;
+
+use crate::AppState;
+use crate::rpc::with_served_rpcs;
+
+/// How long `/healthz` and `/metrics` wait for the store.
+const STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The latency histogram's upper bounds, in seconds.
+const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
+
+/// The content type of the text exposition format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The names of the RPCs the server serves.
+static RPC_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    use redline_protocol::*;
+    macro_rules! names {
+        ($($op:ty),* ; anonymous: $($anon:ty),* $(,)?) => {
+            vec![$(<$op as Rpc>::NAME,)* $(<$anon as Rpc>::NAME,)*]
+        };
+    }
+    with_served_rpcs!(names)
+});
+
+/// What the process counts.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    rpcs: Mutex<BTreeMap<&'static str, RpcStats>>,
+    streams: Arc<AtomicI64>,
+}
+
+#[derive(Debug, Default)]
+struct RpcStats {
+    /// Answers by status class: 1xx … 5xx.
+    by_class: [u64; 5],
+    /// Calls that took at most `BUCKETS[i]` (not cumulative here).
+    buckets: [u64; BUCKETS.len()],
+    count: u64,
+    seconds: f64,
+}
+
+impl Metrics {
+    /// Counts an answered RPC.
+    pub fn record_rpc(&self, name: &str, status: StatusCode, took: Duration) {
+        let name = RPC_NAMES.iter().copied().find(|n| *n == name).unwrap_or("unknown");
+        let seconds = took.as_secs_f64();
+        let mut rpcs = self.rpcs.lock().expect("metrics lock");
+        let stats = rpcs.entry(name).or_default();
+        let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
+        stats.by_class[class] += 1;
+        if let Some(bucket) = BUCKETS.iter().position(|le| seconds <= *le) {
+            stats.buckets[bucket] += 1;
+        }
+        stats.count += 1;
+        stats.seconds += seconds;
+    }
+
+    /// Counts an event stream as open until the guard is dropped.
+    pub fn stream_opened(&self) -> OpenStream {
+        self.streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(self.streams.clone())
+    }
+
+    /// The exposition of what was counted, with `changes` (items per status) if the
+    /// store answered.
+    fn render(&self, changes: Option<&BTreeMap<String, i64>>) -> String {
+        let mut out = String::new();
+        let rpcs = self.rpcs.lock().expect("metrics lock");
+        out.push_str("# HELP redline_rpc_requests_total RPC calls answered, by RPC and status class.\n");
+        out.push_str("# TYPE redline_rpc_requests_total counter\n");
+        for (name, stats) in rpcs.iter() {
+            for (class, n) in stats.by_class.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let _ = writeln!(
+                    out,
+                    "redline_rpc_requests_total{{rpc=\"{name}\",status=\"{}xx\"}} {n}",
+                    class + 1
+                );
+            }
+        }
+        out.push_str("# HELP redline_rpc_duration_seconds Time from a call's arrival to its answer.\n");
+        out.push_str("# TYPE redline_rpc_duration_seconds histogram\n");
+        for (name, stats) in rpcs.iter() {
+            let mut cumulative = 0;
+            for (le, n) in BUCKETS.iter().zip(stats.buckets) {
+                cumulative += n;
+                let _ = writeln!(
+                    out,
+                    "redline_rpc_duration_seconds_bucket{{rpc=\"{name}\",le=\"{le}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "redline_rpc_duration_seconds_bucket{{rpc=\"{name}\",le=\"+Inf\"}} {}",
+                stats.count
+            );
+            let _ = writeln!(out, "redline_rpc_duration_seconds_sum{{rpc=\"{name}\"}} {}", stats.seconds);
+            let _ = writeln!(out, "redline_rpc_duration_seconds_count{{rpc=\"{name}\"}} {}", stats.count);
+        }
+        drop(rpcs);
+        out.push_str("# HELP redline_event_streams_open Event streams open on this process.\n");
+        out.push_str("# TYPE redline_event_streams_open gauge\n");
+        let _ = writeln!(out, "redline_event_streams_open {}", self.streams.load(Ordering::Relaxed));
+        out.push_str("# HELP redline_store_up Whether the store answered this scrape's query.\n");
+        out.push_str("# TYPE redline_store_up gauge\n");
+        let _ = writeln!(out, "redline_store_up {}", u8::from(changes.is_some()));
+        if let Some(changes) = changes {
+            out.push_str("# HELP redline_changes Items in the store by status, over all projects.\n");
+            out.push_str("# TYPE redline_changes gauge\n");
+            for status in ChangeStatus::ALL {
+                let n = changes.get(status.as_str()).copied().unwrap_or(0);
+                let _ = writeln!(out, "redline_changes{{status=\"{}\"}} {n}", status.as_str());
+            }
+        }
+        out
+    }
+}
+
+/// An open event stream, counted until dropped.
+#[derive(Debug)]
+pub struct OpenStream(Arc<AtomicI64>);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Middleware of `POST /rpc/{name}`: counts each call and how long it took.
+pub async fn track_rpc(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let name = request.uri().path().strip_prefix("/rpc/").unwrap_or("").to_owned();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    state.metrics.record_rpc(&name, response.status(), started.elapsed());
+    response
+}
+
+/// `GET /healthz`: `200 ok` when the store answers a trivial query, else 503.
+pub async fn healthz(State(state): State<AppState>) -> Response {
+    let answered =
+        tokio::time::timeout(STORE_TIMEOUT, sqlx::query("SELECT 1").execute(state.store.pool())).await;
+    match answered {
+        Ok(Ok(_)) => (StatusCode::OK, "ok\n").into_response(),
+        Ok(Err(e)) => unavailable(&e),
+        Err(_) => unavailable(&"no answer within 2 s"),
+    }
+}
+
+fn unavailable(cause: &dyn std::fmt::Display) -> Response {
+    tracing::warn!(%cause, "health check: the store did not answer");
+    (StatusCode::SERVICE_UNAVAILABLE, "unavailable: the store does not answer\n").into_response()
+}
+
+/// `GET /metrics`.
+pub async fn handle(State(state): State<AppState>) -> Response {
+    let counted = tokio::time::timeout(
+        STORE_TIMEOUT,
+        sqlx::query("SELECT status, COUNT(*) AS n FROM changes GROUP BY status")
+            .fetch_all(state.store.pool()),
+    )
+    .await;
+    let changes = match counted {
+        Ok(Ok(rows)) => rows
+            .iter()
+            .map(|row| Ok((row.try_get::<String, _>("status")?, row.try_get::<i64, _>("n")?)))
+            .collect::<Result<BTreeMap<_, _>, sqlx::Error>>()
+            .inspect_err(|e| tracing::warn!(error = %e, "metrics: reading the queue's sizes"))
+            .ok(),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "metrics: counting the queue");
+            None
+        }
+        Err(_) => {
+            tracing::warn!("metrics: the store did not answer within 2 s");
+            None
+        }
+    };
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], state.metrics.render(changes.as_ref())).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rpc_is_counted_once_in_its_class_and_bucket_and_unknown_names_add_no_series() {
+        let m = Metrics::default();
+        m.record_rpc("getSession", StatusCode::OK, Duration::from_millis(3));
+        m.record_rpc("getSession", StatusCode::UNAUTHORIZED, Duration::from_secs(60));
+        m.record_rpc("<script>\"", StatusCode::NOT_FOUND, Duration::from_micros(10));
+        let text = m.render(None);
+        for line in [
+            "redline_rpc_requests_total{rpc=\"getSession\",status=\"2xx\"} 1",
+            "redline_rpc_requests_total{rpc=\"getSession\",status=\"4xx\"} 1",
+            "redline_rpc_duration_seconds_bucket{rpc=\"getSession\",le=\"0.0025\"} 0",
+            "redline_rpc_duration_seconds_bucket{rpc=\"getSession\",le=\"0.005\"} 1",
+            "redline_rpc_duration_seconds_bucket{rpc=\"getSession\",le=\"5\"} 1",
+            "redline_rpc_duration_seconds_bucket{rpc=\"getSession\",le=\"+Inf\"} 2",
+            "redline_rpc_duration_seconds_count{rpc=\"getSession\"} 2",
+            "redline_rpc_requests_total{rpc=\"unknown\",status=\"4xx\"} 1",
+            "redline_store_up 0",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
+        }
+        assert!(!text.contains("script"));
+        assert!(!text.contains("redline_changes{"), "no queue sizes when the store did not answer");
+    }
+}

@@ -1,0 +1,204 @@
+//! `redline backup`: a copy taken while the server is filing items is a sound store with
+//! every item acknowledged before the backup began; what it refuses.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use axum::body::{Body, to_bytes};
+use axum::http::Request;
+use redline_protocol::Scope;
+use redline_server::admin::{self, StageSpec};
+use redline_server::limit::RateLimit;
+use redline_server::{AppState, Clock, Store, app};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+async fn redline(args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_redline")).args(args).output().await.unwrap()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A server on a SQLite store in its own directory, whatever engine the suite runs on
+/// (backups are of SQLite stores), with a filer's and an agent's token.
+struct Sqlite {
+    base: String,
+    http: reqwest::Client,
+    dir: tempfile::TempDir,
+    stage_id: String,
+    filer: String,
+    agent: String,
+}
+
+impl Sqlite {
+    async fn start() -> Sqlite {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        let now = common::START;
+        admin::add_project(&store, "demo", None, now).await.unwrap();
+        let stage = StageSpec {
+            project: "demo",
+            branch: "main",
+            url: "https://demo.example.com",
+            stage_type: None,
+            git_sha: None,
+            changes_enabled: None,
+        };
+        let stage_id = admin::add_stage(&store, stage, now).await.unwrap().stage_id;
+        let token = |scopes: &'static [Scope]| {
+            let store = store.clone();
+            async move { admin::create_token(&store, "demo", scopes, "t", None, now).await.unwrap().token }
+        };
+        let (filer, agent) = (token(&[Scope::File]).await, token(&[Scope::Read, Scope::Write]).await);
+        let mut state = AppState::new(store, Clock::manual(now), dir.path().join("blobs")).await.unwrap();
+        state.rate_limit = RateLimit { per_second: 1e6, burst: 1e6 };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(redline_server::serve(listener, state));
+        Sqlite { base, http: common::http_client(), dir, stage_id, filer, agent }
+    }
+
+    /// Files an item; returns its id once the server has acknowledged it.
+    async fn file(&self, title: String) -> String {
+        let item = json!({"stageId": self.stage_id, "title": title, "body": "x".repeat(200)});
+        let res = self
+            .http
+            .post(format!("{}/rpc/createChange", self.base))
+            .bearer_auth(&self.filer)
+            .json(&item)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let body: Value = res.json().await.unwrap();
+        body["change"]["changeId"].as_str().unwrap().to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
+    let s = Arc::new(Sqlite::start().await);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (s, stop) = (s.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut acked = Vec::new();
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let id = s.file(format!("w{w} #{i}")).await;
+                    acked.push((id, Instant::now()));
+                }
+                acked
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let file = s.dir.path().join("copy.db");
+    let began = Instant::now();
+    let out =
+        redline(&["backup", "--to", file.to_str().unwrap(), "--data", s.dir.path().to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.unwrap());
+    }
+
+    let restored = tempfile::tempdir().unwrap();
+    std::fs::copy(&file, restored.path().join("redline.db")).unwrap();
+    let store = Store::open_dir(restored.path()).await.expect("the copy opens as a store");
+    let verdict: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(store.pool()).await.unwrap();
+    assert_eq!(verdict, "ok");
+    let in_copy: std::collections::HashSet<String> = sqlx::query_scalar("SELECT change_id FROM changes")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    let before: Vec<&str> = acked.iter().filter(|(_, at)| *at < began).map(|(id, _)| id.as_str()).collect();
+    assert!(!before.is_empty(), "items were filed before the backup");
+    let missing: Vec<&str> = before.iter().copied().filter(|id| !in_copy.contains(*id)).collect();
+    assert!(missing.is_empty(), "acknowledged before the backup but not in it: {missing:?}");
+    let all: std::collections::HashSet<&str> = acked.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(in_copy.iter().all(|id| all.contains(id.as_str())), "the copy holds only items that were filed");
+    assert!(in_copy.len() < acked.len(), "writes went on during and after the backup");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.contains(&format!("backed up {} items", in_copy.len())), "{printed}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the copy holds token hashes and the image-link key");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // A server on the restored store serves the copied items to the same tokens.
+    let state = AppState::new(store, Clock::System, restored.path().join("blobs")).await.unwrap();
+    let call = json!({"changeId": before.last().unwrap()}).to_string();
+    let res = app(state)
+        .oneshot(
+            Request::post("/rpc/getChange")
+                .header("authorization", format!("Bearer {}", s.agent))
+                .header("content-type", "application/json")
+                .body(Body::from(call))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = serde_json::from_slice(&to_bytes(res.into_body(), 1 << 20).await.unwrap()).unwrap();
+    assert_eq!(body["change"]["changeId"].as_str(), before.last().copied());
+}
+
+#[tokio::test]
+async fn a_backup_refuses_postgres_an_existing_file_a_missing_folder_and_a_missing_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    let to = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+
+    let out =
+        redline(&["backup", "--to", &to("pg.db"), "--database-url", "postgres://u@127.0.0.1:1/db"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("pg_dump"), "{}", stderr(&out));
+    assert!(!Path::new(&to("pg.db")).exists());
+
+    let out = redline(&["backup", "--to", &to("none.db"), "--data", data]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("there is no store"), "{}", stderr(&out));
+    assert!(!Path::new(data).exists(), "a backup creates no store");
+
+    let out = redline(&["project", "add", "demo", "--data", data]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::write(to("kept.db"), "precious").unwrap();
+    let out = redline(&["backup", "--to", &to("kept.db"), "--data", data]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(to("kept.db")).unwrap(), "precious");
+
+    let out = redline(&["backup", "--to", &to("nowhere/x.db"), "--data", data]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is not a folder"), "{}", stderr(&out));
+
+    let out = redline(&["--json", "backup", "--to", &to("ok.db"), "--data", data]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["changes"], 0);
+    assert!(printed["bytes"].as_u64().unwrap() > 0);
+}
