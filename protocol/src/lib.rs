@@ -8,10 +8,12 @@
 //! - [`wire`]: scopes, the error body (with the 409 `not_claimable` items), and the
 //!   change-event data.
 //! - [`rules`]: held, claimable, change references, limits, image types.
+//! - [`bounded`]: reading lists and strings no longer than their limits.
 //! - [`sse`]: the event-stream parser both clients read change events with.
 //! - [`thread`]: what a message is, the open question and its choices, answers.
 //! - [`Timestamp`]: ISO-8601 UTC on the wire.
 
+pub mod bounded;
 pub mod client;
 pub mod records;
 pub mod rpc;

@@ -255,11 +255,13 @@ pub struct Viewport {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Capture {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::bounded::vec::<_, _, { crate::STROKE_POINTS_MAX }>")]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::STROKE_POINTS_MAX)))]
     pub stroke: Vec<Point>,
     #[serde(default)]
     pub bounds: Option<Bounds>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::bounded::vec::<_, _, { crate::ELEMENTS_MAX }>")]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENTS_MAX)))]
     pub elements: Vec<Element>,
     /// **(ours)**
     #[serde(default)]
@@ -277,27 +279,35 @@ pub struct Capture {
 #[serde(rename_all = "camelCase")]
 pub struct Element {
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_ATTR_MAX_CHARS)))]
     pub test_id: Option<String>,
     /// `data-fabric-src`, e.g. `src/routes/app.orders.tsx:42`, read "at the stage's `gitSha`".
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_ATTR_MAX_CHARS)))]
     pub source_anchor: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::CSS_PATH_MAX_CHARS)))]
     pub css_path: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_TEXT_MAX_CHARS)))]
     pub text: Option<String>,
     #[serde(default)]
     pub rect: Option<Rect>,
     /// **(ours)**
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_ATTR_MAX_CHARS)))]
     pub component_test_id: Option<String>,
     /// **(ours)**
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_WORD_MAX_CHARS)))]
     pub role: Option<String>,
     /// **(ours)** the accessible name.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_TEXT_MAX_CHARS)))]
     pub name: Option<String>,
     /// **(ours)** lower-case tag name, e.g. `button`. Empty when the sender omitted it.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_WORD_MAX_CHARS)))]
     pub tag: String,
 }
 

@@ -109,14 +109,36 @@ rpcs! {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListChangesInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub project_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub stage_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS)))]
     pub route: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_vec::<_, _, { crate::STATUSES_MAX }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::STATUSES_MAX)))]
     pub status: Option<Vec<ChangeStatus>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub group_id: Option<String>,
     /// Only items an agent may claim now.
     #[serde(default)]
@@ -126,6 +148,7 @@ pub struct ListChangesInput {
     pub include_done: bool,
     /// ≤ [`crate::LIST_LIMIT_MAX`], default [`crate::LIST_LIMIT_DEFAULT`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = crate::LIST_LIMIT_MAX)))]
     pub limit: Option<u32>,
 }
 
@@ -142,8 +165,15 @@ pub struct ListChangesOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
 }
 
@@ -164,16 +194,36 @@ pub struct GetChangeOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimChangesInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub project_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub group_id: Option<String>,
     /// Change ids, or `#7` / `7` short ids of `projectId`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CLAIM_NAMES_MAX }, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CLAIM_NAMES_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS))))]
     pub change_ids: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::TITLE_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = r"\S")))]
     pub title: Option<String>,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
     pub claimed_by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = crate::MAX_LEASE_MINUTES)))]
     pub lease_minutes: Option<u32>,
 }
 
@@ -191,15 +241,36 @@ pub struct ClaimChangesOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AskChangeQuestionInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = r"\S")))]
     pub question: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
     pub author_name: String,
     /// Option labels; each becomes an attachment of kind `option` with `url: null`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::OPTIONS_MAX }, { crate::NAME_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX), inner(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S"))))]
     pub option: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
@@ -211,18 +282,49 @@ pub struct AskChangeQuestionInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyToChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = r"\S")))]
     pub body: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
     pub author_name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::IMAGE_BASE64_MAX_CHARS)))]
     pub image_base64: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
     pub content_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS)))]
     pub image_label: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
@@ -234,15 +336,35 @@ pub struct ReplyToChangeInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AttachChangeShotInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
     pub label: String,
     pub kind: AttachmentKind,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS)))]
     pub content_type: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS)))]
     pub image_base64: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
     pub author_name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
@@ -262,18 +384,50 @@ pub struct AttachChangeShotOutput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompleteChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
     pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
     pub head_commit: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
     pub note: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS)))]
     pub author_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
@@ -288,27 +442,71 @@ pub struct CompleteChangeInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreateChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub stage_id: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TITLE_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = r"\S")))]
     pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
     pub body: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS)))]
     pub route: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
     pub deployment_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
     pub git_sha: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
     pub locale: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub viewport: Option<Viewport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<Capture>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub screenshot_key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CONSOLE_ERRORS_MAX }, { crate::CONSOLE_ERROR_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::CONSOLE_ERRORS_MAX), inner(length(max = crate::CONSOLE_ERROR_MAX_CHARS))))]
     pub console_errors: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub change_id: Option<String>,
     /// **(ours)** Where the item is filed from; `extension` when left out (the
     /// protocol's `createChange` input has no `source`, and the extension is its filer).
@@ -345,8 +543,14 @@ pub struct MessageOutput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UploadShotInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub project_id: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS)))]
     pub content_type: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS)))]
     pub image_base64: String,
 }
 
@@ -363,12 +567,26 @@ pub struct UploadShotOutput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerChangeQuestionInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
     pub body: String,
     /// The chosen option attachment's `key`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub chosen_option: Option<String>,
 }
 
@@ -377,8 +595,15 @@ pub struct AnswerChangeQuestionInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SetChangeStatusInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
     pub status: ChangeStatus,
 }
@@ -414,12 +639,29 @@ pub struct VerifyChangeOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::TITLE_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = r"\S")))]
     pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
     pub body: Option<String>,
 }
 
@@ -429,8 +671,15 @@ pub struct UpdateChangeInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WithdrawChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
     pub project_id: Option<String>,
 }
 
@@ -440,6 +689,8 @@ pub struct WithdrawChangeInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseChangesInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub stage_id: String,
 }
 
@@ -448,6 +699,8 @@ pub struct ReleaseChangesInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListStagesInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub project_id: String,
 }
 
@@ -462,6 +715,8 @@ pub struct ListStagesOutput {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResolveStageInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::URL_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::URL_MAX_CHARS)))]
     pub url: String,
 }
 
@@ -531,6 +786,8 @@ pub struct CliAuthRequest {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PollCliAuthInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
     pub code: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_secret: Option<String>,

@@ -26,6 +26,45 @@ pub const ELEMENTS_MAX: usize = 500;
 pub const STROKE_POINTS_MAX: usize = 10_000;
 pub const IMAGE_MAX_BYTES: usize = 8 * 1024 * 1024;
 
+// Length limits **(ours)** of every other input field, in characters (Unicode scalar
+// values, as JSON Schema's `maxLength` counts). Lists and strings are refused while they
+// are read (`bounded.rs`); the OpenAPI document states each limit. Chosen above what
+// the extension and the agent send (element text and names ≤ 200, console errors
+// 50 × 500, simplified strokes), and small enough that the largest valid `createChange`
+// fits its body cap on the server.
+
+/// Free text: an item's `body`, a question, a reply, an answer, a completion note.
+pub const TEXT_MAX_CHARS: usize = 20_000;
+/// A name or a label: `authorName`, `claimedBy`, a shot's label, an option's label.
+pub const NAME_MAX_CHARS: usize = 200;
+/// An id or key: `projectId`, `stageId`, `changeId` (or `#7`), `groupId`, `screenshotKey`,
+/// a sign-in code.
+pub const ID_MAX_CHARS: usize = 100;
+/// A short value: `gitSha`, `headCommit`, `branch`, `deploymentId`, `locale`,
+/// `contentType`.
+pub const SHORT_MAX_CHARS: usize = 200;
+/// A URL or a route.
+pub const URL_MAX_CHARS: usize = 2_048;
+/// `consoleErrors`: at most 50 errors of at most 1,000 characters (the extension keeps
+/// the last 50, each cut at 500).
+pub const CONSOLE_ERRORS_MAX: usize = 50;
+pub const CONSOLE_ERROR_MAX_CHARS: usize = 1_000;
+/// An element's `text` and `name` (the extension cuts both at 200).
+pub const ELEMENT_TEXT_MAX_CHARS: usize = 500;
+/// An element's `cssPath`.
+pub const CSS_PATH_MAX_CHARS: usize = 500;
+/// An element's `testId`, `componentTestId` and `sourceAnchor`.
+pub const ELEMENT_ATTR_MAX_CHARS: usize = 200;
+/// An element's `role` and `tag`.
+pub const ELEMENT_WORD_MAX_CHARS: usize = 50;
+/// `imageBase64`: an [`IMAGE_MAX_BYTES`] image in base64, with room for a `data:` URL
+/// prefix and line breaks.
+pub const IMAGE_BASE64_MAX_CHARS: usize = IMAGE_MAX_BYTES.div_ceil(3) * 4 + 1024;
+/// `claimChanges` `changeIds`: 1 to 200 items.
+pub const CLAIM_NAMES_MAX: usize = LIST_LIMIT_MAX as usize;
+/// `listChanges` `status`: a list of statuses, at most one of each.
+pub const STATUSES_MAX: usize = ChangeStatus::ALL.len();
+
 /// "A filed item is held: `held = heldUntil > now`."
 pub fn is_held(held_until: Option<Timestamp>, now: Timestamp) -> bool {
     held_until.is_some_and(|until| until > now)
@@ -187,6 +226,29 @@ pub fn validate_capture(capture: &Capture) -> Result<(), FieldError> {
     }
     if capture.stroke.len() > STROKE_POINTS_MAX {
         return Err(FieldError::new("capture.stroke", format!("at most {STROKE_POINTS_MAX} points")));
+    }
+    // An element's strings are checked here, after parsing, not while they are read: the
+    // same record is read from other servers (Fabric) whose limits may differ, and a
+    // filing's size is already bounded by its body cap.
+    for (i, e) in capture.elements.iter().enumerate() {
+        let fields = [
+            ("testId", e.test_id.as_deref(), ELEMENT_ATTR_MAX_CHARS),
+            ("sourceAnchor", e.source_anchor.as_deref(), ELEMENT_ATTR_MAX_CHARS),
+            ("componentTestId", e.component_test_id.as_deref(), ELEMENT_ATTR_MAX_CHARS),
+            ("cssPath", e.css_path.as_deref(), CSS_PATH_MAX_CHARS),
+            ("text", e.text.as_deref(), ELEMENT_TEXT_MAX_CHARS),
+            ("name", e.name.as_deref(), ELEMENT_TEXT_MAX_CHARS),
+            ("role", e.role.as_deref(), ELEMENT_WORD_MAX_CHARS),
+            ("tag", Some(e.tag.as_str()), ELEMENT_WORD_MAX_CHARS),
+        ];
+        for (field, value, max) in fields {
+            if value.is_some_and(|v| v.chars().count() > max) {
+                return Err(FieldError::new(
+                    format!("capture.elements[{i}].{field}"),
+                    format!("at most {max} characters"),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -263,3 +263,17 @@ fn errors_events_scopes() {
     let status: CliAuthPoll = serde_json::from_value(json!({"status": "pending"})).unwrap();
     assert_eq!(status.status, CliAuthStatus::Pending);
 }
+
+/// A record from another server (Fabric) reads whatever length its element strings
+/// have; our server refuses over-long ones when they are filed, after parsing.
+#[test]
+fn long_element_strings_are_read_and_refused_only_when_filed() {
+    let capture: Capture = serde_json::from_value(json!({
+        "stroke": [], "bounds": null,
+        "elements": [{"text": "x".repeat(600), "tag": "div"}]
+    }))
+    .unwrap();
+    assert_eq!(capture.elements[0].text.as_ref().unwrap().len(), 600);
+    let refused = validate_capture(&capture).unwrap_err();
+    assert_eq!(refused.field, "capture.elements[0].text");
+}

@@ -65,10 +65,117 @@ const CHUNK_BYTES: usize = 64 * 1024;
 
 /// An image as an input carries it: the input field (for error messages), the declared
 /// content type, and the base64 bytes.
-pub struct ImageInput<'a> {
-    pub field: &'a str,
-    pub content_type: &'a str,
-    pub base64: &'a str,
+pub struct ImageInput {
+    pub field: &'static str,
+    pub content_type: String,
+    pub base64: String,
+}
+
+/// A checked image, decoded.
+pub struct Image {
+    bytes: Vec<u8>,
+    kind: ImageType,
+}
+
+/// Checks and decodes an image, on a blocking thread (an 8 MiB image is milliseconds of
+/// work): every write calls it before its turn, never in it. 415 for a type other than
+/// png/jpeg/webp or bytes that are not what `contentType` says, 413 over 8 MiB, 400
+/// (naming the field) for bad base64. A `data:` URL is accepted as well.
+pub async fn decode(image: ImageInput) -> Result<Image, ApiError> {
+    tokio::task::spawn_blocking(move || decode_now(&image)).await.map_err(ApiError::internal)?
+}
+
+fn decode_now(image: &ImageInput) -> Result<Image, ApiError> {
+    let ImageInput { field, content_type, base64: image_base64 } = image;
+    let declared = ImageType::from_content_type(content_type).ok_or_else(|| {
+        ApiError::unsupported_media(format!("contentType {content_type:?}: expected png, jpeg or webp"))
+    })?;
+    let data = image_base64.split_once(";base64,").map_or(image_base64.as_str(), |(_, b64)| b64).trim();
+    // Base64 is 4/3 of the bytes: refuse an oversize image before decoding it.
+    if data.len() / 4 * 3 > IMAGE_MAX_BYTES + 3 {
+        return Err(ApiError::too_large(format!("{field}: images are limited to {IMAGE_MAX_BYTES} bytes")));
+    }
+    let bytes = STANDARD.decode(data).map_err(|e| ApiError::bad_input(field, format!("not base64 ({e})")))?;
+    if bytes.len() > IMAGE_MAX_BYTES {
+        return Err(ApiError::too_large(format!("{field}: images are limited to {IMAGE_MAX_BYTES} bytes")));
+    }
+    if ImageType::sniff(&bytes) != Some(declared) {
+        return Err(ApiError::unsupported_media(format!(
+            "{field}: the bytes are not a {} image",
+            declared.content_type()
+        )));
+    }
+    Ok(Image { bytes, kind: declared })
+}
+
+/// An image's file, written and not yet recorded for good: dropped, it is removed (a
+/// write that failed after writing it leaves nothing behind). [`Written::keep`] once the
+/// row that records it is committed.
+#[derive(Debug)]
+pub struct Written {
+    path: PathBuf,
+    key: String,
+    size: i64,
+    kind: ImageType,
+    kept: bool,
+}
+
+impl Written {
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The row recording it is committed: keep the file. Returns its key.
+    pub fn keep(mut self) -> String {
+        self.kept = true;
+        std::mem::take(&mut self.key)
+    }
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        if !self.kept
+            && let Err(e) = std::fs::remove_file(&self.path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(error = %e, key = self.key, "removing an image no write recorded");
+        }
+    }
+}
+
+/// The 413 of a write that would take a project over its storage quota.
+fn over_quota(quota_bytes: i64, adding: i64) -> ApiError {
+    ApiError::too_large(format!(
+        "this project's storage quota of {} MB is full: {adding} more bytes do not fit (ask the server's \
+         operator for a larger --project-quota-mb, or delete items)",
+        quota_bytes / (1024 * 1024)
+    ))
+}
+
+/// Adds `bytes` to what `project_id` stores, unless that would take it over
+/// `quota_bytes` (413, nothing added).
+pub async fn charge(
+    conn: &mut AnyConnection,
+    project_id: &str,
+    bytes: i64,
+    quota_bytes: i64,
+) -> Result<(), ApiError> {
+    let charged = sqlx::query(
+        "UPDATE projects SET stored_bytes = stored_bytes + $2 WHERE project_id = $1 AND stored_bytes + $2 <= $3",
+    )
+    .bind(project_id)
+    .bind(bytes)
+    .bind(quota_bytes)
+    .execute(conn)
+    .await?
+    .rows_affected();
+    if charged == 1 { Ok(()) } else { Err(over_quota(quota_bytes, bytes)) }
+}
+
+/// Checks what a write's statement returned as the project's stored bytes after adding
+/// `added`: 413 if that took it over `quota_bytes` (the write is then undone).
+pub fn check_quota(stored_bytes: i64, added: i64, quota_bytes: i64) -> Result<(), ApiError> {
+    if added > 0 && stored_bytes > quota_bytes { Err(over_quota(quota_bytes, added)) } else { Ok(()) }
 }
 
 #[derive(Debug)]
@@ -110,64 +217,51 @@ impl Blobs {
         format!("{base_url}/blobs/{key}?exp={exp}&sig={sig}")
     }
 
-    /// Checks an image and stores it for `project_id`; returns its key. 415 for a type
-    /// other than png/jpeg/webp or bytes that are not what `content_type` says, 413 over
-    /// 8 MiB, 400 (naming `field`) for bad base64. A `data:` URL is accepted as well.
-    /// An image not `attached` yet is deleted unless [`Blobs::attach`]ed within a day.
-    pub async fn save(
-        &self,
-        conn: &mut AnyConnection,
-        project_id: &str,
-        image: ImageInput<'_>,
-        attached: bool,
-        now: Timestamp,
-    ) -> Result<String, ApiError> {
-        let ImageInput { field, content_type, base64: image_base64 } = image;
-        let declared = ImageType::from_content_type(content_type).ok_or_else(|| {
-            ApiError::unsupported_media(format!("contentType {content_type:?}: expected png, jpeg or webp"))
-        })?;
-        let data = image_base64.split_once(";base64,").map_or(image_base64, |(_, b64)| b64).trim();
-        // Base64 is 4/3 of the bytes: refuse an oversize image before decoding it.
-        if data.len() / 4 * 3 > IMAGE_MAX_BYTES + 3 {
-            return Err(ApiError::too_large(format!(
-                "{field}: images are limited to {IMAGE_MAX_BYTES} bytes"
-            )));
-        }
-        let bytes =
-            STANDARD.decode(data).map_err(|e| ApiError::bad_input(field, format!("not base64 ({e})")))?;
-        if bytes.len() > IMAGE_MAX_BYTES {
-            return Err(ApiError::too_large(format!(
-                "{field}: images are limited to {IMAGE_MAX_BYTES} bytes"
-            )));
-        }
-        if ImageType::sniff(&bytes) != Some(declared) {
-            return Err(ApiError::unsupported_media(format!(
-                "{field}: the bytes are not a {} image",
-                declared.content_type()
-            )));
-        }
-        let ext = match declared {
+    /// Writes a decoded image's file (before any write's turn: file I/O never holds the
+    /// others up). Nothing refers to it until [`Blobs::record`]ed.
+    pub async fn write(&self, image: Image) -> Result<Written, ApiError> {
+        let ext = match image.kind {
             ImageType::Png => "png",
             ImageType::Jpeg => "jpg",
             ImageType::Webp => "webp",
         };
         let key = format!("{}.{ext}", uuid::Uuid::new_v4().simple());
         let tmp = self.dir.join(format!(".{key}.tmp"));
-        tokio::fs::write(&tmp, &bytes).await.map_err(ApiError::internal)?;
-        tokio::fs::rename(&tmp, self.dir.join(&key)).await.map_err(ApiError::internal)?;
+        let path = self.dir.join(&key);
+        let size = image.bytes.len() as i64;
+        tokio::fs::write(&tmp, &image.bytes).await.map_err(ApiError::internal)?;
+        if let Err(e) = tokio::fs::rename(&tmp, &path).await {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            return Err(ApiError::internal(e));
+        }
+        Ok(Written { path, key, size, kind: image.kind, kept: false })
+    }
+
+    /// Records a written image as `project_id`'s, charging its bytes to the project's
+    /// quota (413 when it does not fit). An image not `attached` yet is deleted unless
+    /// [`Blobs::attach`]ed within a day.
+    pub async fn record(
+        conn: &mut AnyConnection,
+        project_id: &str,
+        file: &Written,
+        attached: bool,
+        quota_bytes: i64,
+        now: Timestamp,
+    ) -> Result<(), ApiError> {
+        charge(&mut *conn, project_id, file.size, quota_bytes).await?;
         sqlx::query(
             "INSERT INTO blobs (blob_key, project_id, content_type, size_bytes, created_at, attached) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
-        .bind(&key)
+        .bind(&file.key)
         .bind(project_id)
-        .bind(declared.content_type())
-        .bind(bytes.len() as i64)
+        .bind(file.kind.content_type())
+        .bind(file.size)
         .bind(now.unix_millis())
         .bind(i64::from(attached))
         .execute(&mut *conn)
         .await?;
-        Ok(key)
+        Ok(())
     }
 
     /// Marks `key`, an image of `project_id`, as referred to; false if there is no such
@@ -193,13 +287,26 @@ impl Blobs {
         let mut deleted = 0;
         for row in rows {
             let key: String = row.try_get("blob_key")?;
-            // Re-checked in the delete: an item may have attached it meanwhile.
-            let gone = sqlx::query("DELETE FROM blobs WHERE blob_key = $1 AND attached = 0")
-                .bind(&key)
-                .execute(store.pool())
-                .await?
-                .rows_affected();
-            if gone == 1 {
+            // Re-checked in the delete: an item may have attached it meanwhile. Its bytes
+            // come off the project's count in the same transaction.
+            let mut tx = store.pool().begin().await?;
+            let gone = sqlx::query(
+                "DELETE FROM blobs WHERE blob_key = $1 AND attached = 0 RETURNING project_id, size_bytes",
+            )
+            .bind(&key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(gone) = &gone {
+                let (project_id, size): (String, i64) =
+                    (gone.try_get("project_id")?, gone.try_get("size_bytes")?);
+                sqlx::query("UPDATE projects SET stored_bytes = stored_bytes - $2 WHERE project_id = $1")
+                    .bind(project_id)
+                    .bind(size)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            if gone.is_some() {
                 if let Err(e) = tokio::fs::remove_file(self.dir.join(&key)).await
                     && e.kind() != std::io::ErrorKind::NotFound
                 {

@@ -28,6 +28,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (8, "0008_unique_option_keys.sql", include_str!("../migrations/sqlite/0008_unique_option_keys.sql")),
     (9, "0009_verified.sql", include_str!("../migrations/sqlite/0009_verified.sql")),
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
+    (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -40,6 +41,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (8, "0008_unique_option_keys.sql", include_str!("../migrations/postgres/0008_unique_option_keys.sql")),
     (9, "0009_verified.sql", include_str!("../migrations/postgres/0009_verified.sql")),
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
+    (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

@@ -72,7 +72,14 @@ pub struct AppState {
     pub captured: Arc<captured::CapturedCache>,
     /// What `GET /metrics` reports.
     pub metrics: Arc<metrics::Metrics>,
+    /// The most bytes one project may store: its images and what its filings captured
+    /// (`redline serve --project-quota-mb`); a write past it is refused with 413.
+    pub project_quota_bytes: i64,
 }
+
+/// The default per-project storage quota, in MiB: five hundred images of the largest
+/// size (8 MiB), or thousands of typical screenshots (0.2-1 MB) with their captures.
+pub const DEFAULT_PROJECT_QUOTA_MB: u64 = 4 * 1024;
 
 impl AppState {
     /// The state for `store`, keeping uploaded images in `blob_dir`.
@@ -100,6 +107,7 @@ impl AppState {
             captured: Arc::default(),
             metrics: Arc::default(),
             blob_reads: blobs::ReadLimit::default(),
+            project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,
         })
     }
 

@@ -84,6 +84,10 @@ enum Command {
         #[arg(long, default_value_t = redline_server::blobs::MAX_READS,
               value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
         max_blob_reads: usize,
+        /// The most each project may store (its screenshots, images and what its
+        /// filings captured), in MiB; a write past it is refused with 413.
+        #[arg(long, default_value_t = redline_server::DEFAULT_PROJECT_QUOTA_MB, value_parser = clap::value_parser!(u64).range(1..=(1 << 40)))]
+        project_quota_mb: u64,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -274,6 +278,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             client_ip_header,
             max_streams_per_token,
             max_blob_reads,
+            project_quota_mb,
             store: args,
         } => {
             let store = args.open().await?;
@@ -282,6 +287,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             state.client_ip_header = client_ip_header;
             state.max_streams_per_token = max_streams_per_token;
             state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
+            state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;

@@ -2,7 +2,9 @@
 //! its request and response schemas generated from the protocol's Rust types (their
 //! `schema` feature), so external tools can drive and fuzz the API. Schemas follow
 //! what the server accepts (serde's deserialising view: a field with a default is
-//! optional).
+//! optional). They state every limit the server enforces while reading an input
+//! (`maxLength`, `maxItems`, `minLength: 1` and a non-blank `pattern` for required text,
+//! `minimum`/`maximum`), and each operation its body cap (`x-max-body-bytes`).
 
 use axum::Json;
 use redline_protocol::{Rpc, Scope};
@@ -10,7 +12,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use crate::rpc::with_served_rpcs;
+use crate::rpc::{body_max_bytes, with_served_rpcs};
 
 /// `GET /openapi.json`.
 pub async fn handle() -> Json<Value> {
@@ -59,9 +61,12 @@ where
     R::Input: JsonSchema,
     R::Output: JsonSchema,
 {
+    let body_max = body_max_bytes(R::NAME);
     let mut operation = json!({
         "operationId": R::NAME,
         "summary": scope_note(R::SCOPE, needs_token),
+        "description": format!("A request body over {body_max} bytes is refused with 413 `too_large`."),
+        "x-max-body-bytes": body_max,
         "requestBody": {
             "required": true,
             "content": { "application/json": { "schema": generator.subschema_for::<R::Input>() } }

@@ -13,7 +13,7 @@ use sqlx::{AnyConnection, Row};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::blobs::{ImageInput, is_blob_key};
+use crate::blobs::{Blobs, Written, is_blob_key};
 use crate::captured::Captured;
 use crate::commit::Lent;
 use crate::db::{new_id, touch_project};
@@ -211,10 +211,12 @@ impl<'a> ProjectWrite<'a> {
         self.ctx.now
     }
 
-    /// Stores an image that a message of this write attaches; returns its key.
-    pub async fn save_attached_image(&mut self, image: ImageInput<'_>) -> Result<String, ApiError> {
+    /// Records an image that a message of this write attaches (decoded and written
+    /// before the turn), charging the project's quota.
+    pub async fn record_image(&mut self, file: &Written) -> Result<(), ApiError> {
         let ctx = self.ctx;
-        ctx.state.blobs.save(self.tx.conn(), &ctx.who.project_id, image, true, ctx.now).await
+        let quota = ctx.state.project_quota_bytes;
+        Blobs::record(self.tx.conn(), &ctx.who.project_id, file, true, quota, ctx.now).await
     }
 
     /// Records a change event; returns its sequence number.
@@ -248,6 +250,28 @@ impl<'a> ProjectWrite<'a> {
         };
         let set = format!(", {column} = {column} + {by}");
         let (first, row) = self.reserve(n, &set, &format!(", {column} AS counter")).await?;
+        Ok((first, row.try_get("counter")?))
+    }
+
+    /// [`ProjectWrite::reserve_events_and`], adding `stored` bytes to what the project
+    /// stores in the same statement: 413 (and the write undone) if that takes it over
+    /// its quota.
+    pub async fn reserve_events_and_store(
+        &mut self,
+        n: usize,
+        counter: Counter,
+        by: usize,
+        stored: usize,
+    ) -> Result<(i64, i64), ApiError> {
+        let column = match counter {
+            Counter::NextShortId => "next_short_id",
+            Counter::LastFence => "last_fence",
+        };
+        let set = format!(", {column} = {column} + {by}, stored_bytes = stored_bytes + {stored}");
+        let returning = format!(", {column} AS counter, stored_bytes");
+        let (first, row) = self.reserve(n, &set, &returning).await?;
+        let quota = self.ctx.state.project_quota_bytes;
+        crate::blobs::check_quota(row.try_get("stored_bytes")?, stored as i64, quota)?;
         Ok((first, row.try_get("counter")?))
     }
 

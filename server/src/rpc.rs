@@ -20,9 +20,36 @@ use crate::error::ApiError;
 use crate::limit::{ClientAddr, RateLimit, SignInLimits};
 use crate::queue::Ctx;
 
-/// The largest request body: an 8 MiB image grows by a third in base64, plus room for
-/// the rest of the input.
+/// The largest request body, that of an RPC carrying an image: an 8 MiB image grows by
+/// a third in base64, plus room for the rest of the input.
 pub const MAX_BODY_BYTES: usize = IMAGE_MAX_BYTES / 3 * 4 + 1024 * 1024;
+
+/// `createChange`'s body cap: twice the largest filing the extension makes (500
+/// elements with 200-character texts and names, a 10,000-point stroke at full precision,
+/// 50 console errors of 500 characters: measured in `tests/limits.rs`,
+/// `filing_bodies_fit_their_cap`), and room for the largest the field limits allow
+/// (every field at its limit, in compact ASCII JSON: 1.89 MB).
+pub const CREATE_CHANGE_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The body cap of RPCs with free text (an item's body, a question, an answer, a note:
+/// [`redline_protocol::TEXT_MAX_CHARS`] characters, each up to 12 bytes escaped).
+pub const TEXT_BODY_BYTES: usize = 256 * 1024;
+
+/// The body cap of every other RPC: ids, names and short lists.
+pub const SMALL_BODY_BYTES: usize = 64 * 1024;
+
+/// How many bytes RPC `name`'s body may have; more is refused while it is read (413).
+pub fn body_max_bytes(name: &str) -> usize {
+    use redline_protocol::*;
+    match name {
+        UploadShot::NAME | ReplyToChange::NAME | AttachChangeShot::NAME => MAX_BODY_BYTES,
+        CreateChange::NAME => CREATE_CHANGE_BODY_BYTES,
+        UpdateChange::NAME | AskChangeQuestion::NAME | AnswerChangeQuestion::NAME | CompleteChange::NAME => {
+            TEXT_BODY_BYTES
+        }
+        _ => SMALL_BODY_BYTES,
+    }
+}
 
 /// An operation the server serves: the protocol's RPC marker types implement it.
 pub trait Op: Rpc {
@@ -109,7 +136,7 @@ async fn call<R: Op>(
     if let Some(scope) = R::SCOPE {
         who.require(scope)?;
     }
-    let input = parse_input::<R::Input>(name, &read_body(body).await?)?;
+    let input = parse_input::<R::Input>(name, &read_body(name, body).await?)?;
     let ctx = Ctx { state, who, base_url: base_url(state, headers), now: state.clock.now() };
     let output = R::run(&ctx, input).await?;
     Ok(Json(output).into_response())
@@ -126,15 +153,30 @@ async fn call_anonymous<R: AnonymousOp>(
     // Keys of their own: a token id is a UUID, never `name address`.
     let key = format!("{name} {}", client.key(headers, state.client_ip_header.as_ref()));
     state.limiter.check(&key, R::limit(&state.sign_in_limits), now)?;
-    let input = parse_input::<R::Input>(name, &read_body(body).await?)?;
+    let input = parse_input::<R::Input>(name, &read_body(name, body).await?)?;
     let output = R::run(state, &base_url(state, headers), now, input).await?;
     Ok(Json(output).into_response())
 }
 
-async fn read_body(body: Body) -> Result<axum::body::Bytes, ApiError> {
-    to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| ApiError::too_large(format!("the request body is over {MAX_BODY_BYTES} bytes")))
+/// RPC `name`'s body, read until its cap ([`body_max_bytes`]): a longer body is refused
+/// with 413 as soon as the cap is passed (or at once, from its `Content-Length`), never
+/// held whole.
+async fn read_body(name: &str, body: Body) -> Result<axum::body::Bytes, ApiError> {
+    let max = body_max_bytes(name);
+    to_bytes(body, max).await.map_err(|e| {
+        // Anything but the cap (a client that went away) is not about the size.
+        let mut cause: Option<&dyn std::error::Error> = Some(&e);
+        let mut too_long = false;
+        while let Some(c) = cause {
+            too_long |= c.to_string().contains("length limit exceeded");
+            cause = c.source();
+        }
+        if too_long {
+            ApiError::too_large(format!("the request body is over {name}'s limit of {max} bytes"))
+        } else {
+            ApiError::malformed(format!("could not be read ({e})"))
+        }
+    })
 }
 
 /// Where links in outputs point: the configured public URL, else the host the
@@ -248,7 +290,10 @@ mod tests {
         // Inside an envelope the path starts at `data`'s fields too.
         let e = parse_input::<CreateChangeInput>("createChange", br#"{"data":{"stageId":"s","title":7}}"#)
             .unwrap_err();
-        assert_eq!(message(e), "title: invalid type: integer `7`, expected a string");
+        assert_eq!(
+            message(e),
+            "title: invalid type: integer `7`, expected a string of at most 200 characters"
+        );
         let e =
             parse_input::<CreateChangeInput>("createChange", br#"{"rpcName":"createChange"}"#).unwrap_err();
         assert_eq!(message(e), "stageId: is required");

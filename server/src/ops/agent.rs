@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use redline_protocol::*;
 use sqlx::Row;
 
-use crate::blobs::ImageInput;
+use crate::blobs::{ImageInput, decode};
 use crate::db::new_option_key;
 use crate::error::ApiError;
 use crate::queue::{
@@ -167,25 +167,39 @@ impl Op for ReplyToChange {
         ctx.project(input.project_id.as_deref())?;
         required("body", &input.body)?;
         required("authorName", &input.author_name)?;
+        // The image is decoded and its file written before the write's turn, which
+        // every other write of the project waits for; the turn only records it.
+        let file = match input.image_base64 {
+            Some(base64) => {
+                let content_type = input
+                    .content_type
+                    .ok_or_else(|| ApiError::bad_input("contentType", "is required with imageBase64"))?;
+                let image = decode(ImageInput { field: "imageBase64", content_type, base64 }).await?;
+                Some(ctx.state.blobs.write(image).await?)
+            }
+            None => None,
+        };
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         let mut attachments = Vec::new();
-        if let Some(image) = &input.image_base64 {
-            let content_type = input
-                .content_type
-                .as_deref()
-                .ok_or_else(|| ApiError::bad_input("contentType", "is required with imageBase64"))?;
-            let key = w
-                .save_attached_image(ImageInput { field: "imageBase64", content_type, base64: image })
-                .await?;
+        if let Some(file) = &file {
+            w.record_image(file).await?;
             let label = input.image_label.unwrap_or_else(|| "image".to_owned());
-            attachments.push(Attachment { key, label, kind: AttachmentKind::Evidence, url: None });
+            attachments.push(Attachment {
+                key: file.key().to_owned(),
+                label,
+                kind: AttachmentKind::Evidence,
+                url: None,
+            });
         }
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message =
             w.message(ChangeEventType::Replied, &item.change, author, input.body, attachments, None).await?;
         w.commit().await?;
+        if let Some(file) = file {
+            file.keep();
+        }
         Ok(MessageOutput { message: ctx.present_message(message) })
     }
 }
@@ -198,22 +212,22 @@ impl Op for AttachChangeShot {
         ctx.project(input.project_id.as_deref())?;
         required("label", &input.label)?;
         required("authorName", &input.author_name)?;
+        // Decoded and written before the turn, as in `replyToChange`.
+        let image =
+            ImageInput { field: "imageBase64", content_type: input.content_type, base64: input.image_base64 };
+        let file = ctx.state.blobs.write(decode(image).await?).await?;
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
-        let key = w
-            .save_attached_image(ImageInput {
-                field: "imageBase64",
-                content_type: &input.content_type,
-                base64: &input.image_base64,
-            })
-            .await?;
+        w.record_image(&file).await?;
+        let key = file.key().to_owned();
         let label = input.label.trim().to_owned();
         let attachment = Attachment { key: key.clone(), label: label.clone(), kind: input.kind, url: None };
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message =
             w.message(ChangeEventType::Shot, &item.change, author, label, vec![attachment], None).await?;
         w.commit().await?;
+        file.keep();
         Ok(AttachChangeShotOutput { message: ctx.present_message(message), key })
     }
 }

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
 use crate::auth::hex;
-use crate::blobs::{Blobs, ImageInput};
+use crate::blobs::{Blobs, ImageInput, decode};
 use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
@@ -23,24 +23,14 @@ impl Op for UploadShot {
 
     async fn run(ctx: &Ctx<'_>, input: UploadShotInput) -> Result<Self::Answer, ApiError> {
         ctx.who.require_project(&input.project_id)?;
+        let image =
+            ImageInput { field: "imageBase64", content_type: input.content_type, base64: input.image_base64 };
+        let file = ctx.state.blobs.write(decode(image).await?).await?;
         let mut tx = ctx.state.store.pool().begin().await?;
-        let key = ctx
-            .state
-            .blobs
-            .save(
-                &mut tx,
-                &input.project_id,
-                ImageInput {
-                    field: "imageBase64",
-                    content_type: &input.content_type,
-                    base64: &input.image_base64,
-                },
-                false,
-                ctx.now,
-            )
-            .await?;
+        let quota = ctx.state.project_quota_bytes;
+        Blobs::record(&mut tx, &input.project_id, &file, false, quota, ctx.now).await?;
         tx.commit().await?;
-        Ok(UploadShotOutput { screenshot_key: key })
+        Ok(UploadShotOutput { screenshot_key: file.keep() })
     }
 }
 
@@ -210,7 +200,9 @@ impl Op for CreateChange {
         change.short_id = short_id.to_string();
         let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
-        let (seq, _) = w.reserve_events_and(1, Counter::NextShortId, 1).await?;
+        // What was captured counts against the project's storage quota.
+        let stored = capture.map_or(0, str::len) + console_errors.as_ref().map_or(0, String::len);
+        let (seq, _) = w.reserve_events_and_store(1, Counter::NextShortId, 1, stored).await?;
         w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey { change_id: &change.change_id, short_id }]);
         // "Filing sets heldUntil … on every item the same filer still holds on the same
         // stage, so a batch being typed is released together."

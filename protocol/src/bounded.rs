@@ -1,0 +1,185 @@
+//! Length-bounded reading of inputs: serde `deserialize_with` functions that refuse a
+//! list or a string over its limit *while it is read*, so an oversized input costs at
+//! most the limit (plus one entry) and never a vector of a million entries.
+//!
+//! Used as `#[serde(deserialize_with = "bounded::vec::<_, _, 500>")]`; the same limit is
+//! stated to the JSON Schema with a `schemars(length(...))` attribute beside it, so the
+//! OpenAPI document says what the server refuses. Strings count characters (Unicode
+//! scalar values), as JSON Schema's `maxLength` does.
+//!
+//! The error names no field: the server's parser adds the path (`capture.elements:
+//! must have at most 500 entries`).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
+
+/// A list of at most `N` entries.
+pub fn vec<'de, D, T, const N: usize>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    deserializer.deserialize_seq(BoundedSeq::<T, N>(PhantomData))
+}
+
+/// An optional list (`null` or absent is `None`) of at most `N` entries.
+pub fn opt_vec<'de, D, T, const N: usize>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<List<T, N>>::deserialize(deserializer)?.map(|l| l.0))
+}
+
+/// A string of at most `N` characters.
+pub fn string<'de, D, const N: usize>(deserializer: D) -> Result<String, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    deserializer.deserialize_str(BoundedStr::<N>)
+}
+
+/// An optional string of at most `N` characters.
+pub fn opt_string<'de, D, const N: usize>(deserializer: D) -> Result<Option<String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::<Text<N>>::deserialize(deserializer)?.map(|t| t.0))
+}
+
+/// A list of at most `N` strings of at most `M` characters each.
+pub fn vec_of_strings<'de, D, const N: usize, const M: usize>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    vec::<D, Text<M>, N>(deserializer).map(|v| v.into_iter().map(|t| t.0).collect())
+}
+
+/// An optional list of at most `N` strings of at most `M` characters each.
+pub fn opt_vec_of_strings<'de, D, const N: usize, const M: usize>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(Option::<List<Text<M>, N>>::deserialize(deserializer)?.map(|l| l.0.into_iter().map(|t| t.0).collect()))
+}
+
+/// Whether `s` has at most `max` characters (without counting when its bytes fit).
+pub fn within_chars(s: &str, max: usize) -> bool {
+    s.len() <= max || s.chars().nth(max).is_none()
+}
+
+/// A list of at most `N` entries, as a value of its own.
+struct List<T, const N: usize>(Vec<T>);
+
+impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for List<T, N> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        vec::<D, T, N>(deserializer).map(List)
+    }
+}
+
+/// A string of at most `N` characters, as a value of its own.
+struct Text<const N: usize>(String);
+
+impl<'de, const N: usize> Deserialize<'de> for Text<N> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        string::<D, N>(deserializer).map(Text)
+    }
+}
+
+struct BoundedSeq<T, const N: usize>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for BoundedSeq<T, N> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a list of at most {N} entries")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        // A size hint is the sender's claim: trust it only up to the limit.
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(N).min(1024));
+        while out.len() < N {
+            match seq.next_element()? {
+                Some(item) => out.push(item),
+                None => return Ok(out),
+            }
+        }
+        // One entry past the limit is skipped unread (not built) to tell it is there.
+        match seq.next_element::<IgnoredAny>()? {
+            None => Ok(out),
+            Some(_) => Err(de::Error::custom(format_args!("must have at most {N} entries"))),
+        }
+    }
+}
+
+struct BoundedStr<const N: usize>;
+
+impl<'de, const N: usize> Visitor<'de> for BoundedStr<N> {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a string of at most {N} characters")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+        if within_chars(s, N) {
+            Ok(s.to_owned())
+        } else {
+            Err(E::custom(format_args!("must be at most {N} characters")))
+        }
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<String, E> {
+        if within_chars(&s, N) {
+            Ok(s)
+        } else {
+            Err(E::custom(format_args!("must be at most {N} characters")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    struct Input {
+        #[serde(default, deserialize_with = "super::vec::<_, _, 3>")]
+        list: Vec<u8>,
+        #[serde(default, deserialize_with = "super::opt_vec_of_strings::<_, 2, 4>")]
+        words: Option<Vec<String>>,
+        #[serde(default, deserialize_with = "super::opt_string::<_, 3>")]
+        name: Option<String>,
+    }
+
+    fn read(json: &str) -> Result<Input, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn lists_and_strings_up_to_their_limits() {
+        let input = read(r#"{"list":[1,2,3],"words":["abcd","é€😀x"],"name":"ééé"}"#).unwrap();
+        assert_eq!(input.list, [1, 2, 3]);
+        assert_eq!(input.words.unwrap()[1], "é€😀x");
+        assert_eq!(input.name.as_deref(), Some("ééé"));
+        let input = read(r#"{"words":null,"name":null}"#).unwrap();
+        assert!(input.list.is_empty() && input.words.is_none() && input.name.is_none());
+    }
+
+    #[test]
+    fn refuses_what_is_over() {
+        assert!(read(r#"{"list":[1,2,3,4]}"#).unwrap_err().starts_with("must have at most 3 entries"));
+        // The entry past the limit is not read as a `u8`, only skipped.
+        assert!(read(r#"{"list":[1,2,3,{"x":[]}]}"#).unwrap_err().starts_with("must have at most 3 entries"));
+        assert!(read(r#"{"words":["a","b","c"]}"#).unwrap_err().starts_with("must have at most 2 entries"));
+        assert!(read(r#"{"words":["abcde"]}"#).unwrap_err().starts_with("must be at most 4 characters"));
+        assert!(read(r#"{"name":"éééé"}"#).unwrap_err().starts_with("must be at most 3 characters"));
+        assert!(read(r#"{"list":"no"}"#).unwrap_err().contains("a list of at most 3 entries"));
+    }
+}
