@@ -29,6 +29,7 @@ pub fn build() -> Result<PathBuf> {
         demo.join("vite.config.ts"),
         demo.join("package-lock.json"),
         demo.join("src"),
+        demo.join("public"),
     ];
     let plugin = root.join("plugins/redline-anchors/src");
     let newest = sources.iter().chain([&plugin]).filter_map(|p| newest_in(p)).max();
