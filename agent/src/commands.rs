@@ -314,27 +314,8 @@ async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
 /// Prints a claim (or renewal) and what to do next.
 pub fn print_claimed(ctx: &Ctx, out: &ClaimChangesOutput, renewed: bool) {
     ctx.print(out, || {
-        let g = &out.group;
-        let until = g.claim_expires_at.map(|t| format!(", lease until {}", ctx.local().hhmm(t)));
-        let head = format!(
-            "{} {} item{} as \"{}\" for {} (group {}, fence {}{}):",
-            if renewed { "Renewed" } else { "Claimed" },
-            out.changes.len(),
-            if out.changes.len() == 1 { "" } else { "s" },
-            g.title,
-            g.claimed_by.as_deref().unwrap_or("?"),
-            g.group_id,
-            g.fence,
-            until.unwrap_or_default()
-        );
-        let now = now();
-        let lines: Vec<String> = out
-            .changes
-            .iter()
-            .map(|c| format!("  {}", format::list_line(c, std::slice::from_ref(g), now, &ctx.local())))
-            .collect();
         let first = out.changes.first().map(|c| c.short_id.as_str()).unwrap_or("N");
-        format!("{head}\n{}\nNext: redline show {first}", lines.join("\n"))
+        format!("{}\nNext: redline show {first}", format::claimed_lines(out, renewed, now(), &ctx.local()))
     });
 }
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redline_protocol::{
-    AttachmentKind, AuthorKind, Change, ChangeStatus, GetChangeOutput, Group, Message, MessageType,
-    NotClaimableItem, NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question, option_label,
-    sent_back, short_sha,
+    AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput, GetChangeOutput, Group, Message,
+    MessageType, NotClaimableItem, NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question,
+    option_label, sent_back, short_sha,
 };
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
@@ -106,6 +106,34 @@ pub fn list_line(c: &Change, groups: &[Group], now: Timestamp, local: &LocalTime
         c.title,
         route,
         availability(c, group, now, local)
+    )
+}
+
+/// A claim (or a renewal) as both the CLI and the MCP tools say it: the group, its
+/// lease, then one line per item.
+pub fn claimed_lines(
+    out: &ClaimChangesOutput,
+    renewed: bool,
+    now: Timestamp,
+    local: &LocalTime<'_>,
+) -> String {
+    let g = &out.group;
+    let until = g.claim_expires_at.map(|t| format!(", lease until {}", local.hhmm(t))).unwrap_or_default();
+    let lines: Vec<String> = out
+        .changes
+        .iter()
+        .map(|c| format!("  {}", list_line(c, std::slice::from_ref(g), now, local)))
+        .collect();
+    format!(
+        "{} {} item{} as \"{}\" for {} (group {}, fence {}{until}):\n{}",
+        if renewed { "Renewed" } else { "Claimed" },
+        out.changes.len(),
+        if out.changes.len() == 1 { "" } else { "s" },
+        g.title,
+        g.claimed_by.as_deref().unwrap_or("?"),
+        g.group_id,
+        g.fence,
+        lines.join("\n")
     )
 }
 

@@ -345,26 +345,11 @@ pub fn claimed_text(
     now: Timestamp,
     local: &LocalTime<'_>,
 ) -> String {
-    let g = &out.group;
-    let until = g.claim_expires_at.map(|t| format!(", lease until {}", local.hhmm(t))).unwrap_or_default();
-    let lines: Vec<String> = out
-        .changes
-        .iter()
-        .map(|c| format!("  {}", format::list_line(c, std::slice::from_ref(g), now, local)))
-        .collect();
     let ids: Vec<String> = out.changes.iter().map(|c| format!("{:?}", c.short_id)).collect();
     format!(
-        "{} {} item{} as {:?} for {} (group {}, fence {}{until}):\n{}\n\
-         Next: changes_show each item (changeId {}); fix it, commit, then changes_done. Ask the filer \
+        "{}\nNext: changes_show each item (changeId {}); fix it, commit, then changes_done. Ask the filer \
          with changes_ask when the request is unclear.",
-        if renewed { "Renewed" } else { "Claimed" },
-        out.changes.len(),
-        if out.changes.len() == 1 { "" } else { "s" },
-        g.title,
-        g.claimed_by.as_deref().unwrap_or("?"),
-        g.group_id,
-        g.fence,
-        lines.join("\n"),
+        format::claimed_lines(out, renewed, now, local),
         ids.join(", ")
     )
 }
