@@ -29,6 +29,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (9, "0009_verified.sql", include_str!("../migrations/sqlite/0009_verified.sql")),
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
     (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
+    (12, "0012_holds.sql", include_str!("../migrations/sqlite/0012_holds.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -42,6 +43,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (9, "0009_verified.sql", include_str!("../migrations/postgres/0009_verified.sql")),
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
     (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
+    (12, "0012_holds.sql", include_str!("../migrations/postgres/0012_holds.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after
@@ -356,6 +358,18 @@ mod tests {
     use crate::queue::item_select;
     use crate::rows::change_from_row;
 
+    /// Opens the store at `url`, applying the migrations it lacks, and reads every item
+    /// as of `now`, oldest first.
+    async fn open_and_read(url: &str, now: Timestamp) -> (Store, Vec<crate::rows::StoredChange>) {
+        let store = Store::open_url(url).await.unwrap();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{} ORDER BY c.short_id", item_select())))
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        let changes = rows.iter().map(|r| change_from_row(r, now).unwrap()).collect();
+        (store, changes)
+    }
+
     #[tokio::test]
     async fn captures_stored_before_0004_move_to_their_own_table() {
         install_default_drivers();
@@ -376,13 +390,7 @@ mod tests {
             .unwrap();
         pool.close().await;
 
-        let store = Store::open_url(&url).await.unwrap();
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{} ORDER BY c.short_id", item_select())))
-            .fetch_all(store.pool())
-            .await
-            .unwrap();
-        let changes: Vec<_> =
-            rows.iter().map(|r| change_from_row(r, Timestamp::from_unix_millis(0)).unwrap()).collect();
+        let (store, changes) = open_and_read(&url, Timestamp::from_unix_millis(0)).await;
         let capture = changes[0].capture.as_ref().expect("the capture moved");
         assert_eq!(
             (capture.get(), changes[0].console_errors.as_slice()),
@@ -392,5 +400,78 @@ mod tests {
         let moved: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM change_captures").fetch_one(store.pool()).await.unwrap();
         assert_eq!(moved, 1, "an item with nothing captured has no row");
+    }
+
+    /// A pool on a fresh database, migrated up to `version`: SQLite in `dir`, or a new
+    /// database on the Postgres server `REDLINE_TEST_DATABASE_URL` names, when set.
+    async fn migrated_to(dir: &tempfile::TempDir, version: usize) -> (AnyPool, String) {
+        install_default_drivers();
+        let (url, files) = match std::env::var("REDLINE_TEST_DATABASE_URL") {
+            Ok(url) if !url.is_empty() => {
+                let name = format!("redline_test_{}", uuid::Uuid::new_v4().simple());
+                let admin = AnyPool::connect(&url).await.unwrap();
+                (&admin).execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).await.unwrap();
+                admin.close().await;
+                (format!("{}/{name}", url.rsplit_once('/').unwrap().0), POSTGRES_MIGRATIONS)
+            }
+            _ => (format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display()), SQLITE_MIGRATIONS),
+        };
+        let pool = AnyPool::connect(&url).await.unwrap();
+        migrator(&files[..version]).run(&pool).await.unwrap();
+        (pool, url)
+    }
+
+    /// Migration 0012 carries the holds over: the items a filer still holds on a stage
+    /// become one hold, held until the same moment; items whose hold ended keep showing
+    /// when it did; withdrawn items (no `held_until`) are in none.
+    #[tokio::test]
+    async fn held_items_before_0012_keep_their_hold_one_per_filer_and_stage() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, url) = migrated_to(&dir, 11).await;
+        // At 1,000,000: Ann holds 1 and 2 on stage s until 1,060,000 and 3 on stage t
+        // until 1,030,000; Bob holds 4 on s until 1,020,000; Ann's 5 was released at
+        // 990,000; her 6 was withdrawn.
+        sqlx::raw_sql(
+            "INSERT INTO projects (project_id, name, grace_seconds, created_at) VALUES ('p', 'demo', 60, 0); \
+             INSERT INTO users (user_id, name, created_at) VALUES ('ann', 'Ann', 0), ('bob', 'Bob', 0); \
+             INSERT INTO stages (stage_id, project_id, branch, stage_type, created_at) VALUES \
+                 ('s', 'p', 'main', 'production', 0), ('t', 'p', 'next', 'preview', 0); \
+             INSERT INTO changes (change_id, project_id, short_id, stage_id, title, status, source, \
+                 filer_user_id, created_at, held_until, payload_hash) VALUES \
+             ('c1', 'p', 1, 's', 'a', 'open', 'extension', 'ann', 0, 1060000, 'h'), \
+             ('c2', 'p', 2, 's', 'b', 'open', 'extension', 'ann', 0, 1060000, 'h'), \
+             ('c3', 'p', 3, 't', 'c', 'open', 'extension', 'ann', 0, 1030000, 'h'), \
+             ('c4', 'p', 4, 's', 'd', 'open', 'extension', 'bob', 0, 1020000, 'h'), \
+             ('c5', 'p', 5, 's', 'e', 'open', 'extension', 'ann', 0, 990000, 'h'), \
+             ('c6', 'p', 6, 's', 'f', 'dismissed', 'extension', 'ann', 0, NULL, 'h')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+
+        let (store, changes) = open_and_read(&url, Timestamp::from_unix_millis(1_000_000)).await;
+        let holds: Vec<(bool, Option<i64>)> =
+            changes.iter().map(|c| (c.held, c.held_until.map(Timestamp::unix_millis))).collect();
+        assert_eq!(
+            holds,
+            [
+                (true, Some(1_060_000)),
+                (true, Some(1_060_000)),
+                (true, Some(1_030_000)),
+                (true, Some(1_020_000)),
+                (false, Some(990_000)),
+                (false, None)
+            ]
+        );
+        let shared: i64 =
+            sqlx::query_scalar("SELECT COUNT(DISTINCT hold_id) FROM changes WHERE change_id IN ('c1', 'c2')")
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        let holds: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM holds").fetch_one(store.pool()).await.unwrap();
+        assert_eq!((shared, holds), (1, 4), "Ann's batch on s is one hold of four");
+        store.close().await;
     }
 }

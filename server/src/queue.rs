@@ -21,8 +21,8 @@ use crate::error::ApiError;
 use crate::events;
 pub use crate::events::ChangeKey;
 use crate::rows::{
-    CAPTURED_JOIN, CHANGE_COLUMNS, MESSAGE_COLUMNS, StoredChange, change_from_parts, change_from_row,
-    message_from_row, to_json,
+    CAPTURED_JOIN, CHANGE_COLUMNS, HOLD_JOIN, MESSAGE_COLUMNS, StoredChange, change_from_parts,
+    change_from_row, message_from_row, to_json,
 };
 
 /// One request: the server state, the caller, the base URL for links, and the one
@@ -100,13 +100,14 @@ pub struct Lease {
     pub fence: u64,
 }
 
-/// Selects items: the change columns (with what was captured) plus the filer and the
-/// group's lease.
+/// Selects items: the change columns (with the hold's end and what was captured) plus
+/// the filer and the group's lease; the hold is `h`, as [`crate::ops::claim::CLAIMABLE_SQL`]
+/// expects.
 pub fn item_select() -> String {
     format!(
         "SELECT {CHANGE_COLUMNS}, c.filer_user_id, g.claimed_by AS lease_claimed_by, \
          g.claim_expires_at AS lease_expires_at, g.fence AS lease_fence \
-         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id {CAPTURED_JOIN}"
+         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id {HOLD_JOIN} {CAPTURED_JOIN}"
     )
 }
 

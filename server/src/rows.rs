@@ -26,20 +26,28 @@ macro_rules! change_columns {
         change_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title", "body",
             "status", "route", "git_sha", "deployment_id", "locale", "viewport", "screenshot_key",
             "source", "filed_by", "branch", "head_commit", "resolved_at", "live", "created_at",
-            "held_until", "verified_at", "verified_by", "completed_by")
+            "verified_at", "verified_by", "completed_by")
     };
     ($p:literal; $first:literal $(, $column:literal)*) => {
         concat!($p, $first $(, ", ", $p, $column)*)
     };
 }
-/// The columns of a change with what was captured at filing, for statements that name
-/// the table `changes c` and join [`CAPTURED_JOIN`].
-pub const CHANGE_COLUMNS: &str = concat!(change_columns!("c."), ", k.capture, k.console_errors");
+/// The columns of a change with its hold's end and what was captured at filing, for
+/// statements that name the table `changes c` and join [`HOLD_JOIN`] and
+/// [`CAPTURED_JOIN`].
+pub const CHANGE_COLUMNS: &str =
+    concat!(change_columns!("c."), ", h.held_until, k.capture, k.console_errors");
 pub const CAPTURED_JOIN: &str = "LEFT JOIN change_captures k ON k.change_id = c.change_id";
+/// An item's `heldUntil` is its hold's (see 0012_holds.sql): the hold of its filer's
+/// batch on the stage, which each filing of the batch extends.
+pub const HOLD_JOIN: &str = "LEFT JOIN holds h ON h.hold_id = c.hold_id";
 /// The columns of a change for `RETURNING`, which takes no table alias on SQLite and
-/// no join: the write's answer adds what was captured with
-/// [`crate::captured::CapturedCache::of_rows`].
-pub const CHANGE_RETURNING: &str = change_columns!("");
+/// no join (the hold's end is a subquery; the write's answer adds what was captured
+/// with [`crate::captured::CapturedCache::of_rows`]); also for a `SELECT … FROM changes`.
+pub const CHANGE_RETURNING: &str = concat!(
+    change_columns!(""),
+    ", (SELECT held_until FROM holds WHERE holds.hold_id = changes.hold_id) AS held_until"
+);
 
 pub const GROUP_COLUMNS: &str =
     "group_id, project_id, title, claimed_by, claim_expires_at, fence, created_at";

@@ -30,6 +30,10 @@ impl TestServer {
         .await
     }
 
+    async fn get(&self, id: &Value) -> Value {
+        self.ok(&self.agent, "getChange", json!({"changeId": id})).await
+    }
+
     /// Files an item and lets its hold end.
     async fn file_released(&self, title: &str) -> Value {
         let change = self.file(&self.ann, title).await;
@@ -750,4 +754,97 @@ async fn a_stage_can_refuse_new_items() {
     assert!(body["message"].as_str().unwrap().contains("turned off"));
     let listed = s.ok(&s.ann, "listStages", json!({"projectId": s.project_id})).await;
     assert_eq!(listed["stages"][0]["changesEnabled"], false);
+}
+
+/// A filer's batch on a stage is held as one: each filing extends the whole batch, not
+/// another filer's nor the same filer's on another stage; when the hold ends every item
+/// of the batch reaches the agent at once, and the next filing begins a new batch,
+/// leaving the old one as it was.
+#[tokio::test]
+async fn a_filing_extends_its_own_batch_and_only_that() {
+    let s = TestServer::start().await;
+    let spec = admin::StageSpec {
+        project: "demo",
+        branch: "next",
+        url: "https://next.demo.example.com",
+        stage_type: None,
+        git_sha: None,
+        changes_enabled: None,
+    };
+    let next_stage = admin::add_stage(&s.store, spec, START).await.unwrap().stage_id;
+    let elsewhere =
+        s.ok(&s.ann, "createChange", json!({"stageId": next_stage, "title": "on next"})).await["change"]
+            .clone();
+    let bobs = s.file(&s.bob, "bob's").await;
+    let mut batch = Vec::new();
+    for i in 0..5 {
+        batch.push(s.file(&s.ann, &format!("a{i}")).await);
+        s.advance_secs(10);
+    }
+    // 50 s: Ann's last filing, at 40 s, holds her whole batch on the stage until 100 s.
+    let get = async |c: &Value| s.get(&c["changeId"]).await["change"].clone();
+    for c in &batch {
+        let c = get(c).await;
+        assert_eq!(
+            (c["held"].as_bool(), c["heldUntil"].as_str()),
+            (Some(true), Some(ts(100).as_str())),
+            "{c}"
+        );
+    }
+    for c in [&elsewhere, &bobs] {
+        assert_eq!(get(c).await["heldUntil"], ts(60), "another batch keeps its own window");
+    }
+
+    s.advance_secs(11); // 61 s
+    let taken =
+        s.ok(&s.agent, "claimChanges", json!({"projectId": s.project_id, "claimedBy": "a"})).await["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["title"].clone())
+            .collect::<Vec<_>>();
+    assert_eq!(taken, ["on next", "bob's"], "the ended batches only");
+    let (status, body) = s.claim("a", &[&batch[0]]).await;
+    assert_eq!(
+        (status, &body["items"][0]["reason"], &body["items"][0]["claimableAt"]),
+        (409, &json!("held"), &json!(ts(100)))
+    );
+
+    s.advance_secs(39); // 100 s: the hold ends, for all five at once.
+    let pickup: Vec<Value> =
+        s.list(json!({"pickupOnly": true})).await.iter().map(|c| c["title"].clone()).collect();
+    assert_eq!(pickup, ["a0", "a1", "a2", "a3", "a4"]);
+
+    let new = s.file(&s.ann, "a5").await;
+    assert_eq!((new["held"].as_bool(), new["heldUntil"].as_str()), (Some(true), Some(ts(160).as_str())));
+    assert_eq!(get(&batch[0]).await["heldUntil"], ts(100), "an ended batch stays as it was");
+    let out = s.ok(&s.agent, "claimChanges", json!({"projectId": s.project_id, "claimedBy": "b"})).await;
+    assert_eq!(out["changes"].as_array().unwrap().len(), 5, "{out}");
+    assert!(out["changes"].as_array().unwrap().iter().all(|c| c["heldUntil"] == ts(100)), "{out}");
+    let released = s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    let released: Vec<&Value> = released["changes"].as_array().unwrap().iter().map(|c| &c["title"]).collect();
+    assert_eq!(released, ["a5"], "a release ends the new batch only");
+}
+
+/// Releasing ends the hold of every item of the batch at once, however many, with a
+/// `released` event each, and an item withdrawn from the batch stays out of it.
+#[tokio::test]
+async fn a_release_ends_the_whole_batch_at_once() {
+    let s = TestServer::start().await;
+    let titles: Vec<String> = (0..30).map(|i| format!("item {i}")).collect();
+    let batch: Vec<Value> = futures_util::future::join_all(titles.iter().map(|t| s.file(&s.ann, t))).await;
+    s.ok(&s.ann, "withdrawChange", json!({"changeId": batch[3]["changeId"]})).await;
+    s.advance_secs(30);
+    s.file(&s.ann, "last").await;
+    let mut events = connect(&s, Some("0"), false).await;
+    let released = s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await["changes"].clone();
+    let released = released.as_array().unwrap();
+    assert_eq!(released.len(), 30);
+    assert!(released.iter().all(|c| c["held"] == false && c["heldUntil"] == ts(30)), "{released:?}");
+    assert!(released.iter().all(|c| c["changeId"] != batch[3]["changeId"]), "withdrawn stays out");
+    let mut seen = String::new();
+    read_sse(&mut events, &mut seen, |t| t.matches("\"released\"").count() == 30).await;
+    let withdrawn = s.get(&batch[3]["changeId"]).await["change"].clone();
+    assert_eq!((withdrawn["held"].as_bool(), &withdrawn["heldUntil"]), (Some(false), &Value::Null));
+    assert_eq!(s.list(json!({"pickupOnly": true})).await.len(), 30);
 }

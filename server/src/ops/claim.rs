@@ -26,8 +26,9 @@ use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, StoredCapture, group_from_row
 use crate::rpc::Op;
 
 /// "Claimable … status `open` or `claimed`, not held, and no live lease", in SQL, for
-/// choosing candidates; [`claim_block`] decides for each one.
-pub const CLAIMABLE_SQL: &str = "c.status IN ('open', 'claimed') AND (c.held_until IS NULL OR c.held_until <= ?) \
+/// choosing candidates (the item `c`, its hold `h`, its group `g`); [`claim_block`]
+/// decides for each one.
+pub const CLAIMABLE_SQL: &str = "c.status IN ('open', 'claimed') AND (h.held_until IS NULL OR h.held_until <= ?) \
      AND (g.claim_expires_at IS NULL OR g.claim_expires_at <= ?)";
 
 /// The most items the claims of one write may name (a claim naming none counts as
@@ -242,9 +243,10 @@ struct Candidate {
 }
 
 impl Candidate {
-    const SELECT: &str = "SELECT c.change_id, c.project_id, c.short_id, c.title, c.status, c.held_until, \
+    const SELECT: &str = "SELECT c.change_id, c.project_id, c.short_id, c.title, c.status, h.held_until, \
          g.claimed_by AS lease_claimed_by, g.claim_expires_at AS lease_expires_at \
-         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id WHERE 1 = 1";
+         FROM changes c LEFT JOIN claim_groups g ON g.group_id = c.group_id \
+         LEFT JOIN holds h ON h.hold_id = c.hold_id WHERE 1 = 1";
 
     fn from_row(row: &AnyRow) -> Result<Candidate, sqlx::Error> {
         Ok(Candidate {

@@ -68,8 +68,9 @@ impl Op for CreateChange {
     type Answer = ChangeOutput<StoredCapture>;
 
     /// Files an item, held for the project's grace window; the filer's other held
-    /// items on the stage are held as long again. The same `changeId` with the same
-    /// input answers the item filed the first time; with another input, 409 `id_reused`.
+    /// items on the stage are held as long again (they share one hold, see [`hold`]).
+    /// The same `changeId` with the same input answers the item filed the first time;
+    /// with another input, 409 `id_reused`.
     async fn run(ctx: &Ctx<'_>, mut input: CreateChangeInput) -> Result<Self::Answer, ApiError> {
         validate_create_change(&input)?;
         input.change_id = input.change_id.map(|id| id.to_ascii_lowercase());
@@ -146,17 +147,19 @@ impl Op for CreateChange {
                 "no uploaded image has this key (use uploadShot)",
             ));
         }
-        // The short id and the hold come from the project row, which the next
-        // statement advances; a `changeId` filed meanwhile (a retry racing its
-        // original) inserts nothing and is answered below.
+        // The short id comes from the project row, which a later statement advances;
+        // the item joins its filer's live hold on the stage, or begins one named after
+        // itself (see `hold`). A `changeId` filed meanwhile (a retry racing its
+        // original) inserts nothing, holds nothing longer, and is answered below.
         let inserted = sqlx::query(
             "INSERT INTO changes (change_id, project_id, short_id, stage_id, title, body, status, route, git_sha, \
              deployment_id, locale, viewport, screenshot_key, source, filed_by, filer_user_id, created_at, \
-             held_until, payload_hash) \
+             hold_id, payload_hash) \
              VALUES ($1, $2, (SELECT next_short_id FROM projects WHERE project_id = $2), $3, $4, $5, $6, $7, $8, \
              $9, $10, $11, $12, $13, $14, $15, $16, \
-             $16 + 1000 * (SELECT grace_seconds FROM projects WHERE project_id = $2), $17) \
-             ON CONFLICT (change_id) DO NOTHING RETURNING short_id, held_until",
+             COALESCE((SELECT hold_id FROM holds WHERE stage_id = $3 AND filer_user_id = $15 AND held_until > $16), \
+             $1), $17) \
+             ON CONFLICT (change_id) DO NOTHING RETURNING short_id, hold_id",
         )
         .bind(&change.change_id)
         .bind(&change.project_id)
@@ -198,26 +201,46 @@ impl Op for CreateChange {
         }
         let short_id: i64 = inserted.try_get("short_id")?;
         change.short_id = short_id.to_string();
-        let held_until = Timestamp::from_unix_millis(inserted.try_get("held_until")?);
+        let hold_id: String = inserted.try_get("hold_id")?;
+        let held_until = hold(&mut w, &change, &ctx.who.user_id, &hold_id).await?;
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
         // What was captured counts against the project's storage quota.
         let stored = capture.map_or(0, str::len) + console_errors.as_ref().map_or(0, String::len);
         let (seq, _) = w.reserve_events_and_store(1, Counter::NextShortId, 1, stored).await?;
         w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey { change_id: &change.change_id, short_id }]);
-        // "Filing sets heldUntil … on every item the same filer still holds on the same
-        // stage, so a batch being typed is released together."
-        sqlx::query("UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $4")
-            .bind(held_until.unix_millis())
-            .bind(&change.stage_id)
-            .bind(&ctx.who.user_id)
-            .bind(ctx.now.unix_millis())
-            .execute(w.conn())
-            .await?;
         w.commit().await?;
         let captured = Captured { capture: change.capture.clone(), console_errors };
         ctx.state.captured.keep(&change.change_id, captured);
         Ok(ChangeOutput { change: ctx.present(change) })
     }
+}
+
+/// "Filing sets `heldUntil = now + grace` on the new item *and on every item the same
+/// filer still holds on the same stage*, so a batch being typed is released together."
+/// Those items share one hold (a row of `holds`, from which each item's `heldUntil` is
+/// read): the filing sets the end of `hold_id`, the hold `change` joined, which is
+/// `filer`'s live hold on the stage or, when there is none, a new one named after
+/// `change` (so its row is written after the item's, in the same statement whether it
+/// is new or not). One row, however many items the batch holds. Returns the new end.
+async fn hold(
+    w: &mut ProjectWrite<'_>,
+    change: &StoredChange,
+    filer: &str,
+    hold_id: &str,
+) -> Result<Timestamp, ApiError> {
+    let held_until: i64 = sqlx::query_scalar(
+        "INSERT INTO holds (hold_id, stage_id, filer_user_id, held_until) \
+         VALUES ($1, $2, $3, $4 + 1000 * (SELECT grace_seconds FROM projects WHERE project_id = $5)) \
+         ON CONFLICT (hold_id) DO UPDATE SET held_until = excluded.held_until RETURNING held_until",
+    )
+    .bind(hold_id)
+    .bind(&change.stage_id)
+    .bind(filer)
+    .bind(w.now().unix_millis())
+    .bind(&change.project_id)
+    .fetch_one(w.conn())
+    .await?;
+    Ok(Timestamp::from_unix_millis(held_until))
 }
 
 /// "While an item is held only its filer may `updateChange` or `withdrawChange` it."
@@ -272,7 +295,7 @@ impl Op for WithdrawChange {
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_filer_hold(ctx, &item)?;
-        sqlx::query("UPDATE changes SET status = 'dismissed', held_until = NULL WHERE change_id = $1")
+        sqlx::query("UPDATE changes SET status = 'dismissed', hold_id = NULL WHERE change_id = $1")
             .bind(&item.change.change_id)
             .execute(w.conn())
             .await?;
@@ -293,16 +316,27 @@ impl Op for ReleaseChanges {
         let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await?;
         drop(conn);
         let mut w = ProjectWrite::begin(ctx).await?;
-        let mut rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE changes SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
-             RETURNING {CHANGE_RETURNING}"
-        )))
+        // The hold ends now, for every item it holds at once.
+        let hold: Option<String> = sqlx::query_scalar(
+            "UPDATE holds SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
+             RETURNING hold_id",
+        )
         .bind(ctx.now.unix_millis())
         .bind(&stage.stage_id)
         .bind(&ctx.who.user_id)
-        .fetch_all(w.conn())
+        .fetch_optional(w.conn())
         .await?;
-        rows.sort_by_cached_key(|row| row.try_get::<i64, _>("short_id").ok());
+        let rows = match hold {
+            Some(hold_id) => {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT {CHANGE_RETURNING} FROM changes WHERE hold_id = $1 ORDER BY short_id"
+                )))
+                .bind(hold_id)
+                .fetch_all(w.conn())
+                .await?
+            }
+            None => Vec::new(),
+        };
         let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
         if !keys.is_empty() {
             let seq = w.reserve_events(keys.len()).await?;
@@ -363,7 +397,7 @@ impl Op for SetChangeStatus {
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         let sql = if input.status == ChangeStatus::Dismissed {
-            "UPDATE changes SET status = $2, held_until = NULL WHERE change_id = $1"
+            "UPDATE changes SET status = $2, hold_id = NULL WHERE change_id = $1"
         } else {
             "UPDATE changes SET status = $2, resolved_at = NULL, live = NULL, verified_at = NULL, \
              verified_by = NULL WHERE change_id = $1"
@@ -421,7 +455,7 @@ impl Op for VerifyChange {
                     .bind(&ctx.who.user_name)
             }
             Verdict::StillWrong => sqlx::query(
-                "UPDATE changes SET status = 'open', held_until = NULL, group_id = NULL, resolved_at = NULL, \
+                "UPDATE changes SET status = 'open', hold_id = NULL, group_id = NULL, resolved_at = NULL, \
                  live = NULL, verified_at = NULL, verified_by = NULL WHERE change_id = $1",
             )
             .bind(&item.change.change_id),
