@@ -23,9 +23,11 @@ stop() {
 trap stop EXIT
 
 as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres >/dev/null
-# fsync off: a test cluster, thrown away afterwards.
+# fsync off: a test cluster, thrown away afterwards. REDLINE_PG_FSYNC=on makes it
+# durable, as a deployment is, for the benchmark's durable figures.
+fsync=${REDLINE_PG_FSYNC:-off}
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=$fsync" start >/dev/null
 
 export REDLINE_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 cargo test -p redline-server "$@"

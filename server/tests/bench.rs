@@ -24,21 +24,21 @@ const BATCH: usize = 5;
 const AGENTS: usize = 50;
 const CLAIMS_EACH: usize = 40;
 const SUBSCRIBERS: usize = 1000;
+/// Items one filer files back to back, never releasing them: one batch, all held.
+const LONG_BATCH: usize = 5000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement; run with --ignored --nocapture"]
 async fn changes_server() {
     let s = TestServer::start_with(|state| {
-        // Measure the queue, not the per-token rate limit or keep-alive pings.
+        // Measure the queue, not the per-token rate limit, the per-token cap on streams
+        // (the fan-out's streams share one token) or keep-alive pings.
         state.rate_limit = redline_server::limit::RateLimit { per_second: 1e9, burst: 1e9 };
+        state.max_streams_per_token = SUBSCRIBERS;
         state.keep_alive = Duration::from_secs(3600);
     })
     .await;
-    let engine = match s.store.postgres_url() {
-        Some(_) => "postgres",
-        None => "sqlite (WAL, synchronous=FULL)",
-    };
-    println!("\nengine: {engine}");
+    println!("\nengine: {}", engine(&s).await);
     let (commits, commit_latency, commit_p99) = bare_sqlite_commits("FULL", 500).await;
     let (commits_normal, _, _) = bare_sqlite_commits("NORMAL", 5000).await;
     println!(
@@ -80,6 +80,81 @@ async fn changes_server() {
         ms(percentile(&many, 0.99)) / ms(percentile(&one, 0.99)),
         ms(percentile(&one, 0.99)),
     );
+}
+
+/// One filer files `LONG_BATCH` items back to back, each inside the grace window of
+/// the one before (the manual clock stands still), so every item stays held in one
+/// batch; the rate of the first second against that of the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run with --ignored --nocapture"]
+async fn long_batch() {
+    let s = TestServer::start_with(|state| {
+        state.rate_limit = redline_server::limit::RateLimit { per_second: 1e9, burst: 1e9 };
+    })
+    .await;
+    println!("\nengine: {}", engine(&s).await);
+    let (commits, _, _) = bare_sqlite_commits("FULL", 500).await;
+    println!("anchor: bare SQLite single-row commits, synchronous=FULL: {commits:.0}/s");
+    let bodies: Vec<String> =
+        (0..LONG_BATCH).map(|i| filing(&s, &uuid::Uuid::new_v4().to_string(), i)).collect();
+    let start = Instant::now();
+    let mut done = Vec::with_capacity(LONG_BATCH);
+    for body in bodies {
+        post(&s, &s.ann, "createChange", body).await;
+        done.push(start.elapsed());
+    }
+    let total = *done.last().unwrap();
+    let second = Duration::from_secs(1);
+    let first = done.iter().filter(|&&t| t <= second).count();
+    let last = done.iter().filter(|&&t| t + second > total).count();
+    let held = s.ok(&s.agent, "listChanges", json!({"projectId": s.project_id, "limit": 1})).await;
+    assert_eq!(held["changes"][0]["held"], true, "the batch is still held");
+    println!(
+        "long batch: one filer, {LONG_BATCH} items held together, back to back: {:.0}/s overall; \
+         {first}/s in the first second, {last}/s in the last = {:.2}× the first ({:.2}× the FULL anchor at the end)",
+        LONG_BATCH as f64 / total.as_secs_f64(),
+        last as f64 / first as f64,
+        last as f64 / commits,
+    );
+}
+
+/// What the server writes to: SQLite, or Postgres with its durability settings and,
+/// as anchors, what one round trip and one commit cost on it.
+async fn engine(s: &TestServer) -> String {
+    let Some(url) = s.store.postgres_url() else { return "sqlite (WAL, synchronous=FULL)".to_owned() };
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let mut shown = Vec::new();
+    for setting in ["fsync", "synchronous_commit"] {
+        let value: String = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SHOW {setting}")))
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        shown.push(format!("{setting}={value}"));
+    }
+    let (mut trips, mut commits) = (Vec::new(), Vec::new());
+    for _ in 0..1000 {
+        let one = Instant::now();
+        sqlx::query("SELECT 1").execute(&mut conn).await.unwrap();
+        trips.push(one.elapsed());
+    }
+    conn.execute("CREATE TABLE bench_anchor (id BIGSERIAL PRIMARY KEY, body TEXT NOT NULL)").await.unwrap();
+    let body = "x".repeat(4000);
+    for _ in 0..300 {
+        let one = Instant::now();
+        sqlx::query("INSERT INTO bench_anchor (body) VALUES ($1)")
+            .bind(&body)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        commits.push(one.elapsed());
+    }
+    format!(
+        "postgres ({}); anchors: a statement's round trip p50 {:.3} ms, a single-row commit p50 {:.2} ms, p99 {:.2} ms",
+        shown.join(", "),
+        ms(percentile(&trips, 0.5)),
+        ms(percentile(&commits, 0.5)),
+        ms(percentile(&commits, 0.99)),
+    )
 }
 
 fn ms(d: Duration) -> f64 {
@@ -146,8 +221,8 @@ async fn filer_tokens(s: &TestServer) -> Vec<String> {
 
 /// Files `n` items from `FILERS` filers at once, each in batches of `BATCH` followed by
 /// "send now" (`releaseChanges`), as a person files a few items at a time; returns the
-/// items' ids and how long the filing took (the request bodies are made before). (The sliding grace window re-holds a filer's held items at each filing,
-/// so one filer holding thousands would measure that instead.)
+/// items' ids and how long the filing took (the request bodies are made before).
+/// [`long_batch`] measures one filer holding thousands.
 async fn file_in_batches(s: &TestServer, tokens: &[String], n: usize) -> (Vec<Value>, Duration) {
     let release = json!({"stageId": s.stage_id}).to_string();
     let bodies: Vec<Vec<(String, String)>> = (0..FILERS)
