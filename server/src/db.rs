@@ -29,6 +29,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (9, "0009_verified.sql", include_str!("../migrations/sqlite/0009_verified.sql")),
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
     (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
+    (13, "0013_blob_chunks.sql", include_str!("../migrations/sqlite/0013_blob_chunks.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -42,6 +43,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (9, "0009_verified.sql", include_str!("../migrations/postgres/0009_verified.sql")),
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
     (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
+    (13, "0013_blob_chunks.sql", include_str!("../migrations/postgres/0013_blob_chunks.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

@@ -15,6 +15,7 @@ mod build;
 mod dist;
 mod postgres;
 mod process;
+mod s3;
 mod setup;
 mod stage;
 mod start;

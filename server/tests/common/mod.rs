@@ -3,6 +3,7 @@
 
 use redline_protocol::{Scope, Timestamp};
 use redline_server::admin::{self, StageSpec};
+use redline_server::blobs::BlobStoreSpec;
 use redline_server::{AppState, Clock, Store};
 use serde_json::Value;
 use std::time::Duration;
@@ -27,6 +28,8 @@ pub struct TestServer {
     /// file only (no read).
     pub file_only: String,
     pub dir: tempfile::TempDir,
+    /// The server's images (in `dir/blobs` on SQLite, in the database on Postgres).
+    pub blobs: std::sync::Arc<redline_server::blobs::Blobs>,
 }
 
 impl TestServer {
@@ -36,6 +39,14 @@ impl TestServer {
 
     /// Starts with `configure` applied to the server state first.
     pub async fn start_with(configure: impl FnOnce(&mut AppState)) -> TestServer {
+        Self::start_on(None, configure).await
+    }
+
+    /// Starts with images in `images` (`None`: the engine's default).
+    pub async fn start_on(
+        images: Option<BlobStoreSpec>,
+        configure: impl FnOnce(&mut AppState),
+    ) -> TestServer {
         // Show server errors (e.g. the cause of a 500) in the failing test's output.
         let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("warn").try_init();
         let dir = tempfile::tempdir().unwrap();
@@ -67,9 +78,11 @@ impl TestServer {
         let file_only = token(&[Scope::File], "Fay").await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let mut state = AppState::new(store.clone(), clock.clone(), dir.path().join("blobs")).await.unwrap();
+        let images = BlobStoreSpec::open(images.as_ref(), &store, dir.path().join("blobs")).await.unwrap();
+        let mut state = AppState::with_blob_store(store.clone(), clock.clone(), images).await.unwrap();
         state.keep_alive = std::time::Duration::from_millis(300);
         configure(&mut state);
+        let blobs = state.blobs.clone();
         tokio::spawn(redline_server::serve(listener, state));
         TestServer {
             base,
@@ -84,6 +97,23 @@ impl TestServer {
             reader,
             file_only,
             dir,
+            blobs,
+        }
+    }
+
+    /// The keys of the images stored now, sorted. A write refused after storing its
+    /// image removes it in the background, so this waits a moment for `expected`.
+    pub async fn stored_images(&self, expected: usize) -> Vec<String> {
+        let mut waited = 0;
+        loop {
+            let mut keys: Vec<String> =
+                self.blobs.store().list().await.unwrap().into_iter().map(|(key, _)| key).collect();
+            if keys.len() == expected || waited >= 50 {
+                keys.sort();
+                return keys;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            waited += 1;
         }
     }
 
