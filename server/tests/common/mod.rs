@@ -219,3 +219,20 @@ pub async fn connect(s: &TestServer, last_event_id: Option<&str>, encoded_colon:
 pub fn data_lines(text: &str) -> Vec<Value> {
     text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
 }
+
+/// Starts the real `redline serve` on a free port of loopback with `store_args`; returns
+/// the child (killed when dropped) and its URL.
+pub async fn serve(store_args: &[String]) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(store_args)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).await.unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
+    (child, url)
+}
