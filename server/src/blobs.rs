@@ -30,7 +30,7 @@ use sha2::Sha256;
 use sqlx::{AnyConnection, Row};
 use tokio::sync::Semaphore;
 
-pub use self::store::{BlobStore, BlobStoreSpec, CHUNK_BYTES, Chunks, Database, Folder, S3};
+pub use self::store::{BlobStore, BlobStoreSpec, CHUNK_BYTES, Chunks, Database, Folder, S3, copy_missing};
 use crate::AppState;
 use crate::auth::hex;
 use crate::db::Store;

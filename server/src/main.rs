@@ -165,6 +165,19 @@ enum BlobsCommand {
         #[command(flatten)]
         blobs: BlobArgs,
     },
+    /// Copy every image of another store that this one lacks: before moving a
+    /// deployment's images (e.g. a Postgres deployment from before images were kept in
+    /// the database: `--from folder`, into the default store).
+    Copy {
+        /// The store to copy from: folder, database or s3://bucket/prefix.
+        #[arg(long, value_name = "STORE",
+              value_parser = |s: &str| BlobStoreSpec::parse(s).map_err(|e| e.to_string()))]
+        from: BlobStoreSpec,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        blobs: BlobArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -393,6 +406,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     "deleted {} images nothing referred to and {} stored without a record, from {place}",
                     gone.unreferenced, gone.orphans
                 )
+            });
+        }
+        Command::Blobs { command: BlobsCommand::Copy { from, store: args, blobs } } => {
+            let store = args.open().await?;
+            let source = BlobStoreSpec::open(Some(&from), &store, args.data.join("blobs")).await?;
+            let target = blobs.open(&store, &args.data).await?;
+            let copied = redline_server::blobs::copy_missing(&*source, &*target).await?;
+            print(cli.json, &serde_json::json!({ "copied": copied }), || {
+                format!("copied {copied} images from {} to {}", source.describe(), target.describe())
             });
         }
         Command::Backup { to, store } => {

@@ -12,6 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::TestServer;
 use redline_protocol::Timestamp;
+use redline_server::AppState;
 use redline_server::blobs::{BlobStoreSpec, CHUNK_BYTES, Collected};
 use serde_json::json;
 
@@ -153,4 +154,41 @@ async fn blobs_gc_deletes_what_nothing_refers_to() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(gc("1s").await, json!({"unreferenced": 0, "orphans": 1}));
     assert_eq!(s.stored_images(1).await, [filed]);
+}
+
+/// `redline blobs copy`: a deployment's images move from the folder to the database
+/// (a Postgres deployment from before images were kept in it), and a server keeping
+/// its images in the database reads them.
+#[tokio::test]
+async fn blobs_copy_moves_images_to_another_store() {
+    let s = TestServer::start_on(Some(BlobStoreSpec::Folder), |_| {}).await;
+    let png = png_of(CHUNK_BYTES + 10);
+    let key = upload(&s, &png).await;
+    let filed = s
+        .ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t", "screenshotKey": key}))
+        .await;
+    let mut args = vec!["--data".to_owned(), s.dir.path().to_str().unwrap().to_owned()];
+    if let Some(url) = s.store.postgres_url() {
+        args.extend(["--database-url".to_owned(), url.to_owned()]);
+    }
+    let copy = || async {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+            .args(["blobs", "copy", "--json", "--from", "folder", "--blob-store", "database"])
+            .args(&args)
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(copy().await, json!({"copied": 1}));
+    assert_eq!(copy().await, json!({"copied": 0}), "what the database has is not copied again");
+    let database = BlobStoreSpec::open(Some(&BlobStoreSpec::Database), &s.store, s.dir.path().join("unused"));
+    let state = AppState::with_blob_store(s.store.clone(), s.clock.clone(), database.await.unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(redline_server::serve(listener, state.await.unwrap()));
+    let url = filed["change"]["screenshotUrl"].as_str().unwrap();
+    let path = url.strip_prefix(&s.base).unwrap();
+    assert_eq!(read(&s, &format!("{base}{path}")).await, (200, png));
 }

@@ -104,6 +104,23 @@ impl BlobStoreSpec {
     }
 }
 
+/// Copies every image `from` holds that `to` lacks (moving a deployment's images to
+/// another store); returns how many. One image at a time is in memory.
+pub async fn copy_missing(from: &dyn BlobStore, to: &dyn BlobStore) -> io::Result<usize> {
+    let mut copied = 0;
+    for (key, _) in from.list().await? {
+        if to.get(&key).await?.is_some() {
+            continue;
+        }
+        // Gone meanwhile: a collection deleted it.
+        let Some(chunks) = from.get(&key).await? else { continue };
+        let bytes: Vec<Bytes> = chunks.try_collect().await?;
+        to.put(&key, bytes.concat().into()).await?;
+        copied += 1;
+    }
+    Ok(copied)
+}
+
 fn system_now() -> Timestamp {
     let millis = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     Timestamp::from_unix_millis(millis as i64)
