@@ -139,7 +139,8 @@ enum Command {
         command: AuthCommand,
     },
     /// Copy the SQLite store to FILE, consistently, while a server may be serving from
-    /// it (screenshots in DIR/blobs are copied separately; Postgres: use pg_dump).
+    /// it (images in the default folder store, DIR/blobs, are copied separately; Postgres:
+    /// use pg_dump).
     Backup {
         /// The copy to write; must not exist.
         #[arg(long, value_name = "FILE")]

@@ -78,21 +78,7 @@ impl Burst {
         let dir = tempfile::tempdir().unwrap();
         let store = common::open_store(dir.path()).await;
         let now = Clock::System.now();
-        admin::add_project(&store, "demo", None, now).await.unwrap();
-        let stage = admin::add_stage(
-            &store,
-            admin::StageSpec {
-                project: "demo",
-                branch: "main",
-                url: "https://demo.example.com",
-                stage_type: None,
-                git_sha: None,
-                changes_enabled: None,
-            },
-            now,
-        )
-        .await
-        .unwrap();
+        let (_, stage_id) = common::add_demo(&store, None, now).await;
         let mut tokens = Vec::new();
         for i in 0..CLIENTS {
             let scopes = [Scope::Read, Scope::File];
@@ -108,7 +94,7 @@ impl Burst {
             store_args.extend(["--database-url".to_owned(), url.to_owned()]);
         }
         store.pool().close().await;
-        Burst { _dir: dir, stage_id: stage.stage_id, tokens, store_args }
+        Burst { _dir: dir, stage_id, tokens, store_args }
     }
 
     /// Client `c` files through `urls[c % urls.len()]` until its server stops answering;

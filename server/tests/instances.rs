@@ -40,16 +40,8 @@ impl Three {
             .expect("this test needs REDLINE_TEST_DATABASE_URL naming a Postgres server")
             .to_owned();
         let now = Clock::System.now();
-        let project = admin::add_project(&store, "demo", Some(0), now).await.unwrap();
-        let spec = admin::StageSpec {
-            project: "demo",
-            branch: "main",
-            url: "https://demo.example.com",
-            stage_type: None,
-            git_sha: None,
-            changes_enabled: None,
-        };
-        let stage = admin::add_stage(&store, spec, now).await.unwrap();
+        // No grace: a filed item is claimable at once.
+        let (project_id, stage_id) = common::add_demo(&store, Some(0), now).await;
         let token = |scopes: &'static [Scope], name: String| {
             let store = store.clone();
             async move { admin::create_token(&store, "demo", scopes, &name, None, now).await.unwrap().token }
@@ -73,8 +65,8 @@ impl Three {
             _servers: servers,
             _dir: dir,
             http: common::http_client(),
-            project_id: project.project_id,
-            stage_id: stage.stage_id,
+            project_id,
+            stage_id,
             ann,
             agents,
         }

@@ -162,6 +162,21 @@ impl TestServer {
     }
 }
 
+/// Adds the project `demo` (its grace `grace_seconds`, or the default) with a `main` stage
+/// of no known commit; returns their ids.
+pub async fn add_demo(store: &Store, grace_seconds: Option<i64>, now: Timestamp) -> (String, String) {
+    let project = admin::add_project(store, "demo", grace_seconds, now).await.unwrap();
+    let stage = StageSpec {
+        project: "demo",
+        branch: "main",
+        url: "https://demo.example.com",
+        stage_type: None,
+        git_sha: None,
+        changes_enabled: None,
+    };
+    (project.project_id, admin::add_stage(store, stage, now).await.unwrap().stage_id)
+}
+
 /// A fresh store: SQLite in `dir`, or, when `REDLINE_TEST_DATABASE_URL` names a
 /// Postgres server (`postgres://user@host:port/db`), a new database on it.
 pub async fn open_store(dir: &std::path::Path) -> Store {
