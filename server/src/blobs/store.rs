@@ -331,3 +331,21 @@ impl BlobStore for S3 {
         format!("s3://{}/{}", self.bucket, self.prefix)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_store_specs_parse() {
+        assert_eq!(BlobStoreSpec::parse("folder").unwrap(), BlobStoreSpec::Folder);
+        assert_eq!(BlobStoreSpec::parse(" database ").unwrap(), BlobStoreSpec::Database);
+        let s3 =
+            |bucket: &str, prefix: &str| BlobStoreSpec::S3 { bucket: bucket.into(), prefix: prefix.into() };
+        assert_eq!(BlobStoreSpec::parse("s3://shots/redline/prod/").unwrap(), s3("shots", "redline/prod"));
+        assert_eq!(BlobStoreSpec::parse("s3://shots").unwrap(), s3("shots", ""));
+        let refused = |spec: &str| BlobStoreSpec::parse(spec).unwrap_err().to_string();
+        assert!(refused("s3:///prefix").contains("the bucket is missing"));
+        assert!(refused("/var/redline/blobs").contains("expected folder, database or s3://bucket/prefix"));
+    }
+}
