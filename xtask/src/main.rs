@@ -7,7 +7,8 @@
 //! - `cargo xtask bench [capture|panel]`: the numbers in BENCHMARKS.md (or only circle
 //!   and file, or only the side panel).
 //! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
-//! - `cargo xtask serve-stage [--addr A]`: serve the demo stage alone.
+//! - `cargo xtask serve-stage [--addr A] [--root DIR] [--sha SHA]`: serve the demo stage
+//!   alone (another build: a changed copy of `demo/` as commit SHA).
 
 mod bench;
 mod build;
@@ -53,7 +54,9 @@ fn run(args: Vec<String>) -> Result<()> {
         "dist" => dist::run(),
         "serve-stage" => {
             let addr: String = args.value("--addr")?.unwrap_or_else(|| "127.0.0.1:7879".to_owned());
-            stage::serve_forever(&addr)
+            let root: Option<String> = args.value("--root")?;
+            let sha: Option<String> = args.value("--sha")?;
+            stage::serve_forever(&addr, root.map(std::path::PathBuf::from), sha)
         }
         "help" | "--help" | "-h" => {
             println!("{}", include_str!("usage.txt"));

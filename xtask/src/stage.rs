@@ -3,6 +3,10 @@
 //! (`default-src 'self'; script-src 'self'`), under which wasm cannot run in a content
 //! script. `{{GIT_SHA}}` in HTML becomes the checkout's commit, so the page's
 //! `data-fabric-src` anchors read "as of" the commit that holds them.
+//!
+//! A second build is served by starting the stage again on the same address with
+//! `--root DIR` (a changed copy of `demo/`) and `--sha SHA` (the commit it stands for):
+//! what a deploy does to a real stage. The end-to-end tests of "Check on stage" do so.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -12,11 +16,13 @@ use anyhow::{Context, Result};
 
 pub const STRICT_CSP: &str = "default-src 'self'; script-src 'self'";
 
-/// Serves the stage on `addr` until the process ends, printing its URL first.
-pub fn serve_forever(addr: &str) -> Result<()> {
+/// Serves the stage on `addr` until the process ends, printing its URL first: the files
+/// of `root` (default `demo/`) as the build `sha` (default the checkout's commit).
+pub fn serve_forever(addr: &str, root: Option<PathBuf>, sha: Option<String>) -> Result<()> {
     let listener = TcpListener::bind(addr).with_context(|| format!("binding the demo stage to {addr}"))?;
     println!("demo stage on http://{}/", listener.local_addr()?);
-    accept(listener, git_sha());
+    let root = root.unwrap_or_else(|| crate::root().join("demo"));
+    accept(listener, root, sha.unwrap_or_else(git_sha));
     Ok(())
 }
 
@@ -25,7 +31,7 @@ pub fn spawn(addr: &str) -> Result<SocketAddr> {
     let listener = TcpListener::bind(addr).with_context(|| format!("binding the demo stage to {addr}"))?;
     let local = listener.local_addr()?;
     let sha = git_sha();
-    std::thread::spawn(move || accept(listener, sha));
+    std::thread::spawn(move || accept(listener, crate::root().join("demo"), sha));
     Ok(local)
 }
 
@@ -36,8 +42,7 @@ pub fn git_sha() -> String {
         .unwrap_or_else(|_| "0".repeat(40))
 }
 
-fn accept(listener: TcpListener, sha: String) {
-    let root = crate::root().join("demo");
+fn accept(listener: TcpListener, root: PathBuf, sha: String) {
     for stream in listener.incoming().flatten() {
         let (root, sha) = (root.clone(), sha.clone());
         std::thread::spawn(move || {
