@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use redline_protocol::Element as Captured;
+use redline_protocol::{Element as Captured, Rect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
@@ -32,12 +32,57 @@ thread_local! {
 #[wasm_bindgen]
 pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
     let elements: Vec<Captured> = serde_wasm_bindgen::from_value(elements)?;
+    let (located, _) = locate_and_draw(&elements, Scroll::FirstIntoView)?;
+    Ok(located.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
+}
+
+/// "Check on stage": like [`show_elements`], but centres the found elements together in
+/// the viewport before outlining them, and answers a [`crate::verify::PageCheck`]: what
+/// was found, the outlined boxes (viewport CSS px), the viewport, the pixel ratio and
+/// the build the page states, so the worker can screenshot that region.
+#[wasm_bindgen]
+pub fn check_elements(elements: JsValue) -> Result<JsValue, JsValue> {
+    let elements: Vec<Captured> = serde_wasm_bindgen::from_value(elements)?;
+    let (located, boxes) = locate_and_draw(&elements, Scroll::CentreAll)?;
+    let window = web_sys::window().ok_or("no window")?;
+    let document = window.document().ok_or("no document")?;
+    let number = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let git_sha = document
+        .query_selector("meta[name=\"fabric-git-sha\"]")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    let check = crate::verify::PageCheck {
+        located,
+        boxes: boxes.iter().map(|b| Rect { x: b.x, y: b.y, width: b.width, height: b.height }).collect(),
+        viewport: redline_protocol::Viewport {
+            width: number(window.inner_width()),
+            height: number(window.inner_height()),
+        },
+        device_pixel_ratio: window.device_pixel_ratio(),
+        git_sha,
+    };
+    Ok(check.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
+}
+
+/// How the found elements are brought into view.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scroll {
+    /// The first one, just into view (Show on page).
+    FirstIntoView,
+    /// All of them together, centred as far as they fit (Check on stage).
+    CentreAll,
+}
+
+fn locate_and_draw(elements: &[Captured], scroll: Scroll) -> Result<(Vec<Located>, Vec<BoxRect>), JsValue> {
     let window = web_sys::window().ok_or("no window")?;
     let document = window.document().ok_or("no document")?;
     clear(&document);
     let mut located = Vec::new();
     let mut found = Vec::new();
-    for element in &elements {
+    for element in elements {
         let (matched_by, matches) = find(&document, element);
         located.push(Located {
             label: locate::element_label(element),
@@ -46,13 +91,38 @@ pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
         });
         found.extend(matches.into_iter().map(|m| (locate::element_label(element), m)));
     }
-    if let Some((_, first)) = found.first() {
-        first.scroll_into_view_with_bool(false);
+    match (scroll, found.first()) {
+        (Scroll::FirstIntoView, Some((_, first))) => first.scroll_into_view_with_bool(false),
+        (Scroll::CentreAll, Some(_)) => centre(&window, &found)?,
+        (_, None) => {}
     }
-    if !found.is_empty() {
-        draw(&window, &document, &found)?;
+    if found.is_empty() {
+        return Ok((located, Vec::new()));
     }
-    Ok(located.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
+    let boxes = draw(&window, &document, &found)?;
+    Ok((located, boxes))
+}
+
+/// Scrolls so the found elements' common box sits in the middle of the viewport (its
+/// top-left corner in view when it is larger than the viewport).
+fn centre(window: &web_sys::Window, found: &[(String, Element)]) -> Result<(), JsValue> {
+    let rects: Vec<Rect> = found
+        .iter()
+        .map(|(_, e)| {
+            let r = e.get_bounding_client_rect();
+            Rect { x: r.left(), y: r.top(), width: r.width(), height: r.height() }
+        })
+        .collect();
+    let Some(region) = crate::verify::union(&rects) else { return Ok(()) };
+    let number = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let (width, height) = (number(window.inner_width()), number(window.inner_height()));
+    let offset = |start: f64, size: f64, view: f64| {
+        if size >= view { start - 16.0 } else { start + size / 2.0 - view / 2.0 }
+    };
+    let x = window.scroll_x()? + offset(region.x, region.width, width);
+    let y = window.scroll_y()? + offset(region.y, region.height, height);
+    window.scroll_to_with_x_and_y(x.max(0.0), y.max(0.0));
+    Ok(())
 }
 
 fn find(document: &Document, element: &Captured) -> (Option<locate::MatchedBy>, Vec<Element>) {
@@ -112,7 +182,11 @@ struct BoxRect {
 /// the page. The host's `data-redline-boxes` lists the outlined rectangles (viewport
 /// coordinates at drawing time) for tests and tools; the drawing itself sits in a closed
 /// shadow root.
-fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element)]) -> Result<(), JsValue> {
+fn draw(
+    window: &web_sys::Window,
+    document: &Document,
+    found: &[(String, Element)],
+) -> Result<Vec<BoxRect>, JsValue> {
     let scroll_x = window.scroll_x()?;
     let scroll_y = window.scroll_y()?;
     let host = document.create_element("div")?;
@@ -169,7 +243,7 @@ fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element
     let id = window
         .set_timeout_with_callback_and_timeout_and_arguments_0(remove.as_ref().unchecked_ref(), SHOW_MS)?;
     TIMER.set(Some((id, remove)));
-    Ok(())
+    Ok(boxes)
 }
 
 /// Removes the outlines (and a pending removal).
