@@ -157,7 +157,7 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>) -> impl In
     let needs_click = after.as_ref().err().map(|error| {
         view! {
             <p class="error" role="alert" data-testid="needs-toolbar-click">
-                {format!("No after-shot: Chrome lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there, or with access to the stage\u{2019}s site ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.")}
+                {format!("No after-shot: Chrome lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.")}
             </p>
         }
     });
