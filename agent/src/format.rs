@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use redline_protocol::{
     AttachmentKind, AuthorKind, Change, ChangeStatus, GetChangeOutput, Group, Message, MessageType,
-    NotClaimableItem, NotClaimableReason, Timestamp, open_question, option_label, short_sha,
+    NotClaimableItem, NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question, option_label,
+    sent_back, short_sha,
 };
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
@@ -69,12 +70,18 @@ pub fn availability(c: &Change, group: Option<&Group>, now: Timestamp, local: &L
     let lease = group.filter(|g| g.claim_expires_at.is_some_and(|end| end > now));
     match (c.status, lease) {
         (ChangeStatus::Open | ChangeStatus::Claimed, None) => "claimable now".to_owned(),
-        (ChangeStatus::Done, _) => match &c.head_commit {
-            Some(sha) => {
-                format!("done in {}{}", short_sha(sha), if c.live == Some(true) { ", live" } else { "" })
+        (ChangeStatus::Done, _) => {
+            let mut s = match &c.head_commit {
+                Some(sha) => {
+                    format!("done in {}{}", short_sha(sha), if c.live == Some(true) { ", live" } else { "" })
+                }
+                None => "done".to_owned(),
+            };
+            if c.verified_at.is_some() {
+                s.push_str(&format!(", verified by {}", c.verified_by.as_deref().unwrap_or("someone")));
             }
-            None => "done".to_owned(),
-        },
+            s
+        }
         (ChangeStatus::Dismissed, _) => "dismissed".to_owned(),
         (_, Some(g)) => format!(
             "claimed by {} until {}",
@@ -215,6 +222,16 @@ pub fn show(
         let _ = writeln!(s, "\n{}", indent(body, ""));
     }
     s.push_str(&question_block(c.status, &out.thread, &saved.attachments));
+    if let Some(v) = sent_back(c.status, &out.thread) {
+        let _ = writeln!(
+            s,
+            "\nSent back at {} by {}: {}",
+            local.hhmm(v.created_at),
+            v.author_name.as_deref().unwrap_or("the filer"),
+            one_line(&v.body, 500)
+        );
+        s.push_str(&verdict_images(v, &saved.attachments, "  "));
+    }
     let elements = c.capture.as_ref().map(|cap| cap.elements.as_slice()).unwrap_or_default();
     if !elements.is_empty() {
         let _ = writeln!(s, "\nCircled elements ({}):", elements.len());
@@ -371,6 +388,41 @@ pub fn thread_message(
     s
 }
 
+/// A verdict's images (the after-screenshot), one line each, with where it was saved.
+fn verdict_images(m: &Message, images: &BTreeMap<String, String>, prefix: &str) -> String {
+    let mut s = String::new();
+    for a in &m.attachments {
+        let place = match (images.get(&a.key), &a.url) {
+            (Some(path), _) => path.clone(),
+            (None, Some(url)) => format!("(not saved) <{url}>"),
+            (None, None) => "(no image)".to_owned(),
+        };
+        let what =
+            if a.label == VERDICT_SHOT_LABEL { "after-screenshot".to_owned() } else { a.label.clone() };
+        let _ = writeln!(s, "{prefix}{what}: {place}");
+    }
+    s
+}
+
+/// `next --claimed-by`'s text for items a person sent back as still wrong: each item,
+/// the person's words and the after-screenshot saved for it (`saved[i]` is item i's).
+pub fn sent_back_text(items: &[(Change, Vec<Message>)], saved: &[SavedImages]) -> String {
+    let none = BTreeMap::new();
+    let mut s = format!(
+        "{} sent back as still wrong, checked on the stage:\n",
+        if items.len() == 1 { "1 item".to_owned() } else { format!("{} items", items.len()) }
+    );
+    for (i, (c, thread)) in items.iter().enumerate() {
+        let _ = writeln!(s, "  {}  {}", short(c), c.title);
+        if let Some(v) = thread.last() {
+            let who = v.author_name.as_deref().unwrap_or("the filer");
+            let _ = writeln!(s, "    {who}: {}", one_line(&v.body, 500));
+            s.push_str(&verdict_images(v, saved.get(i).map_or(&none, |x| &x.attachments), "    "));
+        }
+    }
+    s.trim_end().to_owned()
+}
+
 /// `next --claimed-by`'s lines for an answered item: the item, then its question block.
 pub fn answer_lines(c: &Change, thread: &[Message], images: &BTreeMap<String, String>) -> String {
     format!(
@@ -465,6 +517,11 @@ mod tests {
         c.live = Some(true);
         assert_eq!(availability(&c, Some(&g), NOW, &UTC), "done in 0123456, live");
         assert_eq!(list_line(&c, &[], NOW, &UTC), "#1    done         Item 1  (done in 0123456, live)");
+        c.verified_at = Some(NOW);
+        c.verified_by = Some("Ann".into());
+        assert_eq!(availability(&c, None, NOW, &UTC), "done in 0123456, live, verified by Ann");
+        c.head_commit = None;
+        assert_eq!(availability(&c, None, NOW, &UTC), "done, verified by Ann");
     }
 
     fn message(kind: AuthorKind, name: &str, body: &str) -> Message {
@@ -618,5 +675,47 @@ Screenshot: /cache/p-7-k.png
         assert_eq!(shell_word("agent-a"), "agent-a");
         assert_eq!(shell_word("it's me"), r"'it'\''s me'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_verdict_that_sent_an_item_back_is_shown_with_its_after_screenshot() {
+        let mut c = change(3);
+        c.title = "Total is red".into();
+        c.completed_by = Some("agent-a".into());
+        let mut note = message(AuthorKind::Agent, "agent-a", "Made it green");
+        note.message_type = Some(MessageType::Note);
+        let mut verdict = message(AuthorKind::User, "Ann", "Still wrong: still red on mobile");
+        verdict.message_type = Some(MessageType::Verdict);
+        verdict.attachments = vec![Attachment {
+            key: "a1.png".into(),
+            label: "after".into(),
+            kind: AttachmentKind::Evidence,
+            url: Some("http://x/blobs/a1.png".into()),
+        }];
+        let thread = vec![note, verdict];
+        let saved = SavedImages {
+            screenshot: None,
+            attachments: [("a1.png".to_owned(), "/cache/p-3-a1.png".to_owned())].into(),
+        };
+        assert_eq!(
+            sent_back_text(&[(c.clone(), thread.clone())], std::slice::from_ref(&saved)),
+            "1 item sent back as still wrong, checked on the stage:\n  #3  Total is red\n    Ann: Still wrong: still \
+             red on mobile\n    after-screenshot: /cache/p-3-a1.png"
+        );
+        let out = GetChangeOutput { change: c.clone(), thread: thread.clone(), stage_url: None };
+        let text = show(&out, None, &saved, NOW, &UTC);
+        assert!(
+            text.contains(
+                "\nSent back at 17:35 by Ann: Still wrong: still red on mobile\n  after-screenshot: /cache/p-3-a1.png\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  [17:35] Ann (verdict): Still wrong: still red on mobile\n      image a1.png: after  /cache/p-3-a1.png\n"), "{text}");
+        // Once claimed again it is no longer "sent back"; the verdict stays in the thread.
+        let mut claimed = out.clone();
+        claimed.change.status = ChangeStatus::Claimed;
+        let text = show(&claimed, None, &saved, NOW, &UTC);
+        assert!(!text.contains("Sent back"), "{text}");
+        assert!(text.contains("Ann (verdict): Still wrong"), "{text}");
     }
 }

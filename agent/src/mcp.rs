@@ -54,7 +54,9 @@ body, console errors, the thread, and the screenshot as an image.
 3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} and then \
 changes_next {claimedBy: YOUR_NAME} wakes when they answer. changes_reply and changes_shot (option or evidence \
 images) add to the thread.
-4. Commit the fix, then changes_done {changeId, note}: it records this checkout's branch and HEAD commit.
+4. Commit the fix, then changes_done {changeId, note}: it records this checkout's branch and HEAD commit. \
+When the person checks it on the stage and finds it still wrong, the item comes back to you: \
+changes_next {claimedBy: YOUR_NAME} returns it with their words and the after-screenshot.
 If a write says your lease is lost, another agent has the item: stop working on it and take new work with \
 changes_next. changes_list shows the queue; changes_claim claims named items or renews a lease.";
 
@@ -96,7 +98,8 @@ impl ItemRef {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NextParams {
     /// Your agent name. With it, changes_next also returns when the filer answers one of
-    /// your questions (in a group you claimed). Required to claim.
+    /// your questions (in a group you claimed), or checks an item you completed on the
+    /// stage and sends it back as still wrong. Required to claim.
     pub claimed_by: Option<String>,
     /// Claim what was found as one group (at most 50 items), leased to claimedBy.
     #[serde(default)]
@@ -366,7 +369,8 @@ pub fn claimed_text(
     )
 }
 
-/// The text of what `changes_next` found; `saved` are the images of each answered item.
+/// The text of what `changes_next` found; `saved` are the images of each answered or
+/// sent-back item.
 pub fn found_text(
     found: &Found,
     w: &Wait,
@@ -377,6 +381,27 @@ pub fn found_text(
 ) -> String {
     match found {
         Found::Claimed(out) => claimed_text(out, false, now, local),
+        Found::SentBack(items, claimed) => {
+            let text = format::sent_back_text(items, saved);
+            let first = items.first().map_or("", |(c, _)| c.short_id.as_str());
+            match claimed {
+                Some(out) => format!(
+                    "{text}\n{}\nRead the thread: changes_show (changeId {first:?}); fix what they say, commit, then \
+                     changes_done.",
+                    claimed_text(out, false, now, local)
+                ),
+                None => {
+                    let ids: Vec<String> = items.iter().map(|(c, _)| format!("{:?}", c.short_id)).collect();
+                    let by =
+                        w.claimed_by.as_deref().map_or_else(|| "YOUR_NAME".to_owned(), |b| format!("{b:?}"));
+                    format!(
+                        "{text}\nClaim them again: changes_claim with changeIds [{}] and claimedBy {by} (or \
+                         changes_next with claim: true).",
+                        ids.join(", ")
+                    )
+                }
+            }
+        }
         Found::Answers(answers, _) => {
             let none = BTreeMap::new();
             let lines: Vec<String> = answers
@@ -459,7 +484,8 @@ fn image_input(path: Option<&str>, base64: Option<&str>) -> Result<Option<Image>
 impl Tools {
     #[tool(
         description = "Wait for work: claimable items (claim them with claim: true and claimedBy) or, with \
-                       claimedBy, the filer's answer to one of your questions. Waits up to timeoutSeconds \
+                       claimedBy, the filer's answer to one of your questions or an item of yours they sent \
+                       back as still wrong after checking it on the stage. Waits up to timeoutSeconds \
                        (default 50) and answers \"nothing yet\" when nothing came: then call it again. Woken \
                        at once by the server's event stream."
     )]
@@ -574,8 +600,8 @@ impl Tools {
         };
         let found = next::wait(&ctx, &w).await?;
         let mut saved = Vec::new();
-        if let Found::Answers(answers, _) = &found {
-            for (c, thread) in answers {
+        if let Found::Answers(items, _) | Found::SentBack(items, _) = &found {
+            for (c, thread) in items {
                 saved.push(save_images(&ctx, c, thread).await);
             }
         }
@@ -822,6 +848,42 @@ mod tests {
         assert!(
             found_text(&held, &w, 50, &[], now, &utc)
                 .contains("; 2 held by their filer, claimable from 01:01.")
+        );
+    }
+
+    #[test]
+    fn a_sent_back_item_is_said_with_the_words_and_the_after_screenshot() {
+        let w = Wait {
+            claimed_by: Some("bot".into()),
+            claim: false,
+            lease_minutes: None,
+            stage_id: None,
+            deadline: None,
+            once: false,
+            interval: POLL_INTERVAL,
+        };
+        let utc = LocalTime { offset: &|_| 0 };
+        let now = Timestamp::from_unix_millis(0);
+        let change: Change = serde_json::from_value(serde_json::json!({
+            "changeId": "c", "shortId": "4", "projectId": "p", "stageId": "s", "title": "Total is red",
+            "status": "open", "source": "extension", "createdAt": "2026-11-29T17:35:27Z", "held": false,
+            "completedBy": "bot"
+        }))
+        .unwrap();
+        let verdict: Message = serde_json::from_value(serde_json::json!({
+            "messageId": "m", "changeId": "c", "authorKind": "user", "authorName": "Ann",
+            "body": "Still wrong: still red", "type": "verdict", "createdAt": "2026-11-29T17:40:00Z",
+            "attachments": [{"key": "a.png", "label": "after", "kind": "evidence", "url": "http://x/blobs/a.png"}]
+        }))
+        .unwrap();
+        let found = Found::SentBack(vec![(change, vec![verdict])], None);
+        let saved =
+            SavedImages { screenshot: None, attachments: [("a.png".into(), "/c/a.png".into())].into() };
+        assert_eq!(
+            found_text(&found, &w, 50, &[saved], now, &utc),
+            "1 item sent back as still wrong, checked on the stage:\n  #4  Total is red\n    Ann: Still wrong: \
+             still red\n    after-screenshot: /c/a.png\nClaim them again: changes_claim with changeIds [\"4\"] and \
+             claimedBy \"bot\" (or changes_next with claim: true)."
         );
     }
 }

@@ -5,6 +5,13 @@
 //! soonest moment a held item or a lease ends (+1 s), the `--interval` poll (only while
 //! the stream is not up), or `--timeout`.
 //!
+//! With `--claimed-by C` it also wakes for C's own items: an answer to C's question, and
+//! an item C completed that the person checked on the stage and sent back as still
+//! wrong (`verifyChange`'s `still_wrong`, which reopens it in no group); C's items are
+//! those the server says were completed as C (`completedBy`). A sent-back item is
+//! claimed first with `--claim`, and printed with the person's words and the saved
+//! after-screenshot.
+//!
 //! [`wait`] does the looking and waiting and returns what it found; `run` prints it.
 //! The MCP server's `changes_next` tool calls [`wait`] too.
 
@@ -19,13 +26,17 @@ use super::NextArgs;
 use super::client::{Error, exit};
 use super::commands::{Ctx, now, print_claimed, save_images};
 use super::format;
-use super::rules::{answer_candidates, backoff, group_title, next_wake, sleep_until_wake};
+use super::rules::{
+    answer_candidates, backoff, group_title, next_wake, sent_back_candidates, sleep_until_wake,
+};
 use super::sse::{self, StreamState};
 
 /// What one look at the queue found.
 enum Look {
     /// Answers waiting for `--claimed-by`: the items, their threads, their groups.
     Answers(Vec<(Change, Vec<Message>)>, Vec<Group>),
+    /// Items `--claimed-by` completed that a person sent back: the items and threads.
+    SentBack(Vec<(Change, Vec<Message>)>),
     /// Items an agent may claim now.
     Claimable(ListChangesOutput),
     /// Nothing; `wake` is when something may become claimable by itself.
@@ -54,6 +65,10 @@ pub struct Wait {
 pub enum Found {
     /// Answers waiting for `claimed_by`: the items, their threads, their groups.
     Answers(Vec<(Change, Vec<Message>)>, Vec<Group>),
+    /// Items `claimed_by` completed that a person checked on the stage and sent back as
+    /// still wrong (the items and their threads, the verdict last); with `claim`, also
+    /// the claim that took them.
+    SentBack(Vec<(Change, Vec<Message>)>, Option<ClaimChangesOutput>),
     /// With `claim`: what was claimed (and remembered as the last claim).
     Claimed(ClaimChangesOutput),
     /// Without `claim`: items an agent may claim now.
@@ -77,6 +92,7 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
     };
     match wait(ctx, &w).await? {
         Found::Answers(answers, groups) => print_answers(ctx, &answers, groups).await,
+        Found::SentBack(items, claimed) => print_sent_back(ctx, &items, claimed.as_ref(), &w).await,
         Found::Claimed(out) => print_claimed(ctx, &out, false),
         Found::Claimable(list) => print_claimable(ctx, &list, a.claimed_by.as_deref()),
         Found::Nothing { held, held_until } => {
@@ -127,7 +143,31 @@ pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
         };
         let wake_at = match found {
             Look::Answers(answers, groups) => return Ok(Found::Answers(answers, groups)),
-            Look::Claimable(list) if w.claim => match claim(ctx, w, &list).await {
+            Look::SentBack(items) if w.claim => {
+                let changes: Vec<Change> = items.iter().map(|(c, _)| c.clone()).collect();
+                match claim(ctx, w, &changes).await {
+                    Ok(out) => {
+                        // The items as claimed, each with its thread.
+                        let items = items
+                            .into_iter()
+                            .filter_map(|(c, thread)| {
+                                out.changes
+                                    .iter()
+                                    .find(|o| o.change_id == c.change_id)
+                                    .map(|o| (o.clone(), thread))
+                            })
+                            .collect();
+                        return Ok(Found::SentBack(items, Some(out)));
+                    }
+                    Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => {
+                        tracing::debug!("a sent-back item was claimed by someone else first");
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Look::SentBack(items) => return Ok(Found::SentBack(items, None)),
+            Look::Claimable(list) if w.claim => match claim(ctx, w, &list.changes).await {
                 Ok(out) => return Ok(Found::Claimed(out)),
                 // Another agent took them between the look and the claim: look again
                 // (after a short pause, growing if it keeps happening).
@@ -248,6 +288,24 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
         if !answers.is_empty() {
             return Ok(Look::Answers(answers, mine.groups));
         }
+        let input = ListChangesInput {
+            status: Some(vec![ChangeStatus::Open]),
+            limit: Some(LIST_LIMIT_MAX),
+            ..base.clone()
+        };
+        let open = ctx.list(input).await?;
+        let mut sent = Vec::new();
+        for c in sent_back_candidates(&open.changes, by) {
+            let input =
+                GetChangeInput { change_id: c.change_id.clone(), project_id: Some(ctx.project_id.clone()) };
+            let got = ctx.api.call::<GetChange>(input).await?;
+            if sent_back(got.change.status, &got.thread).is_some() {
+                sent.push((got.change, got.thread));
+            }
+        }
+        if !sent.is_empty() {
+            return Ok(Look::SentBack(sent));
+        }
     }
     let claimable = ctx.list(ListChangesInput { pickup_only: true, ..base.clone() }).await?;
     if !claimable.changes.is_empty() {
@@ -267,8 +325,8 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
     })
 }
 
-async fn claim(ctx: &Ctx, w: &Wait, list: &ListChangesOutput) -> Result<ClaimChangesOutput, Error> {
-    let take: Vec<Change> = list.changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
+async fn claim(ctx: &Ctx, w: &Wait, changes: &[Change]) -> Result<ClaimChangesOutput, Error> {
+    let take: Vec<Change> = changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
     let input = ClaimChangesInput {
         project_id: ctx.project_id.clone(),
         group_id: None,
@@ -301,6 +359,71 @@ async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: Ve
             if answers.len() == 1 { "1 item".to_owned() } else { format!("{} items", answers.len()) },
             lines.join("\n")
         )
+    });
+}
+
+/// `next --json`'s answer for sent-back items: each item with its thread and saved
+/// images, and the claim that took them (with `--claim`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SentBackJson<'a> {
+    sent_back: Vec<SentBackItem<'a>>,
+    claimed: Option<&'a ClaimChangesOutput>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SentBackItem<'a> {
+    change: &'a Change,
+    thread: &'a [Message],
+    image_paths: &'a std::collections::BTreeMap<String, String>,
+}
+
+async fn print_sent_back(
+    ctx: &Ctx,
+    items: &[(Change, Vec<Message>)],
+    claimed: Option<&ClaimChangesOutput>,
+    w: &Wait,
+) {
+    let mut saved = Vec::new();
+    for (c, thread) in items {
+        saved.push(save_images(ctx, c, thread).await);
+    }
+    let json = SentBackJson {
+        sent_back: items
+            .iter()
+            .zip(&saved)
+            .map(|((change, thread), s)| SentBackItem { change, thread, image_paths: &s.attachments })
+            .collect(),
+        claimed,
+    };
+    ctx.print(&json, || {
+        let by = w.claimed_by.as_deref().map(format::shell_word).unwrap_or_else(|| "NAME".to_owned());
+        let mut text = format::sent_back_text(items, &saved);
+        match claimed {
+            Some(out) => {
+                let g = &out.group;
+                let until = g.claim_expires_at.map(|t| format!(", lease until {}", ctx.local().hhmm(t)));
+                text.push_str(&format!(
+                    "\nClaimed again as \"{}\" (group {}, fence {}{}).",
+                    g.title,
+                    g.group_id,
+                    g.fence,
+                    until.unwrap_or_default()
+                ));
+            }
+            None => {
+                let ids: Vec<&str> = items.iter().map(|(c, _)| c.short_id.as_str()).collect();
+                text.push_str(&format!(
+                    "\nClaim: redline claim --change-ids {} --claimed-by {by}",
+                    ids.join(",")
+                ));
+            }
+        }
+        if let Some((first, _)) = items.first() {
+            text.push_str(&format!("\nRead the thread: redline show {}", first.short_id));
+        }
+        text
     });
 }
 

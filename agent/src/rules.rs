@@ -105,6 +105,18 @@ pub fn answer_candidates<'a>(changes: &'a [Change], groups: &[Group], claimed_by
         .collect()
 }
 
+/// The items a person may have sent back to `claimed_by` with a `still_wrong` verdict:
+/// open, in no group and not held (as a `still_wrong` verdict leaves an item), and last
+/// completed as `claimed_by`. Whether the verdict came is for the thread to say
+/// ([`redline_protocol::sent_back`]).
+pub fn sent_back_candidates<'a>(changes: &'a [Change], claimed_by: &str) -> Vec<&'a Change> {
+    changes
+        .iter()
+        .filter(|c| c.status == ChangeStatus::Open && c.group_id.is_none() && !c.held)
+        .filter(|c| c.completed_by.as_deref() == Some(claimed_by))
+        .collect()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use redline_protocol::{Source, StageType};
@@ -270,6 +282,24 @@ pub(crate) mod tests {
         let all = [a, b, c];
         let found: Vec<&str> =
             answer_candidates(&all, &groups, "agent-a").iter().map(|c| c.short_id.as_str()).collect();
+        assert_eq!(found, ["1"]);
+    }
+
+    #[test]
+    fn sent_back_items_are_open_ungrouped_and_completed_by_the_agent() {
+        let mut mine = change(1);
+        mine.completed_by = Some("agent-a".into());
+        let mut theirs = change(2);
+        theirs.completed_by = Some("agent-b".into());
+        let mut claimed = mine.clone();
+        (claimed.short_id, claimed.status, claimed.group_id) =
+            ("3".into(), ChangeStatus::Claimed, Some("g".into()));
+        let mut held = mine.clone();
+        (held.short_id, held.held) = ("4".into(), true);
+        let never_done = change(5);
+        let all = [mine, theirs, claimed, held, never_done];
+        let found: Vec<&str> =
+            sent_back_candidates(&all, "agent-a").iter().map(|c| c.short_id.as_str()).collect();
         assert_eq!(found, ["1"]);
     }
 }

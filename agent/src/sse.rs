@@ -12,11 +12,11 @@ use super::client::Api;
 use super::rules::backoff;
 
 /// Whether a change event may mean new work for `next`: an item filed, released,
-/// answered, edited or reopened. Claims, questions, replies, shots and completions do
-/// not make work.
+/// answered, edited, reopened or verified (a `still_wrong` verdict sends it back).
+/// Claims, questions, replies, shots and completions do not make work.
 pub fn wakes(event_type: ChangeEventType) -> bool {
     use ChangeEventType::*;
-    matches!(event_type, Filed | Updated | Released | Answered | Status)
+    matches!(event_type, Filed | Updated | Released | Answered | Status | Verified)
 }
 
 /// Whether one stream event should wake `next`.
@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn which_events_wake_next() {
         let data = |t: &str| format!(r#"{{"type":"{t}","changeId":"c","shortId":"1","seq":3}}"#);
-        for t in ["filed", "released", "answered", "status", "updated"] {
+        for t in ["filed", "released", "answered", "status", "updated", "verified"] {
             assert!(event_wakes(&event("message", &data(t), Some("3"))), "{t}");
         }
         for t in ["claimed", "asked", "replied", "shot", "done"] {

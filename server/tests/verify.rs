@@ -222,3 +222,22 @@ async fn both_verdicts_send_a_verified_event() {
         events.iter().map(|e| (&e["changeId"], e["type"].as_str().unwrap())).collect();
     assert_eq!(seen, [(&first, "verified"), (&second, "verified")]);
 }
+
+/// Migration 0009 gives items done before it the claimant of their group as
+/// `completedBy` (its backfill statement, run again here on an item without one).
+#[tokio::test]
+async fn migration_0009_backfills_completed_by_from_the_group() {
+    let s = TestServer::start().await;
+    let id = s.done_item("done before 0009").await;
+    let open = s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "open"})).await;
+    let pool = s.store.pool();
+    sqlx::query("UPDATE changes SET completed_by = NULL").execute(pool).await.unwrap();
+    let sql = include_str!("../migrations/sqlite/0009_verified.sql");
+    assert_eq!(sql, include_str!("../migrations/postgres/0009_verified.sql"), "one text for both engines");
+    let backfill = sql.split(';').map(str::trim).rfind(|s| !s.is_empty()).unwrap();
+    assert!(backfill.starts_with("UPDATE changes SET completed_by"), "{backfill}");
+    sqlx::query(sqlx::AssertSqlSafe(backfill.to_owned())).execute(pool).await.unwrap();
+    assert_eq!(s.get(&id).await["change"]["completedBy"], "agent-a");
+    let open_id = &open["change"]["changeId"];
+    assert_eq!(s.get(open_id).await["change"]["completedBy"], Value::Null, "only done items");
+}
