@@ -23,8 +23,22 @@ struct Seen {
     after: Result<(Image, String), String>,
 }
 
+/// What the item's check saw and the after-shot's key once uploaded: held by the item
+/// view, so a re-read of the item (every event re-renders it) keeps them.
+#[derive(Clone, Copy)]
+pub struct CheckState {
+    seen: RwSignal<Option<Seen>>,
+    uploaded: StoredValue<Option<String>>,
+}
+
+impl CheckState {
+    pub fn new() -> CheckState {
+        CheckState { seen: RwSignal::new(None), uploaded: StoredValue::new(None) }
+    }
+}
+
 #[component]
-pub fn CheckOnStage(change: Change, stage_url: Option<String>) -> impl IntoView {
+pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let Some(url) = verify::check_url(stage_url.as_deref(), change.route.as_deref()) else {
         return view! {
@@ -35,9 +49,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>) -> impl IntoView 
     let stage_url = stage_url.unwrap_or_default();
     let elements: Vec<Element> = change.capture.as_ref().map(|c| c.elements.clone()).unwrap_or_default();
     let shown_url = url.clone();
-    let seen = RwSignal::new(None::<Seen>);
-    // The after-shot's key once uploaded, so a retried verdict does not upload it twice.
-    let uploaded = StoredValue::new(None::<String>);
+    let CheckState { seen, uploaded } = state;
     let run = Action::new_local(move |_: &()| {
         let request = WorkerRequest::CheckOnStage {
             tab_id: ctx.tab.get_untracked().map(|t| t.0),
@@ -53,11 +65,6 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>) -> impl IntoView 
             }
             seen.set(Some(seen_now));
             Ok::<(), String>(())
-        }
-    });
-    on_cleanup(move || {
-        if let Some(Seen { after: Ok((_, url)), .. }) = seen.get_untracked() {
-            crate::ui::shot::release(&url);
         }
     });
     let start = move |_| {

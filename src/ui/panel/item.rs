@@ -23,6 +23,8 @@ use crate::queue;
 #[component]
 pub fn ItemView(change_id: String) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
+    // What a check saw outlives the re-reads that render the item again.
+    let checked = check::CheckState::new();
     let detail = LocalResource::new({
         let change_id = change_id.clone();
         move || {
@@ -45,14 +47,14 @@ pub fn ItemView(change_id: String) -> impl IntoView {
                         <button type="button" on:click=move |_| detail.refetch()>"Retry"</button>
                     </div>
                 }.into_any(),
-                Some(Ok(output)) => view! { <ItemDetail output /> }.into_any(),
+                Some(Ok(output)) => view! { <ItemDetail output checked /> }.into_any(),
             }}
         </article>
     }
 }
 
 #[component]
-fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
+fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let GetChangeOutput { change, thread, stage_url } = output;
     let now = move || Timestamp::from_unix_millis(ctx.now.get());
@@ -95,7 +97,7 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
                 }
             })}
         </header>
-        {crate::verify::waits_for_check(&change).then(|| view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() /> })}
+        {crate::verify::waits_for_check(&change).then(|| view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() state=checked /> })}
         {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
         {question.map(|(question, choices)| view! { <Answer change=change.clone() question choices /> })}
         {change.screenshot_url.clone().map(|url| {
