@@ -3,6 +3,7 @@
 //! settings with sign-in. Views are a signal, not a router (a router breaks on reload in
 //! an extension page).
 
+mod check;
 mod item;
 mod live;
 mod queue;
@@ -396,6 +397,24 @@ fn focus_selected(ctx: Ctx) {
     );
 }
 
+/// The panel's one way of saying something failed: the message (text, never HTML) and,
+/// when the failed thing can be tried again, a Retry button.
+#[component]
+pub fn ErrorLine(
+    #[prop(into)] message: String,
+    #[prop(optional)] retry: Option<Callback<()>>,
+    #[prop(optional, into)] pending: Signal<bool>,
+) -> impl IntoView {
+    view! {
+        <p class="error" role="alert">
+            {message}
+            {retry.map(|retry| view! {
+                " "<button type="button" disabled=move || pending.get() on:click=move |_| retry.run(())>"Retry"</button>
+            })}
+        </p>
+    }
+}
+
 /// An image shown large; `Esc`, a click or Close dismisses it.
 #[component]
 fn Lightbox() -> impl IntoView {
@@ -430,7 +449,7 @@ fn CircleButton() -> impl IntoView {
         <button class="primary" on:click=move |_| { start.dispatch(()); } disabled=move || start.pending().get()>
             "Circle"
         </button>
-        {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
+        {move || failure().map(|message| view! { <ErrorLine message /> })}
     }
 }
 
@@ -481,7 +500,7 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
             <div class="actions">
                 <button class="primary" type="submit" disabled=move || save.pending().get()>"Save"</button>
             </div>
-            {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
+            {move || failure().map(|message| view! { <ErrorLine message /> })}
         </form>
         <DeviceSignIn api_url on_saved />
     }
@@ -540,7 +559,7 @@ fn DeviceSignIn(
                     <button type="button" on:click=move |_| { attempt.update_value(|a| *a += 1); state.set(SignIn::Idle); }>"Cancel"</button>
                 }.into_any(),
                 SignIn::Failed(message) => view! {
-                    <p class="error" role="alert">{message}</p>
+                    <ErrorLine message />
                     <button type="button" on:click=start>"Try again"</button>
                 }.into_any(),
             }}

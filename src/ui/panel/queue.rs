@@ -9,7 +9,7 @@ use redline_protocol::rpc::{
 };
 use redline_protocol::{ChangeStatus, Timestamp};
 
-use super::Ctx;
+use super::{Ctx, ErrorLine};
 use crate::api::Client;
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::OutboxItem;
@@ -100,6 +100,11 @@ impl Store {
         self.queue.with_value(|q| q.needs_answer_count(&me))
     }
 
+    pub fn check_count(&self) -> usize {
+        let me = self.me.get_untracked();
+        self.queue.with_value(|q| q.check_count(&me))
+    }
+
     /// A held item's hold has run out by the local clock: worth a re-read.
     pub fn hold_ended(&self, now: Timestamp) -> bool {
         self.queue.with_value(|q| {
@@ -148,9 +153,11 @@ pub fn reload(ctx: Ctx) {
                     // The filter may have moved while we read.
                     if ctx.filter.get_untracked().as_ref() == Some(&filter) {
                         store.apply(list, now());
-                        let count = store.needs_answer_count();
+                        let (text, title) =
+                            crate::verify::badge(store.needs_answer_count(), store.check_count());
                         leptos::task::spawn_local(async move {
-                            let _ = crate::chrome::set_badge(&queue::badge_text(count)).await;
+                            let _ = crate::chrome::set_badge(&text).await;
+                            let _ = crate::chrome::set_action_title(&title).await;
                         });
                     }
                 }
@@ -258,6 +265,7 @@ fn intern_row_strings() {
         "true",
         "button",
         "row-main",
+        "row check",
         "number",
         "title",
         "row-title",
@@ -341,7 +349,7 @@ fn HeldSection(outbox: RwSignal<Vec<OutboxItem>>) -> impl IntoView {
                 </div>
             </Show>
             {move || send_now.value().get().and_then(Result::err).map(|m| view! {
-                <p class="error" role="alert">{m}" "<button type="button" on:click=move |_| { send_now.dispatch(()); }>"Retry"</button></p>
+                <ErrorLine message=m retry=Callback::new(move |_| { send_now.dispatch(()); }) />
             })}
             <ul role="list">
                 <For each=move || outbox.get() key=|item| (item.change_id.clone(), item.message.clone()) let(item)>
@@ -433,16 +441,14 @@ fn HeldRow(id: String) -> impl IntoView {
                 <button type="button" on:click=move |_| { withdraw.dispatch(()); } disabled=move || withdraw.pending().get()>"Withdraw"</button>
             </span>
             {move || edit_failure().map(|m| view! {
-                <p class="error" role="alert">{format!("Could not edit: {m}")}" "
-                    <button type="button" on:click=move |_| { edit.dispatch(sent_title.get_value()); }
-                        disabled=move || edit.pending().get()>"Retry"</button>
-                </p>
+                <ErrorLine message=format!("Could not edit: {m}")
+                    retry=Callback::new(move |_| { edit.dispatch(sent_title.get_value()); })
+                    pending=Signal::derive(move || edit.pending().get()) />
             })}
             {move || withdraw_failure().map(|m| view! {
-                <p class="error" role="alert">{format!("Could not withdraw: {m}")}" "
-                    <button type="button" on:click=move |_| { withdraw.dispatch(()); }
-                        disabled=move || withdraw.pending().get()>"Retry"</button>
-                </p>
+                <ErrorLine message=format!("Could not withdraw: {m}")
+                    retry=Callback::new(move |_| { withdraw.dispatch(()); })
+                    pending=Signal::derive(move || withdraw.pending().get()) />
             })}
         </li>
     }
@@ -465,7 +471,7 @@ fn QueueRow(id: String) -> impl IntoView {
     };
     let class = {
         let row = row.clone();
-        move || row.with(|r| queue::row_class(r.change.status))
+        move || row.with(Row::class)
     };
     let title = {
         let row = row.clone();
@@ -497,7 +503,13 @@ fn QueueRow(id: String) -> impl IntoView {
 fn row_line(r: &Row, now: Timestamp) -> String {
     let mut parts: Vec<String> = Vec::new();
     match r.change.status {
-        ChangeStatus::Done => parts.extend(r.build_line()),
+        ChangeStatus::Done => {
+            parts.extend(r.build_line());
+            if let Some(verified) = r.change.verified_at {
+                let by = r.change.verified_by.as_deref().unwrap_or("someone");
+                parts.push(format!("checked by {by} {}", queue::relative_time(verified, now)));
+            }
+        }
         ChangeStatus::NeedsAnswer => parts.push("the agent asks you something".to_owned()),
         _ => {
             if let Some(claim) = r.claim_line(now) {
