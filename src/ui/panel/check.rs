@@ -156,16 +156,15 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>) -> impl In
             </ul>
         }
         .into_any(),
-        Err(error) => view! {
-            <p class="error" role="alert">{format!("Redline could not look into the stage tab ({error}).")}</p>
+        Err(error) => {
+            view! { <ErrorLine message=format!("Redline could not look into the stage tab ({error}).") /> }
+                .into_any()
         }
-        .into_any(),
     };
     let needs_click = after.as_ref().err().map(|error| {
         view! {
-            <p class="error" role="alert" data-testid="needs-toolbar-click">
-                {format!("No after-shot: Chrome lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.")}
-            </p>
+            <ErrorLine testid="needs-toolbar-click"
+                message=format!("No after-shot: Chrome lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.") />
         }
     });
     let before_figure = match before {

@@ -42,10 +42,7 @@ pub fn ItemView(change_id: String) -> impl IntoView {
             {move || match detail.get() {
                 None => view! { <p class="hint" role="status">"Reading the item…"</p> }.into_any(),
                 Some(Err(message)) => view! {
-                    <div class="error-box" role="alert">
-                        <p>{format!("Could not read the item: {message}")}</p>
-                        <button type="button" on:click=move |_| detail.refetch()>"Retry"</button>
-                    </div>
+                    <ErrorLine message=format!("Could not read the item: {message}") retry=Callback::new(move |_| detail.refetch()) />
                 }.into_any(),
                 Some(Ok(output)) => view! { <ItemDetail output checked /> }.into_any(),
             }}
