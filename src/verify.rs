@@ -286,6 +286,33 @@ pub fn before_part(capture: Option<&Capture>, viewport: Option<Viewport>) -> Opt
     Some((with_margin(region, viewport), viewport))
 }
 
+/// Where a pointer at `client` falls on an image shown in `bounds`, in fractions of its
+/// width and height, kept on the image.
+pub fn fraction_in(client: Point, bounds: Rect) -> Point {
+    let part =
+        |at: f64, start: f64, size: f64| if size > 0.0 { ((at - start) / size).clamp(0.0, 1.0) } else { 0.0 };
+    Point { x: part(client.x, bounds.x, bounds.width), y: part(client.y, bounds.y, bounds.height) }
+}
+
+/// Adds `point` to a circle being drawn, unless it is within half a percent of the last
+/// one (a drag reports far more points than a circle needs).
+pub fn extend_circle(circle: &mut Vec<Point>, point: Point) {
+    let near = circle.last().is_some_and(|l| (l.x - point.x).hypot(l.y - point.y) < 0.005);
+    if !near {
+        circle.push(point);
+    }
+}
+
+/// Enough of a circle to mean a place: three points or more.
+pub fn is_circle(circle: &[Point]) -> bool {
+    circle.len() >= 3
+}
+
+/// A circle as an SVG `points` list in a 100 × 100 view box.
+pub fn svg_points(circle: &[Point]) -> String {
+    circle.iter().map(|p| format!("{:.2},{:.2}", p.x * 100.0, p.y * 100.0)).collect::<Vec<_>>().join(" ")
+}
+
 /// Words are required for "still wrong" (the agent needs them), optional for "fixed".
 pub fn check_words(verdict: Verdict, words: &str) -> Result<Option<String>, &'static str> {
     let words = words.trim();
@@ -443,6 +470,22 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(answered.boxes, vec![rect(1.0, 2.0, 3.0, 4.0)]);
+    }
+
+    #[test]
+    fn a_new_circle_is_kept_in_fractions_of_the_after_shot() {
+        let shown = rect(100.0, 50.0, 200.0, 100.0);
+        assert_eq!(fraction_in(Point { x: 150.0, y: 75.0 }, shown), Point { x: 0.25, y: 0.25 });
+        // Dragged past the image's edge: on its edge.
+        assert_eq!(fraction_in(Point { x: 400.0, y: 0.0 }, shown), Point { x: 1.0, y: 0.0 });
+        assert_eq!(fraction_in(Point { x: 1.0, y: 1.0 }, rect(0.0, 0.0, 0.0, 0.0)), Point { x: 0.0, y: 0.0 });
+        let mut circle = Vec::new();
+        for (x, y) in [(0.1, 0.1), (0.101, 0.101), (0.5, 0.1), (0.5, 0.5)] {
+            extend_circle(&mut circle, Point { x, y });
+        }
+        assert_eq!(circle.len(), 3, "a point next to the last adds nothing");
+        assert!(is_circle(&circle) && !is_circle(&circle[..2]));
+        assert_eq!(svg_points(&circle), "10.00,10.00 50.00,10.00 50.00,50.00");
     }
 
     #[test]

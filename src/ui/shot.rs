@@ -80,6 +80,19 @@ pub async fn crop(data_url: &str, region: Rect, device_pixel_ratio: f64) -> Resu
     Ok((image, web_sys::Url::create_object_url_with_blob(&blob)?))
 }
 
+/// The after-shot at `url` with the person's new circle drawn on: `circle` in fractions
+/// of the image's width and height (`verify::fraction_in`).
+pub async fn with_circle(url: &str, circle: &[Point]) -> Result<Image, JsValue> {
+    let bitmap = bitmap_of(url).await?;
+    let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
+    let canvas = OffscreenCanvas::new(bitmap.width(), bitmap.height())?;
+    let context = context_2d(&canvas)?;
+    context.draw_image_with_image_bitmap(&bitmap, 0.0, 0.0)?;
+    let outline: Vec<Point> = circle.iter().map(|p| Point { x: p.x * width, y: p.y * height }).collect();
+    draw_outline(&context, &outline, 1.0);
+    Ok(Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&encode(&canvas).await?).await? })
+}
+
 async fn bitmap_of(data_url: &str) -> Result<web_sys::ImageBitmap, JsValue> {
     let window = web_sys::window().ok_or("no window")?;
     let response: web_sys::Response = JsFuture::from(window.fetch_with_str(data_url)).await?.dyn_into()?;

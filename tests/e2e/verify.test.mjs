@@ -272,6 +272,21 @@ describe("checking a fix on the stage", () => {
       `orders.summary: moved or removed on ${sha.slice(0, 7)}`,
     ]);
 
+    // Circling the place again on the after-shot: the new circle goes with the verdict.
+    await check.getByRole("button", { name: "Circle again" }).click();
+    const shotBox = await check.getByTestId("after").boundingBox();
+    const onShot = (fx, fy) => [shotBox.x + shotBox.width * fx, shotBox.y + shotBox.height * fy];
+    await panel.mouse.move(...onShot(0.2, 0.5));
+    await panel.mouse.down();
+    for (let i = 1; i <= 24; i++) {
+      const angle = Math.PI + (i / 24) * 2 * Math.PI;
+      await panel.mouse.move(...onShot(0.5 + 0.3 * Math.cos(angle), 0.5 + 0.3 * Math.sin(angle)));
+    }
+    await panel.mouse.up();
+    await check.getByRole("button", { name: "Done circling" }).click();
+    await check.getByText("Your new circle goes with the verdict.").waitFor();
+    assert.ok((await check.locator(".new-circle polygon").getAttribute("points")).split(" ").length >= 20, "the circle is shown");
+
     await check.getByRole("button", { name: "Still wrong" }).click();
     await check.getByRole("alert").getByText("Say what is still wrong").waitFor();
     assert.equal((await server.rpc("getChange", { changeId: filed.changeId })).change.status, "done", "nothing sent without words");
@@ -299,6 +314,22 @@ describe("checking a fix on the stage", () => {
     assert.equal(verdict.type, "verdict");
     assert.ok(verdict.body.includes(words), "the verdict carries the words");
     assert.equal(verdict.attachments.length, 1, "with the after-shot");
+    // The after-shot that went has the new circle drawn in: red where the circle's lowest
+    // point was drawn, below the outlined button (the button's middle is not red).
+    const reds = await panel.evaluate(async (url) => {
+      const bitmap = await createImageBitmap(await (await fetch(url)).blob());
+      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+      const context = canvas.getContext("2d");
+      context.drawImage(bitmap, 0, 0);
+      const red = (fx, fy) => {
+        const [x, y] = [Math.round(bitmap.width * fx), Math.round(bitmap.height * fy)];
+        const { data } = context.getImageData(x - 4, y - 4, 9, 9);
+        for (let i = 0; i < data.length; i += 4) if (data[i] > 170 && data[i + 1] < 90 && data[i + 2] < 90) return true;
+        return false;
+      };
+      return [red(0.5, 0.8), red(0.5, 0.5)];
+    }, verdict.attachments[0].url);
+    assert.deepEqual(reds, [true, false], "the circle is drawn into the after-shot");
 
     // The waiting agent wakes with the words and the after-shot, saved where it says.
     const [code] = await exited;

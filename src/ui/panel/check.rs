@@ -2,11 +2,13 @@
 //! tab at its route, its elements are found again on the new build and outlined, and an
 //! after-shot of them is shown beside the filed screenshot's crop (before). The person
 //! then says **Fixed** or **Still wrong** (words required), which `verifyChange` records
-//! with the after-shot (`uploadShot`). What is pure is `crate::verify`.
+//! with the after-shot (`uploadShot`). The person may circle the place again on the
+//! after-shot: the circle is drawn into the after-shot that goes with the verdict. What
+//! is pure is `crate::verify`.
 
 use leptos::prelude::*;
 use redline_protocol::rpc::{UploadShot, UploadShotInput, VerifyChange, VerifyChangeInput};
-use redline_protocol::{Change, Element, Verdict, short_sha};
+use redline_protocol::{Change, Element, Point, Rect, Verdict, short_sha};
 
 use super::queue::reload;
 use super::{Ctx, ErrorLine};
@@ -29,11 +31,17 @@ struct Seen {
 pub struct CheckState {
     seen: RwSignal<Option<Seen>>,
     uploaded: StoredValue<Option<String>>,
+    /// The person's new circle on the after-shot, in fractions of its width and height.
+    circle: RwSignal<Vec<Point>>,
 }
 
 impl CheckState {
     pub fn new() -> CheckState {
-        CheckState { seen: RwSignal::new(None), uploaded: StoredValue::new(None) }
+        CheckState {
+            seen: RwSignal::new(None),
+            uploaded: StoredValue::new(None),
+            circle: RwSignal::new(Vec::new()),
+        }
     }
 }
 
@@ -49,7 +57,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
     let stage_url = stage_url.unwrap_or_default();
     let elements: Vec<Element> = change.capture.as_ref().map(|c| c.elements.clone()).unwrap_or_default();
     let shown_url = url.clone();
-    let CheckState { seen, uploaded } = state;
+    let CheckState { seen, uploaded, circle } = state;
     let run = Action::new_local(move |_: &()| {
         let request = WorkerRequest::CheckOnStage {
             tab_id: ctx.tab.get_untracked().map(|t| t.0),
@@ -60,6 +68,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
         async move {
             let seen_now = check(request).await?;
             uploaded.set_value(None);
+            circle.set(Vec::new());
             if let Some(Seen { after: Ok((_, old)), .. }) = seen.get_untracked() {
                 crate::ui::shot::release(&old);
             }
@@ -97,9 +106,9 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
                 </button>
             </div>
             {move || run_failed.get().map(|m| view! { <ErrorLine message=m /> })}
-            {move || seen.get().map(|s| view! { <CheckResult seen=s before=before.clone() /> })}
+            {move || seen.get().map(|s| view! { <CheckResult seen=s before=before.clone() state /> })}
             <Show when=move || seen.with(Option::is_some)>
-                <VerdictForm change_id=change_id.clone() project_id=project_id.clone() seen uploaded />
+                <VerdictForm change_id=change_id.clone() project_id=project_id.clone() state />
             </Show>
         </section>
     }
@@ -141,7 +150,7 @@ fn before_view(change: &Change) -> Option<(String, Option<CssCrop>)> {
 }
 
 #[component]
-fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>) -> impl IntoView {
+fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>, state: CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let Seen { check, after } = seen;
     let build = check.as_ref().ok().and_then(|c| c.git_sha.clone());
@@ -188,15 +197,7 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>) -> impl In
         None => view! { <p class="hint" data-testid="before">"No screenshot was filed."</p> }.into_any(),
     };
     let after_figure = match after {
-        Ok((_, url)) => {
-            let (u, label) = (url.clone(), format!("After, {on}"));
-            let aria = format!("After, {on} (enlarge)");
-            view! {
-                <button type="button" class="image-button" aria-label=aria data-testid="after"
-                    on:click=move |_| ctx.enlarged.set(Some((u.clone(), label.clone())))><img src=url alt="" /></button>
-            }
-            .into_any()
-        }
+        Ok((_, url)) => view! { <AfterShot url label=format!("After, {on}") state /> }.into_any(),
         Err(_) => view! { <p class="hint">"No after-shot yet."</p> }.into_any(),
     };
     view! {
@@ -209,25 +210,98 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>) -> impl In
     }
 }
 
+/// The after-shot: a click enlarges it; after "Circle again", dragging on it draws the
+/// person's new circle, which goes with the verdict.
+#[component]
+fn AfterShot(url: String, label: String, state: CheckState) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let CheckState { circle, uploaded, .. } = state;
+    let drawing = RwSignal::new(false);
+    let pressed = RwSignal::new(false);
+    let at = |e: &leptos::ev::PointerEvent| {
+        let area: web_sys::Element = event_target::<web_sys::Element>(e)
+            .closest(".after-shot")
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| event_target::<web_sys::Element>(e));
+        let r = area.get_bounding_client_rect();
+        let bounds = Rect { x: r.left(), y: r.top(), width: r.width(), height: r.height() };
+        verify::fraction_in(Point { x: e.client_x() as f64, y: e.client_y() as f64 }, bounds)
+    };
+    let down = move |e: leptos::ev::PointerEvent| {
+        if !drawing.get_untracked() {
+            return;
+        }
+        e.prevent_default();
+        pressed.set(true);
+        // A new circle is a new after-shot to upload.
+        uploaded.set_value(None);
+        circle.set(vec![at(&e)]);
+    };
+    let moved = move |e: leptos::ev::PointerEvent| {
+        if pressed.get_untracked() {
+            let point = at(&e);
+            circle.update(|c| verify::extend_circle(c, point));
+        }
+    };
+    let (enlarge_url, enlarge_label) = (url.clone(), label.clone());
+    let aria = format!("{label} (enlarge)");
+    view! {
+        <div class="after-shot" class:drawing=move || drawing.get() data-testid="after"
+            on:pointerdown=down on:pointermove=moved on:pointerup=move |_| pressed.set(false)
+            on:pointerleave=move |_| pressed.set(false)>
+            <button type="button" class="image-button" aria-label=aria disabled=move || drawing.get()
+                on:click=move |_| ctx.enlarged.set(Some((enlarge_url.clone(), enlarge_label.clone())))>
+                <img src=url alt="" draggable="false" />
+            </button>
+            <svg class="new-circle" viewBox="0 0 100 100" preserveAspectRatio="none" aria-hidden="true">
+                <polygon points=move || circle.with(|c| verify::svg_points(c)) />
+            </svg>
+        </div>
+        <div class="actions">
+            <button type="button" aria-pressed=move || drawing.get().to_string()
+                on:click=move |_| drawing.update(|d| *d = !*d)>
+                {move || if drawing.get() { "Done circling" } else { "Circle again" }}
+            </button>
+            <Show when=move || circle.with(|c| verify::is_circle(c))>
+                <button type="button" on:click=move |_| { uploaded.set_value(None); circle.set(Vec::new()); }>"Clear circle"</button>
+            </Show>
+        </div>
+        <p class="hint" role="status">{move || if drawing.get() {
+            "Drag on the after-shot to circle the place again."
+        } else if circle.with(|c| verify::is_circle(c)) {
+            "Your new circle goes with the verdict."
+        } else {
+            ""
+        }}</p>
+    }
+}
+
 /// Fixed, or Still wrong with words; the after-shot goes with either.
 #[component]
-fn VerdictForm(
-    change_id: String,
-    project_id: String,
-    seen: RwSignal<Option<Seen>>,
-    uploaded: StoredValue<Option<String>>,
-) -> impl IntoView {
+fn VerdictForm(change_id: String, project_id: String, state: CheckState) -> impl IntoView {
+    let CheckState { seen, uploaded, circle } = state;
     let ctx = expect_context::<Ctx>();
     let words = RwSignal::new(String::new());
     let send = Action::new_local(move |verdict: &Verdict| {
         let verdict = *verdict;
         let body = verify::check_words(verdict, &words.get_untracked());
-        let image =
-            seen.with_untracked(|s| s.as_ref().and_then(|s| s.after.as_ref().ok().map(|(i, _)| i.clone())));
+        let after = seen.with_untracked(|s| s.as_ref().and_then(|s| s.after.clone().ok()));
+        let circle = circle.get_untracked();
         let client = ctx.client.get_value();
         let (change_id, project_id) = (change_id.clone(), project_id.clone());
         async move {
             let body = body.map_err(str::to_owned)?;
+            // The after-shot, with the new circle drawn in when there is one.
+            let image = match after {
+                Some((_, url)) if verify::is_circle(&circle) => Some(
+                    crate::ui::shot::with_circle(&url, &circle)
+                        .await
+                        .map_err(|e| crate::chrome::js_error_message(&e))?,
+                ),
+                Some((image, _)) => Some(image),
+                None => None,
+            };
             let screenshot_key = match (uploaded.get_value(), image) {
                 (Some(key), _) => Some(key),
                 (None, Some(image)) => {
