@@ -336,16 +336,43 @@ impl Drop for TabListeners {
     }
 }
 
+// Self-contained functions Chrome serialises into the page (`executeScript`'s `func`).
+// They load the content module (JavaScript, so strict CSPs allow it) and use only what
+// it already exports: "Check on stage" adds no bytes to what a page loads.
 #[cfg(feature = "worker")]
 #[wasm_bindgen(inline_js = "export function show_in_page(elements) {
   return import(chrome.runtime.getURL('content/content.js')).then((content) => content.show_elements(elements));
 }
-export function show_in_page_function() { return show_in_page; }")]
+export function show_in_page_function() { return show_in_page; }
+export function check_in_page(elements) {
+  return import(chrome.runtime.getURL('content/content.js')).then((content) => {
+    const located = content.show_elements(elements);
+    const host = document.getElementById('redline-show-host');
+    const sha = document.querySelector('meta[name=\"fabric-git-sha\"]');
+    return {
+      located,
+      boxes: host ? JSON.parse(host.getAttribute('data-redline-boxes') || '[]') : [],
+      scroll: { x: scrollX, y: scrollY },
+      viewport: { width: innerWidth, height: innerHeight },
+      devicePixelRatio,
+      gitSha: sha && sha.content.trim() ? sha.content.trim() : null,
+    };
+  });
+}
+export function check_in_page_function() { return check_in_page; }
+export function scroll_in_page(to) {
+  scrollTo(to.x, to.y);
+  return { x: scrollX, y: scrollY };
+}
+export function scroll_in_page_function() { return scroll_in_page; }")]
 extern "C" {
-    /// A self-contained function Chrome serialises into the page (`executeScript`'s
-    /// `func`): it loads the content module (JavaScript, so strict CSPs allow it) and
-    /// outlines the elements.
+    /// Outlines the elements (`show_elements`) and answers what it found.
     fn show_in_page_function() -> js_sys::Function;
+    /// Outlines the elements and answers a `verify::PageView`: what was found, the
+    /// outlined boxes, the scroll position, viewport, pixel ratio and the page's build.
+    fn check_in_page_function() -> js_sys::Function;
+    /// Scrolls to `{x, y}` and answers where the page came to rest.
+    fn scroll_in_page_function() -> js_sys::Function;
 }
 
 /// Runs the content module's `show_elements(elements)` in a tab's top frame and
@@ -355,6 +382,32 @@ pub async fn show_in_tab<T: Serialize, R: DeserializeOwned>(
     tab_id: i32,
     elements: &T,
 ) -> Result<R, ChromeError> {
+    run_in_tab(tab_id, show_in_page_function(), to_js(elements)?).await
+}
+
+/// "Check on stage" in a tab's top frame: outlines `elements` and answers what the page
+/// shows (`verify::PageView`). Needs a host permission for the tab, or `activeTab` on it.
+#[cfg(feature = "worker")]
+pub async fn check_in_tab<T: Serialize, R: DeserializeOwned>(
+    tab_id: i32,
+    elements: &T,
+) -> Result<R, ChromeError> {
+    run_in_tab(tab_id, check_in_page_function(), to_js(elements)?).await
+}
+
+/// Scrolls a tab's top frame to `to` and answers where it came to rest.
+#[cfg(feature = "worker")]
+pub async fn scroll_tab<T: Serialize, R: DeserializeOwned>(tab_id: i32, to: &T) -> Result<R, ChromeError> {
+    run_in_tab(tab_id, scroll_in_page_function(), to_js(to)?).await
+}
+
+/// Runs `func(arg)` in a tab's top frame and returns its answer.
+#[cfg(feature = "worker")]
+async fn run_in_tab<R: DeserializeOwned>(
+    tab_id: i32,
+    func: js_sys::Function,
+    arg: JsValue,
+) -> Result<R, ChromeError> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Target {
@@ -362,8 +415,8 @@ pub async fn show_in_tab<T: Serialize, R: DeserializeOwned>(
     }
     let injection = to_js(&serde_json::json!({}))?;
     Reflect::set(&injection, &"target".into(), &to_js(&Target { tab_id })?)?;
-    Reflect::set(&injection, &"func".into(), &show_in_page_function())?;
-    Reflect::set(&injection, &"args".into(), &js_sys::Array::of1(&to_js(elements)?))?;
+    Reflect::set(&injection, &"func".into(), &func)?;
+    Reflect::set(&injection, &"args".into(), &js_sys::Array::of1(&arg))?;
     let results = settle(scripting_execute_script(&injection)).await?;
     let first = Reflect::get(&results, &JsValue::from_f64(0.0))?;
     let result = Reflect::get(&first, &JsValue::from_str("result"))?;
@@ -371,6 +424,76 @@ pub async fn show_in_tab<T: Serialize, R: DeserializeOwned>(
         return Err(ChromeError("the page did not answer".into()));
     }
     Ok(serde_wasm_bindgen::from_value(result)?)
+}
+
+// ---- Check on stage: the stage tab and the toolbar button's tooltip ----
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
+    fn tabs_create(properties: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update, catch)]
+    fn tabs_update(tab_id: i32, properties: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = get, catch)]
+    fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = reload, catch)]
+    fn tabs_reload(tab_id: i32, properties: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "action"], js_name = setTitle, catch)]
+    fn action_set_title(details: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// A tab as `tabs.get`/`tabs.create` tell it: with its loading status.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TabState {
+    pub id: Option<i32>,
+    pub url: Option<String>,
+    pub window_id: Option<i32>,
+    pub status: Option<String>,
+}
+
+/// Every tab (their URLs only where Redline has host access or `activeTab`).
+pub async fn all_tabs() -> Result<Vec<Tab>, ChromeError> {
+    let tabs = settle(tabs_query(&to_js(&serde_json::json!({}))?)).await?;
+    Ok(serde_wasm_bindgen::from_value(tabs)?)
+}
+
+/// Opens `url` in a new active tab.
+pub async fn open_tab(url: &str) -> Result<TabState, ChromeError> {
+    let tab = settle(tabs_create(&to_js(&serde_json::json!({ "url": url, "active": true }))?)).await?;
+    Ok(serde_wasm_bindgen::from_value(tab)?)
+}
+
+/// Makes a tab the active one of its window, loading `url` in it first when given.
+pub async fn activate_tab(tab_id: i32, url: Option<&str>) -> Result<TabState, ChromeError> {
+    let properties = match url {
+        Some(url) => serde_json::json!({ "url": url, "active": true }),
+        None => serde_json::json!({ "active": true }),
+    };
+    let tab = settle(tabs_update(tab_id, &to_js(&properties)?)).await?;
+    Ok(serde_wasm_bindgen::from_value(tab)?)
+}
+
+/// Loads a tab's page again from the server (not from the cache).
+pub async fn reload_tab(tab_id: i32) -> Result<(), ChromeError> {
+    settle(tabs_reload(tab_id, &to_js(&serde_json::json!({ "bypassCache": true }))?)).await?;
+    Ok(())
+}
+
+/// A tab's state now.
+pub async fn tab_state(tab_id: i32) -> Result<TabState, ChromeError> {
+    let tab = settle(tabs_get(tab_id)).await?;
+    Ok(serde_wasm_bindgen::from_value(tab)?)
+}
+
+/// Sets the toolbar button's tooltip.
+pub async fn set_action_title(title: &str) -> Result<(), ChromeError> {
+    settle(action_set_title(&to_js(&serde_json::json!({ "title": title }))?)).await?;
+    Ok(())
 }
 
 /// A content script registered at run time (`chrome.scripting.registerContentScripts`).

@@ -18,6 +18,7 @@ pub mod settings;
 pub mod throttle;
 pub mod timer;
 pub mod tray;
+pub mod verify;
 
 #[cfg(feature = "content")]
 pub mod content;

@@ -41,6 +41,20 @@ pub enum WorkerRequest {
     /// Re-read the questions waiting for the person and set the toolbar badge now
     /// (answered with [`WorkerReply::Badge`]).
     RefreshBadge,
+    /// The panel's "Check on stage": open (or bring forward) a tab of the stage at
+    /// `url`, re-locate `elements` there, outline them and screenshot the tab; answered
+    /// with [`WorkerReply::Checked`]. `tabId` is the tab the panel follows, preferred
+    /// when it shows the stage at `stageUrl`. The content module neither sends nor reads
+    /// the check's messages: left out of it, they add nothing to what a page loads.
+    #[cfg(any(feature = "worker", feature = "ui", not(feature = "content")))]
+    CheckOnStage {
+        #[serde(rename = "tabId", default)]
+        tab_id: Option<i32>,
+        #[serde(rename = "stageUrl")]
+        stage_url: String,
+        url: String,
+        elements: Vec<Element>,
+    },
 }
 
 /// The worker's answer to a [`WorkerRequest`].
@@ -74,9 +88,19 @@ pub enum WorkerReply {
         url: Option<String>,
         located: Vec<Located>,
     },
-    /// The badge as now set: how many items wait for the person's answer.
+    /// The badge as now set: how many items wait for the person's answer or check.
     Badge {
         count: u32,
+    },
+    /// What "Check on stage" saw in tab `tabId`: what the page found (or why the page
+    /// could not be asked) and the tab's screenshot as a PNG `data:` URL (or why Chrome
+    /// refused it).
+    #[cfg(any(feature = "worker", feature = "ui", not(feature = "content")))]
+    Checked {
+        #[serde(rename = "tabId")]
+        tab_id: i32,
+        check: Result<crate::verify::PageCheck, String>,
+        screenshot: Result<String, String>,
     },
 }
 
@@ -201,6 +225,20 @@ mod tests {
         assert_eq!(
             serde_json::to_value(WorkerReply::Badge { count: 1 }).unwrap(),
             json!({"kind": "badge", "count": 1})
+        );
+    }
+
+    #[cfg(not(feature = "content"))]
+    #[test]
+    fn check_on_stage_messages_carry_the_page_and_the_shot() {
+        let request = json!({"kind": "checkOnStage", "stageUrl": "http://s/", "url": "http://s/orders", "elements": []});
+        assert!(matches!(serde_json::from_value(request).unwrap(),
+            WorkerRequest::CheckOnStage { tab_id: None, url, .. } if url == "http://s/orders"));
+        let reply =
+            WorkerReply::Checked { tab_id: 3, check: Err("no".into()), screenshot: Ok("data:".into()) };
+        assert_eq!(
+            serde_json::to_value(reply).unwrap(),
+            json!({"kind": "checked", "tabId": 3, "check": {"Err": "no"}, "screenshot": {"Ok": "data:"}})
         );
     }
 

@@ -19,17 +19,20 @@ pub enum Section {
     Waiting,
     /// Under a live lease, or `in_progress` after an answer.
     Working,
+    /// Done and live on the stage, waiting for someone to check the fix there.
+    Check,
     Done,
     /// Hidden unless asked for.
     Dismissed,
 }
 
 impl Section {
-    pub const ALL: [Section; 6] = [
+    pub const ALL: [Section; 7] = [
         Section::NeedsAnswer,
         Section::Held,
         Section::Waiting,
         Section::Working,
+        Section::Check,
         Section::Done,
         Section::Dismissed,
     ];
@@ -40,6 +43,7 @@ impl Section {
             Section::Held => "Your held batch",
             Section::Waiting => "Waiting",
             Section::Working => "Being worked on",
+            Section::Check => "Check on stage",
             Section::Done => "Done",
             Section::Dismissed => "Dismissed",
         }
@@ -52,6 +56,7 @@ impl Section {
             Section::Held => "held",
             Section::Waiting => "waiting",
             Section::Working => "working",
+            Section::Check => "check",
             Section::Done => "done",
             Section::Dismissed => "dismissed",
         }
@@ -72,6 +77,7 @@ impl Row {
         let change = &self.change;
         match change.status {
             ChangeStatus::Dismissed => Section::Dismissed,
+            ChangeStatus::Done if crate::verify::waits_for_check(change) => Section::Check,
             ChangeStatus::Done => Section::Done,
             ChangeStatus::NeedsAnswer => Section::NeedsAnswer,
             _ if change.held && change.filed_by.as_deref() == Some(me) => Section::Held,
@@ -113,6 +119,11 @@ impl Row {
     /// Done, and the stage serves a build that contains its commit.
     pub fn is_live(&self) -> bool {
         self.change.status == ChangeStatus::Done && self.change.live == Some(true)
+    }
+
+    /// The row's CSS classes: a fix waiting for a check is not struck through yet.
+    pub fn class(&self) -> &'static str {
+        if crate::verify::waits_for_check(&self.change) { "row check" } else { row_class(self.change.status) }
     }
 }
 
@@ -259,6 +270,11 @@ impl Queue {
     pub fn needs_answer_count(&self, me: &str) -> usize {
         self.rows.values().filter(|r| needs_my_answer(&r.change, me)).count()
     }
+
+    /// How many of `me`'s fixes wait for a check on the stage (the toolbar badge).
+    pub fn check_count(&self, me: &str) -> usize {
+        self.rows.values().filter(|r| crate::verify::waits_for_my_check(&r.change, me)).count()
+    }
 }
 
 fn number_of(short_id: &str) -> u64 {
@@ -360,6 +376,13 @@ mod tests {
             change("g", 7, "dismissed", json!({})),
             change("h", 8, "in_progress", json!({})),
             change("i", 9, "open", json!({"held": true, "filedBy": "bob"})),
+            change("j", 10, "done", json!({"headCommit": "b1", "live": true})),
+            change(
+                "k",
+                11,
+                "done",
+                json!({"headCommit": "b2", "live": true, "verifiedAt": Timestamp::from_unix_millis(3)}),
+            ),
         ];
         let groups = [group("g1", 2_600_000), group("g2", 1_500_000)];
         let queue = Queue::from_list(changes, &groups);
@@ -374,12 +397,18 @@ mod tests {
                 // a lapsed lease is waiting again; someone else's hold waits too; newest first
                 (Section::Waiting, vec!["i", "e", "a"]),
                 (Section::Working, vec!["h", "d"]),
-                (Section::Done, vec!["f"]),
+                // live and not yet verified: above Done; a verified one is done
+                (Section::Check, vec!["j"]),
+                (Section::Done, vec!["k", "f"]),
             ]
         );
         assert_eq!(queue.sections(ME, now(), true).last().unwrap().0, Section::Dismissed);
         assert_eq!(queue.needs_answer_count(ME), 1);
         assert_eq!(queue.needs_answer_count("bob"), 0);
+        assert_eq!(queue.check_count(ME), 1);
+        assert_eq!(queue.check_count("bob"), 0);
+        assert_eq!(queue.get("j").unwrap().class(), "row check");
+        assert_eq!(queue.get("k").unwrap().class(), "row done");
     }
 
     #[test]

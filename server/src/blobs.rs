@@ -1,12 +1,17 @@
-//! Images: uploaded screenshots and thread attachments. Bytes live in `DIR/blobs/`;
-//! read outputs link them as signed, expiring URLs `GET /blobs/{key}?exp=..&sig=..`
-//! (the URL is the capability, so `<img>` works without a bearer header).
+//! Images: uploaded screenshots and thread attachments. Their bytes live in a
+//! [`BlobStore`] (a folder, the database or S3-compatible storage, see `store`), the
+//! `blobs` table records them; read outputs link them as signed, expiring URLs
+//! `GET /blobs/{key}?exp=..&sig=..` (the URL is the capability, so `<img>` works
+//! without a bearer header). The signing secret is kept in the database, so a link one
+//! server process made works on every process of the same database.
 //!
-//! `/blobs` streams a file in chunks rather than reading it whole, and at most
-//! [`ReadLimit::permits`] files are read at once: a request beyond waits up to
+//! `/blobs` streams an image in chunks rather than reading it whole, and at most
+//! [`ReadLimit::permits`] images are read at once: a request beyond waits up to
 //! [`ReadLimit::wait`] for its turn, then gets 503 with `Retry-After`.
 
-use std::path::PathBuf;
+mod store;
+
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,12 +25,12 @@ use base64::engine::general_purpose::STANDARD;
 use futures_util::StreamExt;
 use hmac::{Hmac, KeyInit, Mac};
 use redline_protocol::{IMAGE_MAX_BYTES, ImageType, Timestamp};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use sqlx::{AnyConnection, Row};
 use tokio::sync::Semaphore;
-use tokio_util::io::ReaderStream;
 
+pub use self::store::{BlobStore, BlobStoreSpec, CHUNK_BYTES, Chunks, Database, Folder, S3, copy_missing};
 use crate::AppState;
 use crate::auth::hex;
 use crate::db::Store;
@@ -34,7 +39,8 @@ use crate::error::ApiError;
 /// How long a signed link works.
 pub const URL_LIFETIME: Duration = Duration::from_secs(3600);
 
-/// How long an uploaded screenshot waits to be filed before it is deleted.
+/// How long an uploaded image waits to be referred to (filed, attached) before it is
+/// deleted, by default.
 pub const UNATTACHED_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// How many images `/blobs` reads at once by default.
@@ -59,9 +65,6 @@ impl Default for ReadLimit {
         ReadLimit::new(MAX_READS)
     }
 }
-
-/// The size of the chunks `/blobs` sends.
-const CHUNK_BYTES: usize = 64 * 1024;
 
 /// An image as an input carries it: the input field (for error messages), the declared
 /// content type, and the base64 bytes.
@@ -108,12 +111,13 @@ fn decode_now(image: &ImageInput) -> Result<Image, ApiError> {
     Ok(Image { bytes, kind: declared })
 }
 
-/// An image's file, written and not yet recorded for good: dropped, it is removed (a
-/// write that failed after writing it leaves nothing behind). [`Written::keep`] once the
-/// row that records it is committed.
+/// An image's bytes, stored and not yet recorded for good: dropped, they are removed
+/// (a write that failed after storing them leaves nothing behind; a process that died
+/// meanwhile leaves them to [`Blobs::collect`]). [`Written::keep`] once the row that
+/// records them is committed.
 #[derive(Debug)]
 pub struct Written {
-    path: PathBuf,
+    store: Arc<dyn BlobStore>,
     key: String,
     size: i64,
     kind: ImageType,
@@ -134,11 +138,17 @@ impl Written {
 
 impl Drop for Written {
     fn drop(&mut self) {
-        if !self.kept
-            && let Err(e) = std::fs::remove_file(&self.path)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(error = %e, key = self.key, "removing an image no write recorded");
+        if self.kept {
+            return;
+        }
+        let (store, key) = (self.store.clone(), std::mem::take(&mut self.key));
+        // Removed in the background: a drop cannot wait, and the write's answer need not.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = store.delete(&key).await {
+                    tracing::warn!(error = %e, key, "removing an image no write recorded");
+                }
+            });
         }
     }
 }
@@ -178,17 +188,26 @@ pub fn check_quota(stored_bytes: i64, added: i64, quota_bytes: i64) -> Result<()
     if added > 0 && stored_bytes > quota_bytes { Err(over_quota(quota_bytes, added)) } else { Ok(()) }
 }
 
+/// What [`Blobs::collect`] deleted.
+#[derive(Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Collected {
+    /// Recorded images nothing referred to.
+    pub unreferenced: usize,
+    /// Stored bytes no row records (their write failed, or its process died, after
+    /// storing them).
+    pub orphans: usize,
+}
+
 #[derive(Debug)]
 pub struct Blobs {
-    dir: PathBuf,
+    store: Arc<dyn BlobStore>,
     secret: Vec<u8>,
 }
 
 impl Blobs {
-    /// Opens `dir`, and the signing secret kept in the store (made on first start, so
-    /// links survive restarts).
-    pub async fn open(store: &Store, dir: PathBuf) -> anyhow::Result<Blobs> {
-        tokio::fs::create_dir_all(&dir).await.with_context(|| format!("creating {}", dir.display()))?;
+    /// Images in `blobs`, signed with the secret kept in the database (made on the
+    /// first start of any process, so links survive restarts and work on every process).
+    pub async fn open(store: &Store, blobs: Arc<dyn BlobStore>) -> anyhow::Result<Blobs> {
         let mut fresh = [0u8; 32];
         getrandom::fill(&mut fresh).context("reading the random source")?;
         sqlx::query(
@@ -201,7 +220,12 @@ impl Blobs {
             .fetch_one(store.pool())
             .await?
             .try_get("value")?;
-        Ok(Blobs { dir, secret: secret.into_bytes() })
+        Ok(Blobs { store: blobs, secret: secret.into_bytes() })
+    }
+
+    /// Where the bytes are.
+    pub fn store(&self) -> &Arc<dyn BlobStore> {
+        &self.store
     }
 
     fn mac(&self, key: &str, exp: i64) -> Hmac<Sha256> {
@@ -217,8 +241,8 @@ impl Blobs {
         format!("{base_url}/blobs/{key}?exp={exp}&sig={sig}")
     }
 
-    /// Writes a decoded image's file (before any write's turn: file I/O never holds the
-    /// others up). Nothing refers to it until [`Blobs::record`]ed.
+    /// Stores a decoded image's bytes (before any write's turn: storing never holds the
+    /// others up). Nothing refers to them until [`Blobs::record`]ed.
     pub async fn write(&self, image: Image) -> Result<Written, ApiError> {
         let ext = match image.kind {
             ImageType::Png => "png",
@@ -226,15 +250,9 @@ impl Blobs {
             ImageType::Webp => "webp",
         };
         let key = format!("{}.{ext}", uuid::Uuid::new_v4().simple());
-        let tmp = self.dir.join(format!(".{key}.tmp"));
-        let path = self.dir.join(&key);
         let size = image.bytes.len() as i64;
-        tokio::fs::write(&tmp, &image.bytes).await.map_err(ApiError::internal)?;
-        if let Err(e) = tokio::fs::rename(&tmp, &path).await {
-            let _ = tokio::fs::remove_file(&tmp).await;
-            return Err(ApiError::internal(e));
-        }
-        Ok(Written { path, key, size, kind: image.kind, kept: false })
+        self.store.put(&key, image.bytes.into()).await.map_err(ApiError::internal)?;
+        Ok(Written { store: self.store.clone(), key, size, kind: image.kind, kept: false })
     }
 
     /// Records a written image as `project_id`'s, charging its bytes to the project's
@@ -276,15 +294,20 @@ impl Blobs {
         Ok(updated == 1)
     }
 
-    /// Deletes the images uploaded more than [`UNATTACHED_LIFETIME`] ago that nothing
-    /// refers to; returns how many.
-    pub async fn collect(&self, store: &Store, now: Timestamp) -> Result<usize, sqlx::Error> {
-        let cutoff = now.unix_millis() - UNATTACHED_LIFETIME.as_millis() as i64;
+    /// Deletes the images stored more than `older_than` before `now` that nothing refers
+    /// to: recorded ones never attached to an item or message, and bytes no row records.
+    pub async fn collect(
+        &self,
+        store: &Store,
+        now: Timestamp,
+        older_than: Duration,
+    ) -> anyhow::Result<Collected> {
+        let cutoff = now.unix_millis() - older_than.as_millis() as i64;
+        let mut collected = Collected::default();
         let rows = sqlx::query("SELECT blob_key FROM blobs WHERE attached = 0 AND created_at < $1")
             .bind(cutoff)
             .fetch_all(store.pool())
             .await?;
-        let mut deleted = 0;
         for row in rows {
             let key: String = row.try_get("blob_key")?;
             // Re-checked in the delete: an item may have attached it meanwhile. Its bytes
@@ -307,34 +330,55 @@ impl Blobs {
             }
             tx.commit().await?;
             if gone.is_some() {
-                if let Err(e) = tokio::fs::remove_file(self.dir.join(&key)).await
-                    && e.kind() != std::io::ErrorKind::NotFound
-                {
-                    tracing::warn!(error = %e, key, "deleting an unfiled screenshot");
-                }
-                deleted += 1;
+                self.store.delete(&key).await.with_context(|| format!("deleting image {key}"))?;
+                collected.unreferenced += 1;
             }
         }
-        Ok(deleted)
+        // Bytes stored before their row is written: only old ones are orphans (a write
+        // in progress stored its image moments ago).
+        let old: Vec<String> = self
+            .store
+            .list()
+            .await?
+            .into_iter()
+            .filter(|(_, at)| at.unix_millis() < cutoff)
+            .map(|(k, _)| k)
+            .collect();
+        let recorded: HashSet<String> = if old.is_empty() {
+            HashSet::new()
+        } else {
+            sqlx::query("SELECT blob_key FROM blobs")
+                .fetch_all(store.pool())
+                .await?
+                .iter()
+                .map(|r| r.try_get("blob_key"))
+                .collect::<Result<_, _>>()?
+        };
+        for key in old.iter().filter(|k| !recorded.contains(*k)) {
+            self.store.delete(key).await.with_context(|| format!("deleting image {key}"))?;
+            collected.orphans += 1;
+        }
+        Ok(collected)
     }
 }
 
-/// Runs [`Blobs::collect`] now and every hour.
+/// Runs [`Blobs::collect`] now and every hour, for images older than
+/// [`UNATTACHED_LIFETIME`].
 pub fn spawn_collector(state: AppState) {
     tokio::spawn(async move {
         let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
         loop {
             every_hour.tick().await;
-            match state.blobs.collect(&state.store, state.clock.now()).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(n, "deleted unfiled screenshots"),
-                Err(e) => tracing::warn!(error = %e, "deleting unfiled screenshots"),
+            match state.blobs.collect(&state.store, state.clock.now(), UNATTACHED_LIFETIME).await {
+                Ok(Collected { unreferenced: 0, orphans: 0 }) => {}
+                Ok(c) => tracing::info!(c.unreferenced, c.orphans, "deleted images nothing refers to"),
+                Err(e) => tracing::warn!(error = format!("{e:#}"), "deleting images nothing refers to"),
             }
         }
     });
 }
 
-/// Keys are made by [`Blobs::save`]: 32 hex digits and an image extension. Anything
+/// Keys are made by [`Blobs::write`]: 32 hex digits and an image extension. Anything
 /// else (an option without an image, a path) is not a blob.
 pub fn is_blob_key(key: &str) -> bool {
     match key.split_once('.') {
@@ -385,15 +429,11 @@ pub async fn get(
         Ok(Ok(permit)) => permit,
         _ => return Err(ApiError::unavailable("too many images are being read at once; try again", 1)),
     };
-    let file = match tokio::fs::File::open(state.blobs.dir.join(&key)).await {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ApiError::not_found("no such image"));
-        }
-        Err(e) => return Err(ApiError::internal(e)),
+    let Some(chunks) = state.blobs.store.get(&key).await.map_err(ApiError::internal)? else {
+        return Err(ApiError::not_found("no such image"));
     };
     // The turn is given back when the body is sent or the client goes away.
-    let chunks = ReaderStream::with_capacity(file, CHUNK_BYTES).map(move |chunk| {
+    let chunks = chunks.map(move |chunk| {
         let _turn = &permit;
         chunk
     });

@@ -30,6 +30,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
     (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
     (12, "0012_holds.sql", include_str!("../migrations/sqlite/0012_holds.sql")),
+    (13, "0013_blob_chunks.sql", include_str!("../migrations/sqlite/0013_blob_chunks.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -44,6 +45,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
     (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
     (12, "0012_holds.sql", include_str!("../migrations/postgres/0012_holds.sql")),
+    (13, "0013_blob_chunks.sql", include_str!("../migrations/postgres/0013_blob_chunks.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

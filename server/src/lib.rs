@@ -82,9 +82,20 @@ pub struct AppState {
 pub const DEFAULT_PROJECT_QUOTA_MB: u64 = 4 * 1024;
 
 impl AppState {
-    /// The state for `store`, keeping uploaded images in `blob_dir`.
+    /// The state for `store`, keeping uploaded images where its engine does by default:
+    /// in the database on Postgres, in `blob_dir` on SQLite.
     pub async fn new(store: Store, clock: Clock, blob_dir: PathBuf) -> anyhow::Result<AppState> {
-        let blobs = Arc::new(Blobs::open(&store, blob_dir).await?);
+        let images = blobs::BlobStoreSpec::open(None, &store, blob_dir).await?;
+        AppState::with_blob_store(store, clock, images).await
+    }
+
+    /// The state for `store`, keeping uploaded images in `images`.
+    pub async fn with_blob_store(
+        store: Store,
+        clock: Clock,
+        images: Arc<dyn blobs::BlobStore>,
+    ) -> anyhow::Result<AppState> {
+        let blobs = Arc::new(Blobs::open(&store, images).await?);
         let events = Arc::<EventHub>::default();
         match store.postgres_url() {
             Some(url) => events::spawn_pg_listener(url.to_owned(), events.clone()),

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::builder::TypedValueParser;
@@ -11,6 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
 use redline_server::backup;
+use redline_server::blobs::{BlobStore, BlobStoreSpec};
 use redline_server::{AppState, Clock, Store};
 use serde::Serialize;
 
@@ -59,6 +61,24 @@ impl StoreArgs {
     }
 }
 
+#[derive(Args)]
+struct BlobArgs {
+    /// Where uploaded images are kept: `folder` (DIR/blobs), `database` (in the
+    /// database itself) or `s3://bucket/prefix` (S3-compatible storage, configured by the
+    /// usual AWS_* variables: AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, …).
+    /// Default: database on Postgres, folder on SQLite. Every server process of one
+    /// database must name the same.
+    #[arg(long, global = true, env = "REDLINE_BLOB_STORE", value_name = "STORE",
+          value_parser = |s: &str| BlobStoreSpec::parse(s).map_err(|e| e.to_string()))]
+    blob_store: Option<BlobStoreSpec>,
+}
+
+impl BlobArgs {
+    async fn open(&self, store: &Store, data: &std::path::Path) -> anyhow::Result<Arc<dyn BlobStore>> {
+        BlobStoreSpec::open(self.blob_store.as_ref(), store, data.join("blobs")).await
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the changes API.
@@ -90,6 +110,13 @@ enum Command {
         project_quota_mb: u64,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        blobs: BlobArgs,
+    },
+    /// Manage uploaded images.
+    Blobs {
+        #[command(subcommand)]
+        command: BlobsCommand,
     },
     /// Manage projects.
     Project {
@@ -112,7 +139,8 @@ enum Command {
         command: AuthCommand,
     },
     /// Copy the SQLite store to FILE, consistently, while a server may be serving from
-    /// it (screenshots in DIR/blobs are copied separately; Postgres: use pg_dump).
+    /// it (images in the default folder store, DIR/blobs, are copied separately; Postgres:
+    /// use pg_dump).
     Backup {
         /// The copy to write; must not exist.
         #[arg(long, value_name = "FILE")]
@@ -122,6 +150,35 @@ enum Command {
     },
     #[command(flatten)]
     Agent(redline_agent::AgentCommand),
+}
+
+#[derive(Subcommand)]
+enum BlobsCommand {
+    /// Delete the images nothing refers to (uploaded but never filed or attached, or
+    /// stored by a write that failed) once they are older than --older-than. A running
+    /// server does the same every hour for images a day old.
+    Gc {
+        /// How old an image nothing refers to must be to go (`36h`, `2days`, `90m`).
+        #[arg(long, default_value = "24h", value_parser = humantime::parse_duration)]
+        older_than: std::time::Duration,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        blobs: BlobArgs,
+    },
+    /// Copy every image of another store that this one lacks: before moving a
+    /// deployment's images (e.g. a Postgres deployment from before images were kept in
+    /// the database: `--from folder`, into the default store).
+    Copy {
+        /// The store to copy from: folder, database or s3://bucket/prefix.
+        #[arg(long, value_name = "STORE",
+              value_parser = |s: &str| BlobStoreSpec::parse(s).map_err(|e| e.to_string()))]
+        from: BlobStoreSpec,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        blobs: BlobArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -280,9 +337,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_blob_reads,
             project_quota_mb,
             store: args,
+            blobs,
         } => {
             let store = args.open().await?;
-            let mut state = AppState::new(store, clock, args.data.join("blobs")).await?;
+            let images = blobs.open(&store, &args.data).await?;
+            tracing::info!(store = images.describe(), "images");
+            let mut state = AppState::with_blob_store(store, clock, images).await?;
             state.public_url = public_url;
             state.client_ip_header = client_ip_header;
             state.max_streams_per_token = max_streams_per_token;
@@ -333,6 +393,30 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Stage { command: StageCommand::Deploy { args, store } } => {
             redline_server::deploy::run(&store.open().await?, args, cli.json).await?;
+        }
+        Command::Blobs { command: BlobsCommand::Gc { older_than, store: args, blobs } } => {
+            let store = args.open().await?;
+            let images = blobs.open(&store, &args.data).await?;
+            let place = images.describe();
+            let gone = redline_server::blobs::Blobs::open(&store, images)
+                .await?
+                .collect(&store, clock.now(), older_than)
+                .await?;
+            print(cli.json, &gone, || {
+                format!(
+                    "deleted {} images nothing referred to and {} stored without a record, from {place}",
+                    gone.unreferenced, gone.orphans
+                )
+            });
+        }
+        Command::Blobs { command: BlobsCommand::Copy { from, store: args, blobs } } => {
+            let store = args.open().await?;
+            let source = BlobStoreSpec::open(Some(&from), &store, args.data.join("blobs")).await?;
+            let target = blobs.open(&store, &args.data).await?;
+            let copied = redline_server::blobs::copy_missing(&*source, &*target).await?;
+            print(cli.json, &serde_json::json!({ "copied": copied }), || {
+                format!("copied {copied} images from {} to {}", source.describe(), target.describe())
+            });
         }
         Command::Backup { to, store } => {
             let source = match &store.database_url {

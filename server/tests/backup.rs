@@ -11,7 +11,7 @@ use std::time::Instant;
 use axum::body::{Body, to_bytes};
 use axum::http::Request;
 use redline_protocol::Scope;
-use redline_server::admin::{self, StageSpec};
+use redline_server::admin;
 use redline_server::limit::RateLimit;
 use redline_server::{AppState, Clock, Store, app};
 use serde_json::{Value, json};
@@ -41,16 +41,7 @@ impl Sqlite {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir(dir.path()).await.unwrap();
         let now = common::START;
-        admin::add_project(&store, "demo", None, now).await.unwrap();
-        let stage = StageSpec {
-            project: "demo",
-            branch: "main",
-            url: "https://demo.example.com",
-            stage_type: None,
-            git_sha: None,
-            changes_enabled: None,
-        };
-        let stage_id = admin::add_stage(&store, stage, now).await.unwrap().stage_id;
+        let (_, stage_id) = common::add_demo(&store, None, now).await;
         let token = |scopes: &'static [Scope]| {
             let store = store.clone();
             async move { admin::create_token(&store, "demo", scopes, "t", None, now).await.unwrap().token }

@@ -1,5 +1,5 @@
-//! `/blobs`: images are streamed as they are read, at most so many at once, and a file
-//! gone from the folder is a 404.
+//! `/blobs`: images are streamed as they are read, at most so many at once, and an
+//! image whose bytes are gone is a 404.
 
 mod common;
 
@@ -39,9 +39,15 @@ async fn a_large_image_is_served_whole() {
     let bytes = res.bytes().await.unwrap();
     assert_eq!(bytes.len(), len);
     assert_eq!(STANDARD.encode(&bytes), png_of(len));
-    // A file gone from the folder is a missing image, not a server fault.
-    std::fs::remove_file(s.dir.path().join("blobs").join(&key)).unwrap();
+    // Bytes gone from the store are a missing image, not a server fault.
+    s.blobs.store().delete(&key).await.unwrap();
     assert_eq!(s.http.get(&url).send().await.unwrap().status(), 404);
+}
+
+/// A server whose images are files, which a test can replace with FIFOs.
+#[cfg(unix)]
+async fn on_files(configure: impl FnOnce(&mut redline_server::AppState)) -> TestServer {
+    TestServer::start_on(Some(redline_server::blobs::BlobStoreSpec::Folder), configure).await
 }
 
 /// Replaces the image `key` with a FIFO, so a test decides when its bytes arrive.
@@ -58,7 +64,7 @@ fn fifo(s: &TestServer, key: &str) -> std::path::PathBuf {
 #[tokio::test]
 async fn an_image_is_sent_as_it_is_read() {
     use std::io::Write;
-    let s = TestServer::start().await;
+    let s = on_files(|_| {}).await;
     let len = 1024 * 1024;
     let (key, url) = shot(&s, len).await;
     let path = fifo(&s, &key);
@@ -96,7 +102,7 @@ async fn an_image_is_sent_as_it_is_read() {
 #[cfg(unix)]
 #[tokio::test]
 async fn images_read_at_once_are_limited() {
-    let s = TestServer::start_with(|state| {
+    let s = on_files(|state| {
         state.blob_reads = redline_server::blobs::ReadLimit {
             permits: Arc::new(tokio::sync::Semaphore::new(1)),
             wait: Duration::from_millis(300),

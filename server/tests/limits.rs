@@ -221,8 +221,7 @@ async fn a_project_over_its_storage_quota_gets_413() {
         json!({"projectId": s.project_id, "contentType": "image/png", "imageBase64": STANDARD.encode(&png)});
     let body = s.err(&s.ann, "uploadShot", upload, 413, "too_large").await;
     assert!(message(&body).contains("storage quota"), "{body}");
-    let files = std::fs::read_dir(s.dir.path().join("blobs")).unwrap().count();
-    assert_eq!(files, 0, "a refused image leaves no file behind");
+    assert_eq!(s.stored_images(0).await, Vec::<String>::new(), "a refused image leaves nothing behind");
 }
 
 #[tokio::test]
@@ -245,8 +244,7 @@ async fn thread_images_are_charged_and_a_refused_one_leaves_no_file() {
     let mut lost = reply;
     lost["changeId"] = json!("#99");
     s.err(&s.agent, "replyToChange", lost, 404, "not_found").await;
-    let files = std::fs::read_dir(s.dir.path().join("blobs")).unwrap().count();
-    assert_eq!(files, 2);
+    assert_eq!(s.stored_images(2).await.len(), 2);
 }
 
 async fn stored_bytes(s: &TestServer) -> i64 {

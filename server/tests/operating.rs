@@ -8,7 +8,7 @@ use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode, header};
 use redline_protocol::Scope;
-use redline_server::admin::{self, StageSpec};
+use redline_server::admin;
 use redline_server::{AppState, Clock, Store, app};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -29,16 +29,7 @@ async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = common::open_store(dir.path()).await;
     let now = common::START;
-    let project_id = admin::add_project(&store, "demo", None, now).await.unwrap().project_id;
-    let stage = StageSpec {
-        project: "demo",
-        branch: "main",
-        url: "https://demo.example.com",
-        stage_type: None,
-        git_sha: None,
-        changes_enabled: None,
-    };
-    let stage_id = admin::add_stage(&store, stage, now).await.unwrap().stage_id;
+    let (project_id, stage_id) = common::add_demo(&store, None, now).await;
     let filer =
         admin::create_token(&store, "demo", &[Scope::Read, Scope::File], "Ann", None, now).await.unwrap();
     let agent =

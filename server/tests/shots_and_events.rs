@@ -7,6 +7,7 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{TestServer, connect, data_lines, read_sse};
+use redline_server::blobs::{Collected, UNATTACHED_LIFETIME};
 use serde_json::{Value, json};
 
 fn png() -> String {
@@ -261,14 +262,13 @@ async fn unfiled_screenshots_are_deleted_after_a_day() {
                        "imageBase64": png(), "contentType": "image/png"});
     let evidence = s.ok(&s.agent, "replyToChange", reply).await["message"]["attachments"][0]["key"].clone();
 
-    let blobs = s.dir.path().join("blobs");
-    let state = redline_server::AppState::new(s.store.clone(), s.clock.clone(), blobs.clone()).await.unwrap();
-    let now = || s.clock.now();
-    assert_eq!(state.blobs.collect(&s.store, now()).await.unwrap(), 0, "a fresh upload waits");
+    let collect = || s.blobs.collect(&s.store, s.clock.now(), UNATTACHED_LIFETIME);
+    assert_eq!(collect().await.unwrap(), Collected::default(), "a fresh upload waits");
     s.advance_secs(24 * 3600 + 1);
-    assert_eq!(state.blobs.collect(&s.store, now()).await.unwrap(), 1);
-    assert!(!blobs.join(&unfiled).exists());
-    assert!(blobs.join(&filed).exists() && blobs.join(evidence.as_str().unwrap()).exists());
+    assert_eq!(collect().await.unwrap(), Collected { unreferenced: 1, orphans: 0 });
+    let mut kept = vec![filed, evidence.as_str().unwrap().to_owned()];
+    kept.sort();
+    assert_eq!(s.stored_images(2).await, kept);
     let late = json!({"stageId": s.stage_id, "title": "t", "screenshotKey": unfiled});
     s.err(&s.ann, "createChange", late, 400, "bad_input").await;
 }

@@ -6,6 +6,7 @@ mod overlay;
 mod panel;
 mod shot;
 
+use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 
 /// Mounts the side panel app (`static/panel.js` calls this once the module is ready).
@@ -25,4 +26,25 @@ pub fn start_overlay() {
 /// Sends panics to the console with their message, so a failure is never silent.
 fn console_error_panic_hook_lite() {
     std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+}
+
+/// The one way the panel and the overlay say something failed: the message (text, never
+/// HTML) and, when the failed thing can be tried again, a Retry button.
+#[component]
+pub fn ErrorLine(
+    #[prop(into)] message: String,
+    #[prop(optional)] retry: Option<Callback<()>>,
+    #[prop(optional, into)] pending: Signal<bool>,
+    /// A `data-testid` for the line, where tests tell one failure from another.
+    #[prop(optional)]
+    testid: Option<&'static str>,
+) -> impl IntoView {
+    view! {
+        <p class="error" role="alert" data-testid=testid>
+            {message}
+            {retry.map(|retry| view! {
+                " "<button type="button" disabled=move || pending.get() on:click=move |_| retry.run(())>"Retry"</button>
+            })}
+        </p>
+    }
 }

@@ -11,8 +11,8 @@ use redline_protocol::{Element, Point, ResolvedStage};
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
-use super::held;
 use super::shot::{self, Shot};
+use super::{ErrorLine, held};
 use crate::api::{ApiError, Client};
 use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
 use crate::chrome;
@@ -318,7 +318,7 @@ fn ConsoleWatch(pattern: String) -> impl IntoView {
         <div class="console-watch">
             {move || match watch.value().get() {
                 Some(Ok(())) => view! { <span>"Console errors are kept from the next page load."</span> }.into_any(),
-                Some(Err(message)) => view! { <span class="error" role="alert">{message}</span> }.into_any(),
+                Some(Err(message)) => view! { <ErrorLine message /> }.into_any(),
                 None => view! {
                     <button type="button" on:click=move |_| { watch.dispatch(()); }>"Keep this stage's console errors"</button>
                 }.into_any(),
@@ -420,7 +420,7 @@ fn Composer(
                     {move || if file.pending().get() { "Filing…" } else { "File" }}
                 </button>
             </div>
-            {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
+            {move || failure().map(|message| view! { <ErrorLine message /> })}
         </form>
     }
 }
@@ -493,7 +493,9 @@ fn Tray(items: RwSignal<Vec<TrayItem>>, target: LocalResource<Result<Target, Str
                         <TrayRow item=item now target />
                     </For>
                 </ul>
-                {move || send_now.value().get().and_then(Result::err).map(|m| view! { <p class="error" role="alert">{m}</p> })}
+                {move || send_now.value().get().and_then(Result::err).map(|m| view! {
+                    <ErrorLine message=m retry=Callback::new(move |_| { send_now.dispatch(()); }) />
+                })}
             </section>
         </Show>
     }
@@ -505,50 +507,19 @@ fn TrayRow(
     now: RwSignal<i64>,
     target: LocalResource<Result<Target, String>>,
 ) -> impl IntoView {
-    let editing = RwSignal::new(false);
-    let title = RwSignal::new(item.title.clone());
-    let held = item.is_held();
-    let change_id = item.change_id.clone();
-    let edit = Action::new_local({
-        let change_id = change_id.clone();
-        move |new_title: &String| {
-            let (change_id, new_title) = (change_id.clone(), new_title.clone());
-            async move { held::retitle(&target.await?.client, change_id, new_title).await }
-        }
-    });
-    let withdraw = Action::new_local(move |_: &()| {
-        let change_id = change_id.clone();
-        async move { held::withdraw(&target.await?.client, change_id).await }
-    });
-    let failure = move || {
-        edit.value().get().and_then(Result::err).or_else(|| withdraw.value().get().and_then(Result::err))
-    };
     let status = {
         let item = item.clone();
-        move || item.status_line(now.get())
+        Signal::derive(move || item.status_line(now.get()))
     };
-
+    let client = Signal::derive_local(move || match target.get() {
+        Some(Ok(target)) => Ok(target.client),
+        Some(Err(error)) => Err(error),
+        None => Err("not connected yet".to_owned()),
+    });
     view! {
         <li class="tray-item">
-            {move || if editing.get() {
-                view! {
-                    <input aria-label="Title" prop:value=move || title.get()
-                        on:input=move |e| title.set(event_target_value(&e))
-                        on:keydown=move |e| if e.key() == "Enter" {
-                            e.prevent_default();
-                            edit.dispatch(title.get_untracked());
-                            editing.set(false);
-                        } />
-                }.into_any()
-            } else {
-                view! { <span class="tray-title">{title.get()}</span> }.into_any()
-            }}
-            <span class="hint tray-status">{status}</span>
-            <Show when=move || held>
-                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>"Edit"</button>
-                <button type="button" on:click=move |_| { withdraw.dispatch(()); }>"Withdraw"</button>
-            </Show>
-            {move || failure().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            <held::HeldItem change_id=item.change_id.clone() title=item.title.clone() status
+                held=item.is_held() client />
         </li>
     }
 }

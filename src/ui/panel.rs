@@ -3,10 +3,12 @@
 //! settings with sign-in. Views are a signal, not a router (a router breaks on reload in
 //! an extension page).
 
+mod check;
 mod item;
 mod live;
 mod queue;
 
+use super::ErrorLine;
 use std::time::Duration;
 
 use leptos::ev;
@@ -53,25 +55,40 @@ enum TabStage {
     Failed(String),
 }
 
-/// Everything the panel's components share. All `Copy` handles.
+/// What the panel's components share, all `Copy` handles: read handles of what only the
+/// workspace changes (the filter, the followed tab, the clock), write handles of what
+/// components change and only the workspace reads (the selection, the item shown, the
+/// enlarged image; see [`Own`]).
 #[derive(Clone, Copy)]
 pub struct Ctx {
     client: StoredValue<Client>,
     store: Store,
-    filter: RwSignal<Option<Filter>>,
+    filter: ReadSignal<Option<Filter>>,
     /// The followed tab: its id and, when Chrome tells us, its URL.
-    tab: RwSignal<Option<(i32, Option<String>)>>,
+    tab: ReadSignal<Option<(i32, Option<String>)>>,
     /// The row under the keyboard cursor, and the item shown.
-    selected: RwSignal<Option<String>>,
-    open: RwSignal<Option<String>>,
+    selected: WriteSignal<Option<String>>,
+    open: WriteSignal<Option<String>>,
     /// An image shown large: (url, label).
-    enlarged: RwSignal<Option<(String, String)>>,
+    enlarged: WriteSignal<Option<(String, String)>>,
     /// The clock, ticking each second, for countdowns and relative times.
-    now: RwSignal<i64>,
+    now: ReadSignal<i64>,
     /// The clock in whole minutes, for the rows' relative times.
     minute: Memo<i64>,
     /// Which row is selected, tracked per row (only the rows that change re-render).
     selection: StoredValue<Selector<Option<String>>>,
+}
+
+/// The other halves, kept by the workspace: it sets the filter, the tab and the clock,
+/// and reads the selection, the item shown and the enlarged image.
+#[derive(Clone, Copy)]
+struct Own {
+    set_filter: WriteSignal<Option<Filter>>,
+    set_tab: WriteSignal<Option<(i32, Option<String>)>>,
+    set_now: WriteSignal<i64>,
+    selected: ReadSignal<Option<String>>,
+    open: ReadSignal<Option<String>>,
+    enlarged: ReadSignal<Option<(String, String)>>,
 }
 
 async fn load_settings() -> Result<Settings, ChromeError> {
@@ -183,20 +200,25 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
         return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
     };
     let project_id = RwSignal::new(project.project_id.clone());
-    let now = RwSignal::new(js_sys::Date::now() as i64);
-    let selected = RwSignal::new(None::<String>);
+    let (now, set_now) = signal(js_sys::Date::now() as i64);
+    let (selected, set_selected) = signal(None::<String>);
+    let (filter, set_filter) = signal(None);
+    let (tab, set_tab) = signal(None);
+    let (open, set_open) = signal(None);
+    let (enlarged, set_enlarged) = signal(None);
     let ctx = Ctx {
         client: StoredValue::new(Client::new(&settings)),
         store: Store::new(session.name.clone()),
-        filter: RwSignal::new(None),
-        tab: RwSignal::new(None),
-        selected,
-        open: RwSignal::new(None),
-        enlarged: RwSignal::new(None),
+        filter,
+        tab,
+        selected: set_selected,
+        open: set_open,
+        enlarged: set_enlarged,
         now,
         minute: Memo::new(move |_| now.get() / 60_000),
         selection: StoredValue::new(Selector::new(move || selected.get())),
     };
+    let own = Own { set_filter, set_tab, set_now, selected, open, enlarged };
     provide_context(ctx);
     let scope = RwSignal::new(Scope::Tab);
     let tab_stage = RwSignal::new(TabStage::Unknown);
@@ -223,7 +245,7 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
             let filter = Some(Filter { project_id: project, stage_id });
             if ctx.filter.get_untracked() != filter {
                 ctx.store.clear();
-                ctx.filter.set(filter);
+                own.set_filter.set(filter);
                 queue::reload(ctx);
             }
         });
@@ -233,7 +255,7 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
             if let Some(tab) = followed_tab().await
                 && ctx.tab.get_untracked() != Some(tab.clone())
             {
-                ctx.tab.set(Some(tab));
+                own.set_tab.set(Some(tab));
                 apply_scope();
             }
         });
@@ -259,7 +281,7 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
     if let Ok(handle) = set_interval_with_handle(
         move || {
             let now = js_sys::Date::now() as i64;
-            ctx.now.set(now);
+            own.set_now.set(now);
             let stamp = Timestamp::from_unix_millis(now);
             if now - last_check.get_value() > 2_000 {
                 last_check.set_value(now);
@@ -274,7 +296,7 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
 
-    let keys = window_event_listener(ev::keydown, move |event| on_key(ctx, &event));
+    let keys = window_event_listener(ev::keydown, move |event| on_key(ctx, own, &event));
     on_cleanup(move || keys.remove());
 
     view! {
@@ -292,11 +314,11 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
                 {move || link.get().label()}
             </p>
         </div>
-        {move || match ctx.open.get() {
+        {move || match own.open.get() {
             Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
             None => view! { <queue::QueueView /> }.into_any(),
         }}
-        <Lightbox />
+        <Lightbox enlarged />
     }
     .into_any()
 }
@@ -342,7 +364,7 @@ async fn resolve_tab_stage(ctx: Ctx) -> TabStage {
 }
 
 /// `j`/`k` move, `Enter` opens, `Esc` closes the enlarged image or the item.
-fn on_key(ctx: Ctx, event: &web_sys::KeyboardEvent) {
+fn on_key(ctx: Ctx, own: Own, event: &web_sys::KeyboardEvent) {
     if event.alt_key() || event.ctrl_key() || event.meta_key() {
         return;
     }
@@ -352,25 +374,25 @@ fn on_key(ctx: Ctx, event: &web_sys::KeyboardEvent) {
         .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
     match event.key().as_str() {
         "Escape" => {
-            if ctx.enlarged.get_untracked().is_some() {
+            if own.enlarged.get_untracked().is_some() {
                 ctx.enlarged.set(None);
-            } else if ctx.open.get_untracked().is_some() && !typing {
+            } else if own.open.get_untracked().is_some() && !typing {
                 ctx.open.set(None);
-                focus_selected(ctx);
+                focus_selected(own);
             }
         }
-        "j" | "k" if !typing && ctx.open.get_untracked().is_none() => {
+        "j" | "k" if !typing && own.open.get_untracked().is_none() => {
             let order = ctx.store.visible_order();
             let delta = if event.key() == "j" { 1 } else { -1 };
-            let next = crate::queue::move_selection(&order, ctx.selected.get_untracked().as_deref(), delta);
+            let next = crate::queue::move_selection(&order, own.selected.get_untracked().as_deref(), delta);
             ctx.selected.set(next);
-            focus_selected(ctx);
+            focus_selected(own);
             event.prevent_default();
         }
-        "Enter" if !typing && ctx.open.get_untracked().is_none() => {
+        "Enter" if !typing && own.open.get_untracked().is_none() => {
             let focused_row =
                 document().active_element().is_some_and(|e| e.class_list().contains("row-main"));
-            if let (Some(id), false) = (ctx.selected.get_untracked(), focused_row) {
+            if let (Some(id), false) = (own.selected.get_untracked(), focused_row) {
                 ctx.open.set(Some(id));
                 event.prevent_default();
             }
@@ -381,10 +403,10 @@ fn on_key(ctx: Ctx, event: &web_sys::KeyboardEvent) {
 
 /// Moves the focus to the selected row once it is rendered (a timeout rather than an
 /// animation frame: frames do not run while the panel is hidden).
-fn focus_selected(ctx: Ctx) {
+fn focus_selected(own: Own) {
     set_timeout(
         move || {
-            let Some(id) = ctx.selected.get_untracked() else { return };
+            let Some(id) = own.selected.get_untracked() else { return };
             let selector = format!("[data-change-id=\"{}\"] .row-main", id.replace('"', ""));
             if let Ok(Some(element)) = document().query_selector(&selector)
                 && let Ok(element) = element.dyn_into::<web_sys::HtmlElement>()
@@ -398,10 +420,10 @@ fn focus_selected(ctx: Ctx) {
 
 /// An image shown large; `Esc`, a click or Close dismisses it.
 #[component]
-fn Lightbox() -> impl IntoView {
+fn Lightbox(enlarged: ReadSignal<Option<(String, String)>>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     view! {
-        {move || ctx.enlarged.get().map(|(url, label)| {
+        {move || enlarged.get().map(|(url, label)| {
             let (aria, alt) = (label.clone(), label.clone());
             view! {
             <div class="lightbox" role="dialog" aria-modal="true" aria-label=aria on:click=move |_| ctx.enlarged.set(None)>
@@ -430,7 +452,7 @@ fn CircleButton() -> impl IntoView {
         <button class="primary" on:click=move |_| { start.dispatch(()); } disabled=move || start.pending().get()>
             "Circle"
         </button>
-        {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
+        {move || failure().map(|message| view! { <ErrorLine message /> })}
     }
 }
 
@@ -481,7 +503,7 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
             <div class="actions">
                 <button class="primary" type="submit" disabled=move || save.pending().get()>"Save"</button>
             </div>
-            {move || failure().map(|message| view! { <p class="error" role="alert">{message}</p> })}
+            {move || failure().map(|message| view! { <ErrorLine message /> })}
         </form>
         <DeviceSignIn api_url on_saved />
     }
@@ -540,7 +562,7 @@ fn DeviceSignIn(
                     <button type="button" on:click=move |_| { attempt.update_value(|a| *a += 1); state.set(SignIn::Idle); }>"Cancel"</button>
                 }.into_any(),
                 SignIn::Failed(message) => view! {
-                    <p class="error" role="alert">{message}</p>
+                    <ErrorLine message />
                     <button type="button" on:click=start>"Try again"</button>
                 }.into_any(),
             }}

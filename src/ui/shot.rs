@@ -31,11 +31,7 @@ pub async fn annotate(
     bounds: Rect,
     device_pixel_ratio: f64,
 ) -> Result<Shot, JsValue> {
-    let window = web_sys::window().ok_or("no window")?;
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(data_url)).await?.dyn_into()?;
-    let png: Blob = JsFuture::from(response.blob()?).await?.dyn_into()?;
-    let bitmap: web_sys::ImageBitmap =
-        JsFuture::from(window.create_image_bitmap_with_blob(&png)?).await?.dyn_into()?;
+    let bitmap = bitmap_of(data_url).await?;
     let (width, height) = (bitmap.width(), bitmap.height());
 
     let canvas = OffscreenCanvas::new(width, height)?;
@@ -60,6 +56,48 @@ pub async fn annotate(
     )?;
     let crop_url = web_sys::Url::create_object_url_with_blob(&encode(&cropped).await?)?;
     Ok(Shot { full, crop_url })
+}
+
+/// The after-shot of "Check on stage": the part of the viewport screenshot `data_url`
+/// (device px) around `region` (CSS px), encoded to upload, and a URL to show it.
+pub async fn crop(data_url: &str, region: Rect, device_pixel_ratio: f64) -> Result<(Image, String), JsValue> {
+    let bitmap = bitmap_of(data_url).await?;
+    let crop = crop_rect(region, device_pixel_ratio, bitmap.width() as f64, bitmap.height() as f64);
+    let canvas = OffscreenCanvas::new(crop.width as u32, crop.height as u32)?;
+    context_2d(&canvas)?.draw_image_with_image_bitmap_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
+        &bitmap,
+        crop.x,
+        crop.y,
+        crop.width,
+        crop.height,
+        0.0,
+        0.0,
+        crop.width,
+        crop.height,
+    )?;
+    let blob = encode(&canvas).await?;
+    let image = Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&blob).await? };
+    Ok((image, web_sys::Url::create_object_url_with_blob(&blob)?))
+}
+
+/// The after-shot at `url` with the person's new circle drawn on: `circle` in fractions
+/// of the image's width and height (`verify::fraction_in`).
+pub async fn with_circle(url: &str, circle: &[Point]) -> Result<Image, JsValue> {
+    let bitmap = bitmap_of(url).await?;
+    let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
+    let canvas = OffscreenCanvas::new(bitmap.width(), bitmap.height())?;
+    let context = context_2d(&canvas)?;
+    context.draw_image_with_image_bitmap(&bitmap, 0.0, 0.0)?;
+    let outline: Vec<Point> = circle.iter().map(|p| Point { x: p.x * width, y: p.y * height }).collect();
+    draw_outline(&context, &outline, 1.0);
+    Ok(Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&encode(&canvas).await?).await? })
+}
+
+async fn bitmap_of(data_url: &str) -> Result<web_sys::ImageBitmap, JsValue> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(data_url)).await?.dyn_into()?;
+    let png: Blob = JsFuture::from(response.blob()?).await?.dyn_into()?;
+    JsFuture::from(window.create_image_bitmap_with_blob(&png)?).await?.dyn_into()
 }
 
 fn context_2d(canvas: &OffscreenCanvas) -> Result<OffscreenCanvasRenderingContext2d, JsValue> {

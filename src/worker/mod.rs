@@ -12,6 +12,7 @@ use crate::throttle::Throttle;
 use crate::timer;
 
 mod badge;
+mod check;
 mod outbox;
 
 /// `chrome.runtime.onMessage`: answers a [`WorkerRequest`] with a [`WorkerReply`].
@@ -51,6 +52,9 @@ async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
         WorkerRequest::OutboxStatus => outbox::status().await,
         WorkerRequest::Deliver => outbox::deliver_now().await,
         WorkerRequest::ShowOnPage { tab_id, elements } => show_on_page(tab_id, elements).await,
+        WorkerRequest::CheckOnStage { tab_id, stage_url, url, elements } => {
+            check::check_on_stage(tab_id, stage_url, url, elements).await
+        }
         WorkerRequest::RefreshBadge => match badge::refresh().await {
             Ok(count) => WorkerReply::Badge { count },
             Err(message) => WorkerReply::Error { message },

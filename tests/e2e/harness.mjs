@@ -58,10 +58,25 @@ export async function startServer({ stageUrl }) {
   return server;
 }
 
-/** The demo stage: plain at `/`, strict CSP at `/strict/`. */
-export async function startStage() {
-  const { child, url } = await spawnUntilUrl(env("XTASK_BIN"), ["serve-stage", "--addr", "127.0.0.1:0"], /demo stage/);
-  return { url, stop: async () => child.kill() };
+/**
+ * The demo stage: plain at `/`, strict CSP at `/strict/`. `addr` (default any free port),
+ * `app` (a changed copy of `demo/`'s sources, built before it is served) and `sha` (the
+ * commit it stands for) serve another build: stop the stage and start it again on its
+ * address, as a deploy would.
+ */
+export async function startStage({ addr = "127.0.0.1:0", app, sha } = {}) {
+  const args = ["serve-stage", "--addr", addr];
+  if (app) args.push("--app", app);
+  if (sha) args.push("--sha", sha);
+  const { child, url } = await spawnUntilUrl(env("XTASK_BIN"), args, /demo stage/);
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = once(child, "exit");
+      child.kill();
+      await exited;
+    }
+  };
+  return { url, addr: new URL(url).host, stop };
 }
 
 /**

@@ -219,8 +219,11 @@ describe("the side panel", () => {
     }
     assert.deepEqual(deployed.live, [String(change.shortId)]);
     // The deploy ran in another process; its `status` event reaches the open panel
-    // through the running server, which re-reads: "live" shows without a reload.
-    await done.locator(".live").getByText("live", { exact: true }).waitFor({ timeout: 10_000 });
+    // through the running server, which re-reads: without a reload the item moves from
+    // Done to the fixes to check on the stage (tests/e2e/verify.test.mjs), saying "live".
+    const toCheck = panel.getByTestId("section-check").getByTestId("queue-row").filter({ hasText: "Export button colour" });
+    await toCheck.locator(".live").getByText("live", { exact: true }).waitFor({ timeout: 10_000 });
+    assert.equal(await done.count(), 0, "no longer under Done");
   });
 
   test("server text is rendered as text", async () => {

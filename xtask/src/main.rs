@@ -8,13 +8,15 @@
 //! - `cargo xtask bench [capture|panel]`: the numbers in BENCHMARKS.md (or only circle
 //!   and file, or only the side panel).
 //! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
-//! - `cargo xtask serve-stage [--addr A]`: serve the demo stage alone.
+//! - `cargo xtask serve-stage [--addr A] [--app DIR] [--sha SHA]`: serve the demo stage
+//!   alone (another build: a changed copy of `demo/`'s sources, built, as commit SHA).
 
 mod bench;
 mod build;
 mod dist;
 mod postgres;
 mod process;
+mod s3;
 mod setup;
 mod stage;
 mod start;
@@ -54,7 +56,9 @@ fn run(args: Vec<String>) -> Result<()> {
         "dist" => dist::run(),
         "serve-stage" => {
             let addr: String = args.value("--addr")?.unwrap_or_else(|| "127.0.0.1:7879".to_owned());
-            stage::serve_forever(&addr)
+            let app: Option<String> = args.value("--app")?;
+            let sha: Option<String> = args.value("--sha")?;
+            stage::serve_forever(&addr, app.map(std::path::PathBuf::from), sha)
         }
         "help" | "--help" | "-h" => {
             println!("{}", include_str!("usage.txt"));

@@ -5,6 +5,11 @@
 //! run in a content script. The build states its commit as `{{GIT_SHA}}`, which the
 //! server fills in with the checkout's commit, so the page's `data-fabric-src` anchors
 //! read "as of" the commit that holds them even after a commit that left the demo alone.
+//!
+//! Another build is served by starting the stage again on the same address with
+//! `--app DIR` (a changed copy of `demo/`'s sources, built here the same way) and
+//! `--sha SHA` (the commit it stands for): what a deploy does to a real stage. The
+//! end-to-end tests of "Check on stage" do so.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -20,17 +25,18 @@ pub const STRICT_CSP: &str = "default-src 'self'; script-src 'self'";
 /// Builds the demo app into `demo/dist/` with the anchors plugin on, unless the build
 /// there is newer than every source it is made from; returns the folder.
 pub fn build() -> Result<PathBuf> {
+    build_app(&crate::root().join("demo"))
+}
+
+/// Builds the app in `app` (`demo/` or a changed copy of its sources) into `app/dist/`,
+/// unless the build there is newer than every source; returns the folder. A copy takes
+/// its packages from `demo/node_modules`, linked in.
+fn build_app(app: &Path) -> Result<PathBuf> {
     let root = crate::root();
     let demo = root.join("demo");
-    let dist = demo.join("dist");
+    let dist = app.join("dist");
     let built = std::fs::metadata(dist.join("index.html")).and_then(|m| m.modified()).ok();
-    let sources = [
-        demo.join("index.html"),
-        demo.join("vite.config.ts"),
-        demo.join("package-lock.json"),
-        demo.join("src"),
-        demo.join("public"),
-    ];
+    let sources = ["index.html", "vite.config.ts", "package-lock.json", "src", "public"].map(|s| app.join(s));
     let plugin = root.join("plugins/redline-anchors/src");
     let newest = sources.iter().chain([&plugin]).filter_map(|p| newest_in(p)).max();
     if built.is_some() && built >= newest {
@@ -38,15 +44,29 @@ pub fn build() -> Result<PathBuf> {
     }
     // The plugin is linked from `plugins/` and takes Babel from the demo's packages.
     setup::npm_ci(&demo)?;
+    let modules = app.join("node_modules");
+    if !modules.exists() {
+        link_dir(&demo.join("node_modules"), &modules)?;
+    }
     // Into a fresh folder first, so a stage running meanwhile never serves half a build.
-    let fresh = demo.join(format!("dist.{}", std::process::id()));
-    let mut vite = cmd(demo.join("node_modules/.bin/vite"));
-    vite.current_dir(&demo).args(["build", "--emptyOutDir", "--logLevel", "warn", "--outDir"]).arg(&fresh);
+    let fresh = app.join(format!("dist.{}", std::process::id()));
+    let mut vite = cmd(modules.join(".bin/vite"));
+    vite.current_dir(app).args(["build", "--emptyOutDir", "--logLevel", "warn", "--outDir"]).arg(&fresh);
     vite.env("REDLINE_ANCHORS", "1").env("REDLINE_GIT_SHA", "{{GIT_SHA}}");
     process::run(&mut vite)?;
     let _ = std::fs::remove_dir_all(&dist);
     std::fs::rename(&fresh, &dist).with_context(|| format!("moving the demo build to {}", dist.display()))?;
     Ok(dist)
+}
+
+#[cfg(unix)]
+fn link_dir(target: &Path, link: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(target, link).with_context(|| format!("linking {}", link.display()))
+}
+
+#[cfg(windows)]
+fn link_dir(target: &Path, link: &Path) -> Result<()> {
+    std::os::windows::fs::symlink_dir(target, link).with_context(|| format!("linking {}", link.display()))
 }
 
 /// The newest modification time of `path` or of any file under it.
@@ -58,12 +78,16 @@ fn newest_in(path: &Path) -> Option<std::time::SystemTime> {
     std::fs::read_dir(path).ok()?.flatten().filter_map(|e| newest_in(&e.path())).max()
 }
 
-/// Serves the stage on `addr` until the process ends, printing its URL first.
-pub fn serve_forever(addr: &str) -> Result<()> {
-    let dist = build()?;
+/// Serves the stage on `addr` until the process ends, printing its URL first: the build
+/// of `app` (default `demo/`) as the commit `sha` (default the checkout's).
+pub fn serve_forever(addr: &str, app: Option<PathBuf>, sha: Option<String>) -> Result<()> {
+    let dist = match app {
+        Some(app) => build_app(&app)?,
+        None => build()?,
+    };
     let listener = TcpListener::bind(addr).with_context(|| format!("binding the demo stage to {addr}"))?;
     println!("demo stage on http://{}/", listener.local_addr()?);
-    accept(listener, dist, git_sha());
+    accept(listener, dist, sha.unwrap_or_else(git_sha));
     Ok(())
 }
 

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use crate::build::{self, Profile};
 use crate::postgres;
 use crate::process::{self, cmd};
+use crate::s3;
 use crate::setup::{self, WASM_TARGET};
 
 pub fn run(only: Option<&str>) -> Result<()> {
@@ -39,6 +40,16 @@ pub fn run(only: Option<&str>) -> Result<()> {
     let phase = Instant::now();
     tally.run(cmd("cargo").args(["test", "--workspace"]))?;
     phases.push(("native tests", phase.elapsed().as_secs_f64()));
+
+    // The blob store on S3-compatible storage, against a local S3 server (its test is
+    // ignored elsewhere, like the `postgres_` ones).
+    let phase = Instant::now();
+    let s3 = s3::S3Server::start()?;
+    let mut on_s3 = cmd("cargo");
+    on_s3.args(["test", "--package", "redline-server", "--test", "blob_stores", "--", "--ignored", "s3_"]);
+    tally.run(on_s3.envs(s3.env()))?;
+    drop(s3);
+    phases.push(("images on S3", phase.elapsed().as_secs_f64()));
 
     // The agent's MCP server (`redline mcp`) driven over stdio by an independent client,
     // the official TypeScript SDK, against a real server.

@@ -3,6 +3,7 @@
 
 use redline_protocol::{Scope, Timestamp};
 use redline_server::admin::{self, StageSpec};
+use redline_server::blobs::BlobStoreSpec;
 use redline_server::{AppState, Clock, Store};
 use serde_json::Value;
 use std::time::Duration;
@@ -27,6 +28,8 @@ pub struct TestServer {
     /// file only (no read).
     pub file_only: String,
     pub dir: tempfile::TempDir,
+    /// The server's images (in `dir/blobs` on SQLite, in the database on Postgres).
+    pub blobs: std::sync::Arc<redline_server::blobs::Blobs>,
 }
 
 impl TestServer {
@@ -36,6 +39,14 @@ impl TestServer {
 
     /// Starts with `configure` applied to the server state first.
     pub async fn start_with(configure: impl FnOnce(&mut AppState)) -> TestServer {
+        Self::start_on(None, configure).await
+    }
+
+    /// Starts with images in `images` (`None`: the engine's default).
+    pub async fn start_on(
+        images: Option<BlobStoreSpec>,
+        configure: impl FnOnce(&mut AppState),
+    ) -> TestServer {
         // Show server errors (e.g. the cause of a 500) in the failing test's output.
         let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("warn").try_init();
         let dir = tempfile::tempdir().unwrap();
@@ -67,9 +78,11 @@ impl TestServer {
         let file_only = token(&[Scope::File], "Fay").await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let mut state = AppState::new(store.clone(), clock.clone(), dir.path().join("blobs")).await.unwrap();
+        let images = BlobStoreSpec::open(images.as_ref(), &store, dir.path().join("blobs")).await.unwrap();
+        let mut state = AppState::with_blob_store(store.clone(), clock.clone(), images).await.unwrap();
         state.keep_alive = std::time::Duration::from_millis(300);
         configure(&mut state);
+        let blobs = state.blobs.clone();
         tokio::spawn(redline_server::serve(listener, state));
         TestServer {
             base,
@@ -84,6 +97,23 @@ impl TestServer {
             reader,
             file_only,
             dir,
+            blobs,
+        }
+    }
+
+    /// The keys of the images stored now, sorted. A write refused after storing its
+    /// image removes it in the background, so this waits a moment for `expected`.
+    pub async fn stored_images(&self, expected: usize) -> Vec<String> {
+        let mut waited = 0;
+        loop {
+            let mut keys: Vec<String> =
+                self.blobs.store().list().await.unwrap().into_iter().map(|(key, _)| key).collect();
+            if keys.len() == expected || waited >= 50 {
+                keys.sort();
+                return keys;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            waited += 1;
         }
     }
 
@@ -130,6 +160,21 @@ impl TestServer {
     pub fn advance_secs(&self, secs: i64) {
         self.clock.advance_millis(secs * 1000);
     }
+}
+
+/// Adds the project `demo` (its grace `grace_seconds`, or the default) with a `main` stage
+/// of no known commit; returns their ids.
+pub async fn add_demo(store: &Store, grace_seconds: Option<i64>, now: Timestamp) -> (String, String) {
+    let project = admin::add_project(store, "demo", grace_seconds, now).await.unwrap();
+    let stage = StageSpec {
+        project: "demo",
+        branch: "main",
+        url: "https://demo.example.com",
+        stage_type: None,
+        git_sha: None,
+        changes_enabled: None,
+    };
+    (project.project_id, admin::add_stage(store, stage, now).await.unwrap().stage_id)
 }
 
 /// A fresh store: SQLite in `dir`, or, when `REDLINE_TEST_DATABASE_URL` names a
@@ -188,4 +233,21 @@ pub async fn connect(s: &TestServer, last_event_id: Option<&str>, encoded_colon:
 
 pub fn data_lines(text: &str) -> Vec<Value> {
     text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
+}
+
+/// Starts the real `redline serve` on a free port of loopback with `store_args`; returns
+/// the child (killed when dropped) and its URL.
+pub async fn serve(store_args: &[String]) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_redline"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(store_args)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).await.unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
+    (child, url)
 }

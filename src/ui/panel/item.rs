@@ -14,8 +14,8 @@ use redline_protocol::{
     open_question, option_label,
 };
 
-use super::Ctx;
 use super::queue::reload;
+use super::{Ctx, ErrorLine, check};
 use crate::locate::Located;
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::queue;
@@ -23,6 +23,8 @@ use crate::queue;
 #[component]
 pub fn ItemView(change_id: String) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
+    // What a check saw outlives the re-reads that render the item again.
+    let checked = check::CheckState::new();
     let detail = LocalResource::new({
         let change_id = change_id.clone();
         move || {
@@ -40,19 +42,16 @@ pub fn ItemView(change_id: String) -> impl IntoView {
             {move || match detail.get() {
                 None => view! { <p class="hint" role="status">"Reading the item…"</p> }.into_any(),
                 Some(Err(message)) => view! {
-                    <div class="error-box" role="alert">
-                        <p>{format!("Could not read the item: {message}")}</p>
-                        <button type="button" on:click=move |_| detail.refetch()>"Retry"</button>
-                    </div>
+                    <ErrorLine message=format!("Could not read the item: {message}") retry=Callback::new(move |_| detail.refetch()) />
                 }.into_any(),
-                Some(Ok(output)) => view! { <ItemDetail output /> }.into_any(),
+                Some(Ok(output)) => view! { <ItemDetail output checked /> }.into_any(),
             }}
         </article>
     }
 }
 
 #[component]
-fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
+fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let GetChangeOutput { change, thread, stage_url } = output;
     let now = move || Timestamp::from_unix_millis(ctx.now.get());
@@ -87,7 +86,15 @@ fn ItemDetail(output: GetChangeOutput) -> impl IntoView {
                     {(change.live == Some(true)).then(|| view! { " · " <span class="live">"live"</span> })}
                 </p>
             })}
+            {change.verified_at.map(|at| {
+                let by = change.verified_by.clone().unwrap_or_else(|| "someone".to_owned());
+                view! {
+                    <p class="hint" data-testid="item-verified">"checked on the stage: "<strong>"fixed"</strong>", by "{by}" \u{b7} "
+                        {move || queue::relative_time(at, now())}</p>
+                }
+            })}
         </header>
+        {crate::verify::waits_for_check(&change).then(|| view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() state=checked /> })}
         {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
         {question.map(|(question, choices)| view! { <Answer change=change.clone() question choices /> })}
         {change.screenshot_url.clone().map(|url| {
@@ -225,7 +232,7 @@ fn ShowOnPage(elements: Vec<Element>) -> impl IntoView {
                     </ul>
                 }.into_any(),
                 Err(message) => view! {
-                    <p class="error" role="alert">{message}" "<button type="button" on:click=move |_| { show.dispatch(()); }>"Retry"</button></p>
+                    <ErrorLine message retry=Callback::new(move |_| { show.dispatch(()); }) />
                 }.into_any(),
             })}
         </section>
@@ -341,8 +348,7 @@ fn Answer(change: Change, question: String, choices: Vec<Choice>) -> impl IntoVi
                 <Show when=move || pending.get()><span class="hint" role="status">"Sending your answer…"</span></Show>
             </div>
             {move || answer.value().get().and_then(Result::err).map(|m| view! {
-                <p class="error" role="alert">{m}" "
-                    <button type="button" on:click=move |_| { answer.dispatch(last.get_untracked()); }>"Retry"</button></p>
+                <ErrorLine message=m retry=Callback::new(move |_| { answer.dispatch(last.get_untracked()); }) />
             })}
         </section>
     }
@@ -417,7 +423,7 @@ fn StatusActions(change: Change) -> impl IntoView {
             </Show>
         </div>
         {move || set.value().get().and_then(Result::err).map(|m| view! {
-            <p class="error" role="alert">{m}" "<button type="button" on:click=move |_| { set.dispatch(()); }>"Retry"</button></p>
+            <ErrorLine message=m retry=Callback::new(move |_| { set.dispatch(()); }) pending=Signal::derive(move || set.pending().get()) />
         })}
     }
 }

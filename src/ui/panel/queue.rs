@@ -9,7 +9,7 @@ use redline_protocol::rpc::{
 };
 use redline_protocol::{ChangeStatus, Timestamp};
 
-use super::Ctx;
+use super::{Ctx, ErrorLine};
 use crate::api::Client;
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::OutboxItem;
@@ -100,6 +100,11 @@ impl Store {
         self.queue.with_value(|q| q.needs_answer_count(&me))
     }
 
+    pub fn check_count(&self) -> usize {
+        let me = self.me.get_untracked();
+        self.queue.with_value(|q| q.check_count(&me))
+    }
+
     /// A held item's hold has run out by the local clock: worth a re-read.
     pub fn hold_ended(&self, now: Timestamp) -> bool {
         self.queue.with_value(|q| {
@@ -148,9 +153,11 @@ pub fn reload(ctx: Ctx) {
                     // The filter may have moved while we read.
                     if ctx.filter.get_untracked().as_ref() == Some(&filter) {
                         store.apply(list, now());
-                        let count = store.needs_answer_count();
+                        let (text, title) =
+                            crate::verify::badge(store.needs_answer_count(), store.check_count());
                         leptos::task::spawn_local(async move {
-                            let _ = crate::chrome::set_badge(&queue::badge_text(count)).await;
+                            let _ = crate::chrome::set_badge(&text).await;
+                            let _ = crate::chrome::set_action_title(&title).await;
                         });
                     }
                 }
@@ -210,10 +217,7 @@ pub fn QueueView() -> impl IntoView {
         {move || match store.load.get() {
             Load::Loading if empty() => view! { <p class="hint" role="status">"Reading the queue…"</p> }.into_any(),
             Load::Failed(message) => view! {
-                <div class="error-box" role="alert">
-                    <p>{format!("Could not read the queue: {message}")}</p>
-                    <button type="button" on:click=move |_| reload(ctx)>"Retry"</button>
-                </div>
+                <ErrorLine message=format!("Could not read the queue: {message}") retry=Callback::new(move |_| reload(ctx)) />
             }.into_any(),
             _ => ().into_any(),
         }}
@@ -258,6 +262,7 @@ fn intern_row_strings() {
         "true",
         "button",
         "row-main",
+        "row check",
         "number",
         "title",
         "row-title",
@@ -341,7 +346,7 @@ fn HeldSection(outbox: RwSignal<Vec<OutboxItem>>) -> impl IntoView {
                 </div>
             </Show>
             {move || send_now.value().get().and_then(Result::err).map(|m| view! {
-                <p class="error" role="alert">{m}" "<button type="button" on:click=move |_| { send_now.dispatch(()); }>"Retry"</button></p>
+                <ErrorLine message=m retry=Callback::new(move |_| { send_now.dispatch(()); }) />
             })}
             <ul role="list">
                 <For each=move || outbox.get() key=|item| (item.change_id.clone(), item.message.clone()) let(item)>
@@ -362,88 +367,22 @@ fn HeldSection(outbox: RwSignal<Vec<OutboxItem>>) -> impl IntoView {
 fn HeldRow(id: String) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let Some(row) = ctx.store.row(&id) else { return ().into_any() };
-    let editing = RwSignal::new(false);
-    let title = RwSignal::new(row.with_untracked(|r| r.change.title.clone()));
-    let change_id = id.clone();
-    // The title last sent, so Retry sends the same one.
-    let sent_title = StoredValue::new(String::new());
-    let edit = Action::new_local({
-        let change_id = change_id.clone();
-        move |new_title: &String| {
-            sent_title.set_value(new_title.clone());
-            let (client, change_id, new_title) =
-                (ctx.client.get_value(), change_id.clone(), new_title.clone());
-            async move {
-                held::retitle(&client, change_id, new_title).await?;
-                reload(ctx);
-                Ok::<(), String>(())
-            }
-        }
-    });
-    let withdraw = Action::new_local(move |_: &()| {
-        let (client, change_id) = (ctx.client.get_value(), change_id.clone());
-        async move {
-            held::withdraw(&client, change_id).await?;
-            reload(ctx);
-            Ok::<(), String>(())
-        }
-    });
-    let edit_failure = move || edit.value().get().and_then(Result::err);
-    let withdraw_failure = move || withdraw.value().get().and_then(Result::err);
     let status = {
         let row = row.clone();
-        move || {
+        Signal::derive(move || {
             let mut item = TrayItem::queued(String::new(), String::new());
             row.with(|r| item.update(&r.change));
             item.status_line(ctx.now.get())
-        }
+        })
     };
-    let shown_title = {
-        let row = row.clone();
-        move || row.with(|r| r.change.title.clone())
-    };
-    let open_id = id.clone();
+    let title = Signal::derive(move || row.with(|r| r.change.title.clone()));
+    let (open_id, change_id) = (id.clone(), id.clone());
     view! {
-        <li class="row held" data-testid="queue-row" data-change-id=id.clone()>
-            {move || if editing.get() {
-                view! {
-                    <input aria-label="Title" prop:value=move || title.get()
-                        on:input=move |e| title.set(event_target_value(&e))
-                        on:keydown=move |e| if e.key() == "Enter" {
-                            e.prevent_default();
-                            edit.dispatch(title.get_untracked());
-                            editing.set(false);
-                        } else if e.key() == "Escape" {
-                            e.stop_propagation();
-                            editing.set(false);
-                        } />
-                }.into_any()
-            } else {
-                let open_id = open_id.clone();
-                let shown_title = shown_title.clone();
-                view! {
-                    <button type="button" class="row-main" on:click=move |_| ctx.open.set(Some(open_id.clone()))>
-                        <span class="title">{shown_title}</span>
-                    </button>
-                }.into_any()
-            }}
-            <span class="hint" data-testid="hold-status">{status}</span>
-            <span class="row-actions">
-                <button type="button" on:click=move |_| editing.update(|e| *e = !*e)>"Edit"</button>
-                <button type="button" on:click=move |_| { withdraw.dispatch(()); } disabled=move || withdraw.pending().get()>"Withdraw"</button>
-            </span>
-            {move || edit_failure().map(|m| view! {
-                <p class="error" role="alert">{format!("Could not edit: {m}")}" "
-                    <button type="button" on:click=move |_| { edit.dispatch(sent_title.get_value()); }
-                        disabled=move || edit.pending().get()>"Retry"</button>
-                </p>
-            })}
-            {move || withdraw_failure().map(|m| view! {
-                <p class="error" role="alert">{format!("Could not withdraw: {m}")}" "
-                    <button type="button" on:click=move |_| { withdraw.dispatch(()); }
-                        disabled=move || withdraw.pending().get()>"Retry"</button>
-                </p>
-            })}
+        <li class="row held" data-testid="queue-row" data-change-id=id>
+            <held::HeldItem change_id title status held=true
+                client=Signal::derive_local(move || Ok(ctx.client.get_value()))
+                on_changed=Callback::new(move |_| reload(ctx))
+                on_open=Callback::new(move |_| ctx.open.set(Some(open_id.clone()))) />
         </li>
     }
     .into_any()
@@ -465,7 +404,7 @@ fn QueueRow(id: String) -> impl IntoView {
     };
     let class = {
         let row = row.clone();
-        move || row.with(|r| queue::row_class(r.change.status))
+        move || row.with(Row::class)
     };
     let title = {
         let row = row.clone();
@@ -497,7 +436,13 @@ fn QueueRow(id: String) -> impl IntoView {
 fn row_line(r: &Row, now: Timestamp) -> String {
     let mut parts: Vec<String> = Vec::new();
     match r.change.status {
-        ChangeStatus::Done => parts.extend(r.build_line()),
+        ChangeStatus::Done => {
+            parts.extend(r.build_line());
+            if let Some(verified) = r.change.verified_at {
+                let by = r.change.verified_by.as_deref().unwrap_or("someone");
+                parts.push(format!("checked by {by} {}", queue::relative_time(verified, now)));
+            }
+        }
         ChangeStatus::NeedsAnswer => parts.push("the agent asks you something".to_owned()),
         _ => {
             if let Some(claim) = r.claim_line(now) {
