@@ -270,5 +270,5 @@ async fn unfiled_screenshots_are_deleted_after_a_day() {
     assert!(!blobs.join(&unfiled).exists());
     assert!(blobs.join(&filed).exists() && blobs.join(evidence.as_str().unwrap()).exists());
     let late = json!({"stageId": s.stage_id, "title": "t", "screenshotKey": unfiled});
-    s.err(&s.ann, "createChange", late, 400, "bad_input").await;
+    s.err(&s.ann, "createChange", late, 404, "not_found").await;
 }
