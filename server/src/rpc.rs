@@ -198,7 +198,8 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 /// filing with a capture more than its typed parse.
 fn parse_input<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T, ApiError> {
     let not_json = |e: &dyn std::fmt::Display| ApiError::malformed(format!("not JSON ({e})"));
-    if body.iter().all(u8::is_ascii_whitespace) {
+    // No body at all; a body of only whitespace is not JSON (nor what the document allows).
+    if body.is_empty() {
         return deserialize_json("{}");
     }
     let text = std::str::from_utf8(body).map_err(|e| not_json(&e))?;
@@ -322,6 +323,8 @@ mod tests {
             parse_input::<GetSessionInput>("getSession", br#"{"rpcName":"other","data":{}}"#).unwrap_err();
         assert!(message(e).starts_with("rpcName:"));
         let e = parse_input::<GetSessionInput>("getSession", b"{nope").unwrap_err();
+        assert!(message(e).starts_with("body: not JSON"));
+        let e = parse_input::<GetSessionInput>("getSession", b" \n").unwrap_err();
         assert!(message(e).starts_with("body: not JSON"));
     }
 }

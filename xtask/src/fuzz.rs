@@ -5,6 +5,14 @@
 //! schema allows refused or input it forbids accepted. Bounded (a fixed number of
 //! examples per operation) and seeded, so CI sends the same requests every time.
 //!
+//! The document, and so the run, covers the RPCs (`POST /rpc/{name}`). The other routes
+//! are not in it, each for a reason: an event stream (`GET /events/…`) does not end, so
+//! every request would wait out schemathesis's timeout; `GET /blobs/…` answers only a
+//! URL the server signed, so a generated one is refused (404 or 403) before anything is
+//! read; `/auth/verify` is a page for a person; `/healthz` and `/metrics` take no input.
+//! Their own tests are `server/tests/streams.rs`, `blobs.rs`, `signin.rs` and
+//! `operating.rs`.
+//!
 //! To reproduce a run by hand, or fuzz longer: `cargo xtask test fuzz` runs this phase
 //! alone; `REDLINE_FUZZ_EXAMPLES=1000 REDLINE_FUZZ_SEED=7 cargo xtask test fuzz` runs it
 //! bigger, with another seed.
