@@ -7,13 +7,16 @@
 //! OpenAPI document says what the server refuses. Strings count characters (Unicode
 //! scalar values), as JSON Schema's `maxLength` does.
 //!
+//! Strings read here refuse U+0000 as well (see [`string`]).
+//!
 //! The error names no field: the server's parser adds the path (`capture.elements:
 //! must have at most 500 entries`).
 
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A list of at most `N` entries.
 pub fn vec<'de, D, T, const N: usize>(deserializer: D) -> Result<Vec<T>, D::Error>
@@ -33,7 +36,8 @@ where
     Ok(Option::<List<T, N>>::deserialize(deserializer)?.map(|l| l.0))
 }
 
-/// A string of at most `N` characters.
+/// A string of at most `N` characters, without U+0000 (which Postgres cannot store in
+/// text).
 pub fn string<'de, D, const N: usize>(deserializer: D) -> Result<String, D::Error>
 where
     D: Deserializer<'de>,
@@ -67,6 +71,61 @@ where
     D: Deserializer<'de>,
 {
     Ok(Option::<List<Text<M>, N>>::deserialize(deserializer)?.map(|l| l.0.into_iter().map(|t| t.0).collect()))
+}
+
+/// An object read only from a JSON object: serde's derived `Deserialize` of a struct
+/// also takes a list of its fields' values (`[1, 2]` as `{x: 1, y: 2}`, `[]` as `{}`),
+/// which no schema of ours states. As a value of its own: the server reads every input
+/// as `Object<Input>`.
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        object(deserializer).map(Object)
+    }
+}
+
+/// A struct, from a JSON object only (see [`Object`]).
+pub fn object<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct OnlyMap<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for OnlyMap<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            // The struct reads its fields from this map, each through the deserializer
+            // the map came from (so errors keep their paths).
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+
+    deserializer.deserialize_map(OnlyMap(PhantomData))
+}
+
+/// An optional struct (`null` or absent is `None`), from a JSON object only.
+pub fn opt_object<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Object<T>>::deserialize(deserializer)?.map(|o| o.0))
+}
+
+/// A list of at most `N` structs, each from a JSON object only.
+pub fn vec_of_objects<'de, D, T, const N: usize>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    vec::<D, Object<T>, N>(deserializer).map(|v| v.into_iter().map(|o| o.0).collect())
 }
 
 /// Whether `s` has at most `max` characters (without counting when its bytes fit).
@@ -128,19 +187,24 @@ impl<'de, const N: usize> Visitor<'de> for BoundedStr<N> {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-        if within_chars(s, N) {
-            Ok(s.to_owned())
-        } else {
-            Err(E::custom(format_args!("must be at most {N} characters")))
-        }
+        checked_str::<E, N>(s).map(str::to_owned)
     }
 
     fn visit_string<E: de::Error>(self, s: String) -> Result<String, E> {
-        if within_chars(&s, N) {
-            Ok(s)
-        } else {
-            Err(E::custom(format_args!("must be at most {N} characters")))
-        }
+        checked_str::<E, N>(&s)?;
+        Ok(s)
+    }
+}
+
+/// At most `N` characters, and no U+0000: the server stores these strings in columns,
+/// and Postgres cannot hold it in text (refused on SQLite too, so both answer alike).
+fn checked_str<E: de::Error, const N: usize>(s: &str) -> Result<&str, E> {
+    if !within_chars(s, N) {
+        Err(E::custom(format_args!("must be at most {N} characters")))
+    } else if s.contains('\0') {
+        Err(E::custom("must not contain U+0000"))
+    } else {
+        Ok(s)
     }
 }
 
@@ -180,6 +244,8 @@ mod tests {
         assert!(read(r#"{"words":["a","b","c"]}"#).unwrap_err().starts_with("must have at most 2 entries"));
         assert!(read(r#"{"words":["abcde"]}"#).unwrap_err().starts_with("must be at most 4 characters"));
         assert!(read(r#"{"name":"éééé"}"#).unwrap_err().starts_with("must be at most 3 characters"));
+        assert!(read(r#"{"name":"a\u0000"}"#).unwrap_err().starts_with("must not contain U+0000"));
+        assert!(read(r#"{"words":["\u0000"]}"#).unwrap_err().starts_with("must not contain U+0000"));
         assert!(read(r#"{"list":"no"}"#).unwrap_err().contains("a list of at most 3 entries"));
     }
 }

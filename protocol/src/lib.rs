@@ -9,6 +9,7 @@
 //!   change-event data.
 //! - [`rules`]: held, claimable, change references, limits, image types.
 //! - [`bounded`]: reading lists and strings no longer than their limits.
+//! - `schema` (feature `schema`): the forms and cross-field rules `/openapi.json` states.
 //! - [`sse`]: the event-stream parser both clients read change events with.
 //! - [`thread`]: what a message is, the open question and its choices, answers.
 //! - [`Timestamp`]: ISO-8601 UTC on the wire.
@@ -18,6 +19,8 @@ pub mod client;
 pub mod records;
 pub mod rpc;
 pub mod rules;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod sse;
 pub mod thread;
 mod time;

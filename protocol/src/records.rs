@@ -255,19 +255,22 @@ pub struct Viewport {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Capture {
-    #[serde(default, deserialize_with = "crate::bounded::vec::<_, _, { crate::STROKE_POINTS_MAX }>")]
+    #[serde(
+        default,
+        deserialize_with = "crate::bounded::vec_of_objects::<_, _, { crate::STROKE_POINTS_MAX }>"
+    )]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::STROKE_POINTS_MAX)))]
     pub stroke: Vec<Point>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::bounded::opt_object")]
     pub bounds: Option<Bounds>,
-    #[serde(default, deserialize_with = "crate::bounded::vec::<_, _, { crate::ELEMENTS_MAX }>")]
+    #[serde(default, deserialize_with = "crate::bounded::vec_of_objects::<_, _, { crate::ELEMENTS_MAX }>")]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENTS_MAX)))]
     pub elements: Vec<Element>,
     /// **(ours)**
     #[serde(default)]
     pub device_pixel_ratio: Option<f64>,
     /// **(ours)** the page's scroll offset at capture.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::bounded::opt_object")]
     pub scroll: Option<Point>,
 }
 
@@ -291,7 +294,7 @@ pub struct Element {
     #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_TEXT_MAX_CHARS)))]
     pub text: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::bounded::opt_object")]
     pub rect: Option<Rect>,
     /// **(ours)**
     #[serde(default)]

@@ -110,21 +110,21 @@ rpcs! {
 #[serde(rename_all = "camelCase")]
 pub struct ListChangesInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub stage_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub route: Option<String>,
     #[serde(
         default,
@@ -138,7 +138,7 @@ pub struct ListChangesInput {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub group_id: Option<String>,
     /// Only items an agent may claim now.
     #[serde(default)]
@@ -166,14 +166,14 @@ pub struct ListChangesOutput<C = Capture> {
 #[serde(rename_all = "camelCase")]
 pub struct GetChangeInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
 }
 
@@ -193,16 +193,17 @@ pub struct GetChangeOutput<C = Capture> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::renew_or_claim))]
 pub struct ClaimChangesInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub group_id: Option<String>,
     /// Change ids, or `#7` / `7` short ids of `projectId`.
     #[serde(
@@ -210,17 +211,17 @@ pub struct ClaimChangesInput {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CLAIM_NAMES_MAX }, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CLAIM_NAMES_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS))))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CLAIM_NAMES_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF))))]
     pub change_ids: Option<Vec<String>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::TITLE_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub title: Option<String>,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub claimed_by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = crate::MAX_LEASE_MINUTES)))]
@@ -240,22 +241,23 @@ pub struct ClaimChangesOutput<C = Capture> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct AskChangeQuestionInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub question: String,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub author_name: String,
     /// Option labels; each becomes an attachment of kind `option` with `url: null`.
     #[serde(
@@ -263,16 +265,17 @@ pub struct AskChangeQuestionInput {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::OPTIONS_MAX }, { crate::NAME_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX), inner(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S"))))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX), inner(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK))))]
     pub option: Option<Vec<String>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
     pub fence: Option<u64>,
 }
 
@@ -281,52 +284,57 @@ pub struct AskChangeQuestionInput {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_optional))]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct ReplyToChangeInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub body: String,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub author_name: String,
+    /// Base64 of a png, jpeg or webp image of at most 8 MiB (413 beyond), of the type
+    /// `contentType` names; a `data:…;base64,` URL is read as well.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::IMAGE_BASE64_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub image_base64: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub content_type: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub image_label: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
     pub fence: Option<u64>,
 }
 
@@ -335,38 +343,43 @@ pub struct ReplyToChangeInput {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_required))]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct AttachChangeShotInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub label: String,
     pub kind: AttachmentKind,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub content_type: String,
+    /// Base64 of a png, jpeg or webp image of at most 8 MiB (413 beyond), of the type
+    /// `contentType` names; a `data:…;base64,` URL is read as well.
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub image_base64: String,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub author_name: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
     pub fence: Option<u64>,
 }
 
@@ -383,53 +396,55 @@ pub struct AttachChangeShotOutput {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct CompleteChangeInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub branch: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub head_commit: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub note: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub author_name: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
     pub fence: Option<u64>,
 }
 
@@ -443,70 +458,78 @@ pub struct CompleteChangeInput {
 #[serde(rename_all = "camelCase")]
 pub struct CreateChangeInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub stage_id: String,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TITLE_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub title: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub route: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub deployment_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub git_sha: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub locale: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_object"
+    )]
     pub viewport: Option<Viewport>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_object"
+    )]
     pub capture: Option<Capture>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub screenshot_key: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CONSOLE_ERRORS_MAX }, { crate::CONSOLE_ERROR_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::CONSOLE_ERRORS_MAX), inner(length(max = crate::CONSOLE_ERROR_MAX_CHARS))))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::CONSOLE_ERRORS_MAX), inner(length(max = crate::CONSOLE_ERROR_MAX_CHARS), regex(pattern = crate::schema::NO_NUL))))]
     pub console_errors: Option<Vec<String>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::UUID)))]
     pub change_id: Option<String>,
     /// **(ours)** Where the item is filed from; `extension` when left out (the
     /// protocol's `createChange` input has no `source`, and the extension is its filer).
@@ -542,15 +565,18 @@ pub struct MessageOutput {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_required))]
 pub struct UploadShotInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: String,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub content_type: String,
+    /// Base64 of a png, jpeg or webp image of at most 8 MiB (413 beyond), of the type
+    /// `contentType` names; a `data:…;base64,` URL is read as well.
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub image_base64: String,
 }
 
@@ -566,19 +592,20 @@ pub struct UploadShotOutput {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::answer_says_something))]
 pub struct AnswerChangeQuestionInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: String,
     /// The chosen option attachment's `key`.
     #[serde(
@@ -586,7 +613,7 @@ pub struct AnswerChangeQuestionInput {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub chosen_option: Option<String>,
 }
 
@@ -596,15 +623,16 @@ pub struct AnswerChangeQuestionInput {
 #[serde(rename_all = "camelCase")]
 pub struct SetChangeStatusInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::schema::settable_status"))]
     pub status: ChangeStatus,
 }
 
@@ -614,14 +642,32 @@ pub struct SetChangeStatusInput {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::still_wrong_says_what))]
 pub struct VerifyChangeInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     pub verdict: Verdict,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub screenshot_key: Option<String>,
 }
 
@@ -640,28 +686,28 @@ pub struct VerifyChangeOutput<C = Capture> {
 #[serde(rename_all = "camelCase")]
 pub struct UpdateChangeInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::TITLE_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = r"\S")))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub title: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: Option<String>,
 }
 
@@ -672,14 +718,14 @@ pub struct UpdateChangeInput {
 #[serde(rename_all = "camelCase")]
 pub struct WithdrawChangeInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
     pub change_id: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
 }
 
@@ -690,7 +736,7 @@ pub struct WithdrawChangeInput {
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseChangesInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub stage_id: String,
 }
 
@@ -700,7 +746,7 @@ pub struct ReleaseChangesInput {
 #[serde(rename_all = "camelCase")]
 pub struct ListStagesInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: String,
 }
 
@@ -716,7 +762,7 @@ pub struct ListStagesOutput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResolveStageInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::URL_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::URL_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub url: String,
 }
 
@@ -785,11 +831,18 @@ pub struct CliAuthRequest {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::device_secret_required))]
 pub struct PollCliAuthInput {
+    /// A code that names no request (an empty one too) is answered `expired`.
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub code: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub device_secret: Option<String>,
 }
 

@@ -57,9 +57,10 @@ pub const CSS_PATH_MAX_CHARS: usize = 500;
 pub const ELEMENT_ATTR_MAX_CHARS: usize = 200;
 /// An element's `role` and `tag`.
 pub const ELEMENT_WORD_MAX_CHARS: usize = 50;
-/// `imageBase64`: an [`IMAGE_MAX_BYTES`] image in base64, with room for a `data:` URL
-/// prefix and line breaks.
-pub const IMAGE_BASE64_MAX_CHARS: usize = IMAGE_MAX_BYTES.div_ceil(3) * 4 + 1024;
+/// `imageBase64`: an [`IMAGE_MAX_BYTES`] image in base64 (a `data:` URL prefix counts
+/// too). Exactly that, so that the length the OpenAPI document states is the server's:
+/// a longer string would hold a larger image.
+pub const IMAGE_BASE64_MAX_CHARS: usize = IMAGE_MAX_BYTES.div_ceil(3) * 4;
 /// `claimChanges` `changeIds`: 1 to 200 items.
 pub const CLAIM_NAMES_MAX: usize = LIST_LIMIT_MAX as usize;
 /// `listChanges` `status`: a list of statuses, at most one of each.
@@ -254,14 +255,15 @@ pub fn validate_capture(capture: &Capture) -> Result<(), FieldError> {
 }
 
 /// What a client can check before `createChange`: the title, the capture, and that a
-/// client-made `changeId` is a UUID.
+/// client-made `changeId` is a UUID (surrounding whitespace ignored, as in every other
+/// change reference).
 pub fn validate_create_change(input: &CreateChangeInput) -> Result<(), FieldError> {
     validate_title("title", &input.title)?;
     if let Some(capture) = &input.capture {
         validate_capture(capture)?;
     }
     if let Some(id) = &input.change_id
-        && !is_uuid(id)
+        && !is_uuid(id.trim())
     {
         return Err(FieldError::new("changeId", "must be a UUID"));
     }

@@ -80,6 +80,13 @@ pub struct Image {
     kind: ImageType,
 }
 
+/// A `screenshotKey` that names no upload of the project: 404 naming the field, as for
+/// any other name of something that is not there. (A 400 would refuse what the OpenAPI
+/// document allows: no schema can say which keys exist.)
+pub fn unknown_screenshot_key() -> ApiError {
+    ApiError::not_found("screenshotKey: no uploaded image has this key (use uploadShot)")
+}
+
 /// Checks and decodes an image, on a blocking thread (an 8 MiB image is milliseconds of
 /// work): every write calls it before its turn, never in it. 415 for a type other than
 /// png/jpeg/webp or bytes that are not what `contentType` says, 413 over 8 MiB, 400
@@ -88,12 +95,20 @@ pub async fn decode(image: ImageInput) -> Result<Image, ApiError> {
     tokio::task::spawn_blocking(move || decode_now(&image)).await.map_err(ApiError::internal)?
 }
 
-fn decode_now(image: &ImageInput) -> Result<Image, ApiError> {
+pub(crate) fn decode_now(image: &ImageInput) -> Result<Image, ApiError> {
     let ImageInput { field, content_type, base64: image_base64 } = image;
     let declared = ImageType::from_content_type(content_type).ok_or_else(|| {
         ApiError::unsupported_media(format!("contentType {content_type:?}: expected png, jpeg or webp"))
     })?;
-    let data = image_base64.split_once(";base64,").map_or(image_base64.as_str(), |(_, b64)| b64).trim();
+    // A `data:` URL's base64 follows its first comma (the pattern `/openapi.json` states).
+    let data = match image_base64.strip_prefix("data:") {
+        Some(url) => match url.split_once(',') {
+            Some((meta, b64)) if meta.ends_with(";base64") => b64,
+            _ => return Err(ApiError::bad_input(field, "a data: URL must be `data:…;base64,…`")),
+        },
+        None => image_base64.as_str(),
+    }
+    .trim();
     // Base64 is 4/3 of the bytes: refuse an oversize image before decoding it.
     if data.len() / 4 * 3 > IMAGE_MAX_BYTES + 3 {
         return Err(ApiError::too_large(format!("{field}: images are limited to {IMAGE_MAX_BYTES} bytes")));

@@ -22,10 +22,17 @@ pub struct RateLimit {
     pub burst: f64,
 }
 
+impl RateLimit {
+    /// `per_second` calls, in bursts of up to ten seconds' worth.
+    pub fn per_second(per_second: f64) -> RateLimit {
+        RateLimit { per_second, burst: per_second * 10.0 }
+    }
+}
+
 impl Default for RateLimit {
     /// Far above what a person or an agent loop needs, low enough to stop a runaway.
     fn default() -> Self {
-        RateLimit { per_second: 20.0, burst: 200.0 }
+        RateLimit::per_second(20.0)
     }
 }
 

@@ -13,6 +13,7 @@ use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
 use redline_server::backup;
 use redline_server::blobs::{BlobStore, BlobStoreSpec};
+use redline_server::limit::RateLimit;
 use redline_server::{AppState, Clock, Store};
 use serde::Serialize;
 
@@ -108,6 +109,11 @@ enum Command {
         /// filings captured), in MiB; a write past it is refused with 413.
         #[arg(long, default_value_t = redline_server::DEFAULT_PROJECT_QUOTA_MB, value_parser = clap::value_parser!(u64).range(1..=(1 << 40)))]
         project_quota_mb: u64,
+        /// How many calls a second each token may make (RPCs and event streams), in
+        /// bursts of up to ten seconds' worth; more are answered 429 with Retry-After.
+        #[arg(long, default_value_t = RateLimit::default().per_second,
+              value_parser = positive_rate)]
+        calls_per_second: f64,
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -295,6 +301,14 @@ enum TokenCommand {
     },
 }
 
+/// A rate: a positive, finite number.
+fn positive_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
+}
+
 fn parse_scope(s: &str) -> Result<Scope, String> {
     Scope::from_wire(s.trim()).ok_or_else(|| {
         let all: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
@@ -336,6 +350,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_streams_per_token,
             max_blob_reads,
             project_quota_mb,
+            calls_per_second,
             store: args,
             blobs,
         } => {
@@ -348,6 +363,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             state.max_streams_per_token = max_streams_per_token;
             state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
             state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
+            state.rate_limit = RateLimit::per_second(calls_per_second);
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
             let local = listener.local_addr()?;

@@ -10,6 +10,7 @@ use axum::body::{Body, to_bytes};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use redline_protocol::bounded::Object;
 use redline_protocol::{IMAGE_MAX_BYTES, Rpc, Timestamp};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -197,7 +198,8 @@ fn base_url(state: &AppState, headers: &HeaderMap) -> String {
 /// filing with a capture more than its typed parse.
 fn parse_input<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T, ApiError> {
     let not_json = |e: &dyn std::fmt::Display| ApiError::malformed(format!("not JSON ({e})"));
-    if body.iter().all(u8::is_ascii_whitespace) {
+    // No body at all; a body of only whitespace is not JSON (nor what the document allows).
+    if body.is_empty() {
         return deserialize_json("{}");
     }
     let text = std::str::from_utf8(body).map_err(|e| not_json(&e))?;
@@ -224,9 +226,10 @@ fn parse_input<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T, ApiErr
 }
 
 /// Deserialises an input from JSON text, naming the offending field in the 400's message.
+/// An input is an object (see [`Object`]), as `/openapi.json` says.
 fn deserialize_json<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
     let mut json = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut json).map_err(|e| {
+    serde_path_to_error::deserialize(&mut json).map(|Object(input)| input).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         // The message names the field; where in the body it was adds nothing.
@@ -298,13 +301,30 @@ mod tests {
             parse_input::<CreateChangeInput>("createChange", br#"{"rpcName":"createChange"}"#).unwrap_err();
         assert_eq!(message(e), "stageId: is required");
         let e = parse_input::<CreateChangeInput>("createChange", br#""a title""#).unwrap_err();
-        assert_eq!(message(e), "data: invalid type: string \"a title\", expected struct CreateChangeInput");
+        assert_eq!(message(e), "data: invalid type: string \"a title\", expected an object");
+        // A list of the fields' values is not an input, at the top or inside.
+        let e = parse_input::<GetSessionInput>("getSession", b"[]").unwrap_err();
+        assert_eq!(message(e), "data: invalid type: sequence, expected an object");
+        let e = parse_input::<CreateChangeInput>(
+            "createChange",
+            br#"{"stageId":"s","title":"t","viewport":[1,2],"capture":{"stroke":[[0,0]]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(message(e), "viewport: invalid type: sequence, expected an object");
+        let e = parse_input::<CreateChangeInput>(
+            "createChange",
+            br#"{"stageId":"s","title":"t","capture":{"stroke":[{"x":0,"y":0},[0,0]]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(message(e), "capture.stroke[1]: invalid type: sequence, expected an object");
         let e = parse_input::<GetSessionInput>("getSession", br#"{"rpcName":7}"#).unwrap_err();
         assert_eq!(message(e), "rpcName: must be a string");
         let e =
             parse_input::<GetSessionInput>("getSession", br#"{"rpcName":"other","data":{}}"#).unwrap_err();
         assert!(message(e).starts_with("rpcName:"));
         let e = parse_input::<GetSessionInput>("getSession", b"{nope").unwrap_err();
+        assert!(message(e).starts_with("body: not JSON"));
+        let e = parse_input::<GetSessionInput>("getSession", b" \n").unwrap_err();
         assert!(message(e).starts_with("body: not JSON"));
     }
 }

@@ -270,5 +270,5 @@ async fn unfiled_screenshots_are_deleted_after_a_day() {
     kept.sort();
     assert_eq!(s.stored_images(2).await, kept);
     let late = json!({"stageId": s.stage_id, "title": "t", "screenshotKey": unfiled});
-    s.err(&s.ann, "createChange", late, 400, "bad_input").await;
+    s.err(&s.ann, "createChange", late, 404, "not_found").await;
 }

@@ -196,8 +196,8 @@ async fn verifying_needs_the_file_scope_and_good_input() {
     let other = json!({"changeId": "1", "projectId": "someone-else", "verdict": "fixed"});
     s.err(&s.ann, "verifyChange", other, 403, "forbidden").await;
     let bad_key = json!({"changeId": id, "verdict": "fixed", "screenshotKey": "0123.png"});
-    let err = s.err(&s.ann, "verifyChange", bad_key, 400, "bad_input").await;
-    assert!(err["message"].as_str().unwrap().contains("screenshotKey"), "{err}");
+    let err = s.err(&s.ann, "verifyChange", bad_key, 404, "not_found").await;
+    assert!(err["message"].as_str().unwrap().starts_with("screenshotKey:"), "{err}");
     assert_eq!(s.get(&id).await["change"]["verifiedAt"], Value::Null, "a refused verdict records nothing");
     // `#1` and `1` name the item too; a file-only token may verify.
     let out = s.ok(&s.file_only, "verifyChange", json!({"changeId": "#1", "verdict": "fixed"})).await;

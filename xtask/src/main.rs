@@ -2,8 +2,9 @@
 //!
 //! - `cargo xtask start [--browser] [--port N] [--stage-port N]`: build the extension,
 //!   start the server on an embedded SQLite file with a demo stage, print what to load.
-//! - `cargo xtask test [anchors]`: every test: native, wasm in headless Chromium,
-//!   end-to-end, the anchors plugin's builds (`anchors`: only those).
+//! - `cargo xtask test [anchors|fuzz]`: every test: native, the API fuzzed with
+//!   schemathesis, wasm in headless Chromium, end-to-end, the anchors plugin's builds
+//!   (`anchors` or `fuzz`: only those).
 //! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
 //! - `cargo xtask bench [capture|panel]`: the numbers in BENCHMARKS.md (or only circle
 //!   and file, or only the side panel).
@@ -14,6 +15,7 @@
 mod bench;
 mod build;
 mod dist;
+mod fuzz;
 mod postgres;
 mod process;
 mod s3;

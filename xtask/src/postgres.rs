@@ -13,6 +13,7 @@ use crate::process;
 pub struct Cluster {
     bin: PathBuf,
     dir: PathBuf,
+    port: u16,
     pub url: String,
 }
 
@@ -35,7 +36,16 @@ impl Cluster {
             &bin.join("pg_ctl"),
             &["-D", &path(&data), "-o", &options, "-l", &log, "-w", "start"],
         )?;
-        Ok(Cluster { bin, dir, url: format!("postgres://postgres@127.0.0.1:{port}/postgres") })
+        Ok(Cluster { bin, dir, port, url: format!("postgres://postgres@127.0.0.1:{port}/postgres") })
+    }
+
+    /// A new, empty database of the cluster, for a run that needs a store of its own;
+    /// answers its URL.
+    pub fn create_database(&self, name: &str) -> Result<String> {
+        let port = self.port.to_string();
+        let createdb = self.bin.join("createdb");
+        run_as_postgres(&createdb, &["-h", "127.0.0.1", "-p", &port, "-U", "postgres", name])?;
+        Ok(format!("postgres://postgres@127.0.0.1:{}/{name}", self.port))
     }
 }
 

@@ -1,5 +1,6 @@
 //! `cargo xtask start`: everything a person needs to try Redline on this machine.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -61,9 +62,16 @@ pub fn build_server() -> Result<PathBuf> {
 
 /// Starts `redline serve` and waits until it accepts connections.
 pub fn serve(redline: &Path, data: &Path, port: u16) -> Result<(Child, String)> {
+    let addr = format!("127.0.0.1:{port}");
+    spawn_server(redline, &["--addr".as_ref(), addr.as_ref(), "--data".as_ref(), data.as_os_str()])
+}
+
+/// Starts `redline serve` with `args` and waits until it accepts connections; answers
+/// the server and its URL.
+pub fn spawn_server(redline: &Path, args: &[&OsStr]) -> Result<(Child, String)> {
     let mut server = Command::new(redline)
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--data"])
-        .arg(data)
+        .arg("serve")
+        .args(args)
         .stdout(Stdio::piped())
         .spawn()
         .context("starting the server")?;
@@ -101,11 +109,8 @@ impl DevSetup {
                 return Ok(DevSetup { token: token.to_owned() });
             }
         }
-        let admin = |args: &[&str]| -> Result<Value> {
-            let mut command = Command::new(redline);
-            command.args(args).arg("--data").arg(data).arg("--json");
-            Ok(serde_json::from_str(&process::output(&mut command)?)?)
-        };
+        let store = ["--data".as_ref(), data.as_os_str()];
+        let admin = |args: &[&str]| admin(redline, &store, args);
         // dev.json is written after the project exists: without it, there is no project yet.
         if saved.is_none() {
             admin(&["project", "add", "dev"])?;
@@ -131,6 +136,14 @@ impl DevSetup {
         write_private(&file, &serde_json::json!({ "stageUrl": stage_url, "token": token }).to_string())?;
         Ok(DevSetup { token })
     }
+}
+
+/// Runs admin command `args` of `redline` on `store` (its `--data` or `--database-url`)
+/// and answers what it printed with `--json`.
+pub fn admin(redline: &Path, store: &[&OsStr], args: &[&str]) -> Result<Value> {
+    let mut command = Command::new(redline);
+    command.args(args).args(store).arg("--json");
+    Ok(serde_json::from_str(&process::output(&mut command)?)?)
 }
 
 fn write_private(file: &Path, text: &str) -> Result<()> {

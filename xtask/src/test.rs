@@ -1,5 +1,6 @@
 //! `cargo xtask test`: every test, in the order that fails fastest: native, the agent's
-//! MCP server with the TypeScript SDK's client, then wasm in headless Chromium, then
+//! MCP server with the TypeScript SDK's client, the server's suite on Postgres, the API
+//! fuzzed with schemathesis on both engines, then wasm in headless Chromium, then
 //! end-to-end with the built extension in Chromium.
 
 use std::io::{BufRead, BufReader};
@@ -10,16 +11,24 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::build::{self, Profile};
-use crate::postgres;
 use crate::process::{self, cmd};
 use crate::s3;
 use crate::setup::{self, WASM_TARGET};
+use crate::{fuzz, postgres};
 
 pub fn run(only: Option<&str>) -> Result<()> {
     let started = Instant::now();
-    setup::for_browser()?;
     let mut tally = Tally::default();
     let mut phases = Vec::new();
+    if only == Some("fuzz") {
+        let redline = crate::start::build_server()?;
+        let cluster = postgres::Cluster::start()?;
+        let phase = Instant::now();
+        fuzz(&mut tally, &redline, &cluster);
+        phases.push(("API fuzzed", phase.elapsed().as_secs_f64()));
+        return tally.finish(&phases, started);
+    }
+    setup::for_browser()?;
 
     let phase = Instant::now();
     build::extension(Profile::Release)?.print();
@@ -34,7 +43,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
             phases.push(("anchors plugin and builds", phase.elapsed().as_secs_f64()));
             return tally.finish(&phases, started);
         }
-        Some(other) => bail!("unknown test phase `{other}`; `cargo xtask test [anchors]`"),
+        Some(other) => bail!("unknown test phase `{other}`; `cargo xtask test [anchors|fuzz]`"),
     }
 
     let phase = Instant::now();
@@ -77,8 +86,12 @@ pub fn run(only: Option<&str>) -> Result<()> {
             .args(["test", "--package", "redline-server", "--tests", "--", "--ignored", "postgres_"])
             .env("REDLINE_TEST_DATABASE_URL", &cluster.url),
     )?;
-    drop(cluster);
     phases.push(("server tests on Postgres", phase.elapsed().as_secs_f64()));
+
+    let phase = Instant::now();
+    fuzz(&mut tally, &redline, &cluster);
+    drop(cluster);
+    phases.push(("API fuzzed", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
     let mut wasm = cmd("cargo");
@@ -131,6 +144,35 @@ fn anchors(tally: &mut Tally, redline: &Path) -> Result<()> {
     builds.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     builds.env("CHROMIUM", setup::CHROMIUM);
     tally.run(&mut builds)
+}
+
+/// The API fuzzed with schemathesis through `/openapi.json`, on SQLite and on Postgres
+/// (a database of its own in `cluster`): one test each, failed by any failure it finds.
+fn fuzz(tally: &mut Tally, redline: &Path, cluster: &postgres::Cluster) {
+    let mut schemathesis = None;
+    if !tally.check(&format!("schemathesis {} installs", fuzz::SCHEMATHESIS), || {
+        schemathesis = Some(fuzz::install()?);
+        Ok(())
+    }) {
+        return;
+    }
+    let schemathesis = schemathesis.expect("installed");
+    let url = match cluster.create_database("redline_fuzz") {
+        Ok(url) => Some(url),
+        Err(e) => {
+            tally.check("a Postgres database for the fuzz run", || Err(e));
+            None
+        }
+    };
+    let stores = [Some(fuzz::Store::Sqlite), url.as_deref().map(|url| fuzz::Store::Postgres { url })];
+    for store in stores.into_iter().flatten() {
+        let name = format!("the API fuzzed on {} finds no failure", store.name());
+        tally.check(&name, || {
+            let outcome = fuzz::run(&schemathesis, redline, store)?;
+            println!("schemathesis {}: {} in {:.0} s", fuzz::SCHEMATHESIS, outcome.cases, outcome.seconds);
+            Ok(())
+        });
+    }
 }
 
 /// The README's install command for an agent's machine, into a temporary prefix, then

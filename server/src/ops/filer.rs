@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
 use crate::auth::hex;
-use crate::blobs::{Blobs, ImageInput, decode};
+use crate::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
 use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
@@ -73,7 +73,7 @@ impl Op for CreateChange {
     /// with another input, 409 `id_reused`.
     async fn run(ctx: &Ctx<'_>, mut input: CreateChangeInput) -> Result<Self::Answer, ApiError> {
         validate_create_change(&input)?;
-        input.change_id = input.change_id.map(|id| id.to_ascii_lowercase());
+        input.change_id = input.change_id.map(|id| id.trim().to_ascii_lowercase());
         let payload_hash = hex(&Sha256::digest(to_json(&input).as_bytes()));
         // Reads before the write, outside the serialised part: a stage changes rarely,
         // and reading it a moment early is as if the request had come a moment early;
@@ -142,10 +142,7 @@ impl Op for CreateChange {
         if let Some(key) = &change.screenshot_key
             && !Blobs::attach(w.conn(), &change.project_id, key).await?
         {
-            return Err(ApiError::bad_input(
-                "screenshotKey",
-                "no uploaded image has this key (use uploadShot)",
-            ));
+            return Err(unknown_screenshot_key());
         }
         // The short id comes from the project row, which a later statement advances;
         // the item joins its filer's live hold on the stage, or begins one named after
@@ -435,10 +432,7 @@ impl Op for VerifyChange {
         let mut attachments = Vec::new();
         if let Some(key) = &input.screenshot_key {
             if !Blobs::attach(w.conn(), &item.change.project_id, key).await? {
-                return Err(ApiError::bad_input(
-                    "screenshotKey",
-                    "no uploaded image has this key (use uploadShot)",
-                ));
+                return Err(unknown_screenshot_key());
             }
             attachments.push(Attachment {
                 key: key.clone(),
