@@ -94,8 +94,14 @@ pub fn extension_origin() -> String {
 
 /// Sends a message to the extension's other contexts and waits for the first answer.
 pub async fn send_message<T: Serialize, R: DeserializeOwned>(message: &T) -> Result<R, ChromeError> {
-    let reply = settle(runtime_send_message(&to_js(message)?)).await?;
+    let reply = send_js_message(&to_js(message)?).await?;
     Ok(serde_wasm_bindgen::from_value(reply)?)
+}
+
+/// [`send_message`] of a message already a JS value, answered as one: the content
+/// module's way, which carries no serde (see `page_js`).
+pub async fn send_js_message(message: &JsValue) -> Result<JsValue, ChromeError> {
+    settle(runtime_send_message(message)).await
 }
 
 /// Reads one key of `chrome.storage.local`; `None` when it was never written.

@@ -11,7 +11,6 @@ use web_sys::{
 };
 
 use redline_protocol::{Capture, Point};
-use serde::Serialize;
 
 use crate::capture::console;
 use crate::capture::dom::{self, PageContext};
@@ -19,7 +18,8 @@ use crate::capture::geometry::Polygon;
 use crate::capture::screenshot;
 use crate::capture::stroke_dom;
 use crate::chrome;
-use crate::messages::{Captured, OverlayEvent, PageEvent};
+use crate::messages::{Captured, OverlayEvent};
+use crate::page_js;
 
 /// The id of the element that hosts the overlay in the page.
 pub const HOST_ID: &str = "redline-overlay-host";
@@ -95,21 +95,21 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
         if !from_our_frame {
             return;
         }
-        match serde_wasm_bindgen::from_value::<OverlayEvent>(event.data()) {
-            Ok(OverlayEvent::Ready) => overlay_ready(),
-            Ok(OverlayEvent::Close) => {
+        match page_js::overlay_event(&event.data()) {
+            Some(OverlayEvent::Ready) => overlay_ready(),
+            Some(OverlayEvent::Close) => {
                 let _ = unmount();
             }
-            Ok(OverlayEvent::Drawing { stroke }) => {
+            Some(OverlayEvent::Drawing { stroke }) => {
                 if let Some(document) = web_sys::window().and_then(|w| w.document()) {
                     stroke_dom::drawing(&stroke, &document, &host_for_messages);
                 }
             }
-            Ok(OverlayEvent::StrokeAbandoned) => stroke_dom::cancel(),
-            Ok(OverlayEvent::Circled { stroke }) => {
+            Some(OverlayEvent::StrokeAbandoned) => stroke_dom::cancel(),
+            Some(OverlayEvent::Circled { stroke }) => {
                 wasm_bindgen_futures::spawn_local(capture_and_reply(stroke, trusted_origin.clone()));
             }
-            Err(_) => {}
+            None => {}
         }
     });
     window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref())?;
@@ -188,11 +188,8 @@ async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
         console_errors,
         screenshot,
     };
-    let message = PageEvent::Captured(Box::new(captured));
-    if let (Some(target), Ok(data)) =
-        (frame.content_window(), message.serialize(&serde_wasm_bindgen::Serializer::json_compatible()))
-    {
-        let _ = target.post_message(&data, &overlay_origin);
+    if let Some(target) = frame.content_window() {
+        let _ = target.post_message(&page_js::captured_event(&captured), &overlay_origin);
     }
 }
 

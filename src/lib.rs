@@ -22,6 +22,8 @@ pub mod tray;
 #[cfg(feature = "content")]
 pub mod content;
 #[cfg(feature = "content")]
+pub mod page_js;
+#[cfg(feature = "content")]
 pub mod show;
 #[cfg(feature = "ui")]
 pub mod ui;
