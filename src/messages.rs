@@ -113,12 +113,18 @@ impl Captured {
     }
 }
 
-/// What the content script tells its overlay frame (posted to the frame's window with
-/// the extension's origin as target, so the page cannot read it).
+/// What the content script tells its overlay frame. The page cannot read these (they
+/// go to the extension's origin), but it can post the frame messages of its own, so the
+/// capture comes only through the channel handed over in `Port`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum PageEvent {
-    /// What was circled, where, and how it looked.
+    /// Posted to the frame's window once it is ready, transferring one end of a
+    /// `MessageChannel`; `token` is the secret in the overlay's address, which the page
+    /// cannot read. The overlay takes the port only with it.
+    #[serde(rename = "redline:port")]
+    Port { token: String },
+    /// What was circled, where, and how it looked: sent only through that port.
     #[serde(rename = "redline:captured")]
     Captured(Box<Captured>),
 }

@@ -213,6 +213,12 @@ pub fn elements(value: &JsValue) -> Option<Vec<Element>> {
     Some(items(value)?.map(element).collect())
 }
 
+/// `PageEvent::Port`: the overlay's end of the capture's channel goes with this, and
+/// the secret the overlay was loaded with.
+pub fn port_event(channel: &str) -> JsValue {
+    object(&[("type", JsValue::from_str("redline:port")), ("token", JsValue::from_str(channel))])
+}
+
 /// The screenshot request to the worker (`WorkerRequest::CaptureVisibleTab`).
 pub fn capture_visible_tab_request() -> JsValue {
     object(&[("kind", JsValue::from_str("captureVisibleTab"))])
@@ -289,6 +295,12 @@ mod tests {
             // The same JSON as serde writes, so nothing reads differently downstream.
             assert_eq!(json(&written), json(&serde_js(&PageEvent::Captured(Box::new(sent)))));
         }
+    }
+
+    #[wasm_bindgen_test]
+    fn the_overlay_reads_the_channel_hand_over() {
+        let read: PageEvent = serde_wasm_bindgen::from_value(port_event("s3cret")).unwrap();
+        assert_eq!(read, PageEvent::Port { token: "s3cret".into() });
     }
 
     #[wasm_bindgen_test]
