@@ -149,10 +149,13 @@ pub struct Tab {
 }
 
 /// The part of `chrome.runtime.MessageSender` Redline reads: which tab sent a message
-/// (absent for extension pages outside tabs, such as the side panel).
+/// (absent for extension pages outside tabs, such as the side panel), and the URL of
+/// the page or frame that sent it.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct MessageSender {
     pub tab: Option<Tab>,
+    #[serde(default)]
+    pub url: String,
 }
 
 /// A PNG of the visible part of the active tab of `window_id`, as a `data:` URL. Needs

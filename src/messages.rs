@@ -43,6 +43,41 @@ pub enum WorkerRequest {
     RefreshBadge,
 }
 
+/// Which of Redline's contexts sent the worker a message, by `sender.url`. Only our own
+/// contexts can message the worker at all; of those, a content script runs inside a
+/// page, so it is trusted least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    /// An extension page: the overlay iframe or the side panel.
+    ExtensionPage,
+    /// The content script in a page (its `sender.url` is the page's).
+    ContentScript,
+}
+
+impl Sender {
+    /// `sender.url` is an extension page when it is under `extension_origin`
+    /// (`chrome-extension://ID`, no slash); anything else came from a content script.
+    pub fn of(url: &str, extension_origin: &str) -> Sender {
+        match url.strip_prefix(extension_origin) {
+            Some(rest) if rest.starts_with('/') => Sender::ExtensionPage,
+            _ => Sender::ContentScript,
+        }
+    }
+}
+
+impl WorkerRequest {
+    /// Whether `sender` may ask this. The content script only asks for the screenshot
+    /// (the overlay hidden and secrets masked first, which only it can do); everything
+    /// else, filing, watching a stage's console, circling, showing on a page, is the
+    /// extension pages' to ask.
+    pub fn may_come_from(&self, sender: Sender) -> bool {
+        match self {
+            WorkerRequest::CaptureVisibleTab => sender == Sender::ContentScript,
+            _ => sender == Sender::ExtensionPage,
+        }
+    }
+}
+
 /// The worker's answer to a [`WorkerRequest`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -208,6 +243,42 @@ mod tests {
             serde_json::to_value(WorkerReply::Badge { count: 1 }).unwrap(),
             json!({"kind": "badge", "count": 1})
         );
+    }
+
+    #[test]
+    fn the_worker_takes_each_request_only_from_the_context_that_may_send_it() {
+        let origin = "chrome-extension://abcdefghijklmnop";
+        let overlay = Sender::of("chrome-extension://abcdefghijklmnop/overlay.html?page=x", origin);
+        let panel = Sender::of("chrome-extension://abcdefghijklmnop/panel.html", origin);
+        assert_eq!((overlay, panel), (Sender::ExtensionPage, Sender::ExtensionPage));
+        for page in [
+            "https://stage.example/orders",
+            "chrome-extension://abcdefghijklmnopqrs/panel.html",
+            "chrome-extension://other/panel.html",
+            "",
+        ] {
+            assert_eq!(Sender::of(page, origin), Sender::ContentScript, "{page}");
+        }
+
+        assert!(WorkerRequest::CaptureVisibleTab.may_come_from(Sender::ContentScript));
+        assert!(!WorkerRequest::CaptureVisibleTab.may_come_from(Sender::ExtensionPage));
+        let draft = serde_json::from_value(
+            json!({"changeId": "c", "projectId": "p", "input": {"stageId": "s", "title": "t"}}),
+        )
+        .unwrap();
+        for request in [
+            WorkerRequest::Ping,
+            WorkerRequest::StartCircle,
+            WorkerRequest::WatchConsole { pattern: "https://stage.example/*".into() },
+            WorkerRequest::File { draft },
+            WorkerRequest::OutboxStatus,
+            WorkerRequest::Deliver,
+            WorkerRequest::ShowOnPage { tab_id: None, elements: vec![] },
+            WorkerRequest::RefreshBadge,
+        ] {
+            assert!(request.may_come_from(Sender::ExtensionPage), "{request:?}");
+            assert!(!request.may_come_from(Sender::ContentScript), "{request:?}");
+        }
     }
 
     #[test]

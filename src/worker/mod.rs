@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use std::cell::RefCell;
 
 use crate::chrome::{self, ChromeError, MessageSender, Tab};
-use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, WorkerReply, WorkerRequest};
+use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, Sender, WorkerReply, WorkerRequest};
 use crate::throttle::Throttle;
 use crate::timer;
 
@@ -18,8 +18,10 @@ mod outbox;
 #[wasm_bindgen]
 pub async fn on_message(message: JsValue, sender: JsValue) -> Result<JsValue, JsValue> {
     let sender: MessageSender = serde_wasm_bindgen::from_value(sender).unwrap_or_default();
+    let from = Sender::of(&sender.url, &chrome::extension_origin());
     let reply = match serde_wasm_bindgen::from_value::<WorkerRequest>(message) {
-        Ok(request) => handle(request, &sender).await,
+        Ok(request) if request.may_come_from(from) => handle(request, &sender).await,
+        Ok(_) => WorkerReply::Error { message: "Redline does not take this request from there.".into() },
         Err(error) => WorkerReply::Error { message: format!("not a Redline message: {error}") },
     };
     Ok(reply.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)

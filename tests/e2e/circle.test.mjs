@@ -172,6 +172,16 @@ describe("circle and file", () => {
     await page.close();
   });
 
+  test("the worker screenshots a tab only for the content script, not for the overlay's page", async () => {
+    const { page, overlay } = await openStage("/");
+    // The overlay is an extension page in the tab, but only the content script hides the
+    // overlay and masks secret fields before a screenshot.
+    const reply = await overlay.evaluate(() => chrome.runtime.sendMessage({ kind: "captureVisibleTab" }));
+    assert.equal(reply.kind, "error");
+    assert.match(reply.message, /does not take this request from there/);
+    await page.close();
+  });
+
   test("the route filed and the stage looked up leave out the query string and fragment", async () => {
     const { page, overlay } = await openStage("/?token=s3cret&email=a%40b.example#me@b.example");
     await fileAround(page, overlay, "orders.title", "Title with a query");
