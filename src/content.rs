@@ -43,13 +43,17 @@ thread_local! {
 
 /// Mounts the overlay over the viewport, or focuses it when it is already there.
 #[wasm_bindgen]
-pub fn mount() -> Result<(), JsValue> {
+pub async fn mount() -> Result<(), JsValue> {
     let window = web_sys::window().ok_or("no window")?;
     let href = window.location().href()?;
     // A secret between this script and the overlay: the frame's address sits in a closed
     // shadow root and the page cannot read a frame of the extension's origin, so only
     // the overlay learns it, and it takes the capture's channel only with it.
     let channel = window.crypto()?.random_uuid();
+    // The worker keeps it for this tab before the overlay exists: the overlay runs only
+    // once the worker confirms our content script mounted it, so a frame of it that
+    // another page made does nothing.
+    chrome::send_js_message(&page_js::overlay_mounting_request(&channel)).await.map_err(|e| e.0)?;
     let overlay_url = format!(
         "{}?page={}&channel={channel}",
         chrome::extension_url("overlay.html"),

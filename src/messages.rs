@@ -41,6 +41,12 @@ pub enum WorkerRequest {
     /// Re-read the questions waiting for the person and set the toolbar badge now
     /// (answered with [`WorkerReply::Badge`]).
     RefreshBadge,
+    /// The content script is about to mount the overlay in its tab with this secret
+    /// (`?channel=`); answered with [`WorkerReply::Overlay`].
+    OverlayMounting { channel: String },
+    /// The overlay, starting, asks whether the content script of its own tab mounted it
+    /// with this secret; it runs only if so ([`WorkerReply::Overlay`]).
+    OverlayStarting { channel: String },
 }
 
 /// Which of Redline's contexts sent the worker a message, by `sender.url`. Only our own
@@ -72,7 +78,9 @@ impl WorkerRequest {
     /// extension pages' to ask.
     pub fn may_come_from(&self, sender: Sender) -> bool {
         match self {
-            WorkerRequest::CaptureVisibleTab => sender == Sender::ContentScript,
+            WorkerRequest::CaptureVisibleTab | WorkerRequest::OverlayMounting { .. } => {
+                sender == Sender::ContentScript
+            }
             _ => sender == Sender::ExtensionPage,
         }
     }
@@ -112,6 +120,11 @@ pub enum WorkerReply {
     /// The badge as now set: how many items wait for the person's answer.
     Badge {
         count: u32,
+    },
+    /// Whether the overlay asking was mounted in its tab by our content script.
+    Overlay {
+        #[serde(rename = "mountedHere")]
+        mounted_here: bool,
     },
 }
 
@@ -260,8 +273,12 @@ mod tests {
             assert_eq!(Sender::of(page, origin), Sender::ContentScript, "{page}");
         }
 
-        assert!(WorkerRequest::CaptureVisibleTab.may_come_from(Sender::ContentScript));
-        assert!(!WorkerRequest::CaptureVisibleTab.may_come_from(Sender::ExtensionPage));
+        for request in
+            [WorkerRequest::CaptureVisibleTab, WorkerRequest::OverlayMounting { channel: "c".into() }]
+        {
+            assert!(request.may_come_from(Sender::ContentScript), "{request:?}");
+            assert!(!request.may_come_from(Sender::ExtensionPage), "{request:?}");
+        }
         let draft = serde_json::from_value(
             json!({"changeId": "c", "projectId": "p", "input": {"stageId": "s", "title": "t"}}),
         )
@@ -275,6 +292,7 @@ mod tests {
             WorkerRequest::Deliver,
             WorkerRequest::ShowOnPage { tab_id: None, elements: vec![] },
             WorkerRequest::RefreshBadge,
+            WorkerRequest::OverlayStarting { channel: "c".into() },
         ] {
             assert!(request.may_come_from(Sender::ExtensionPage), "{request:?}");
             assert!(!request.may_come_from(Sender::ContentScript), "{request:?}");

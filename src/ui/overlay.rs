@@ -113,12 +113,37 @@ struct Composition {
     shot: Result<std::rc::Rc<Shot>, String>,
 }
 
+/// The overlay runs only where Redline's content script mounted it: the worker confirms
+/// that the secret in its address is the one the content script of its own tab gave it.
+/// Anywhere else (a page framing `overlay.html` itself) it does nothing.
 #[component]
 pub fn Overlay() -> impl IntoView {
     let Some(page) = Page::from_location() else {
         return view! { <p class="overlay-hint">"Redline: this overlay was opened without its page."</p> }
             .into_any();
     };
+    let mounted_here = LocalResource::new({
+        let channel = page.channel.clone();
+        move || {
+            let request = WorkerRequest::OverlayStarting { channel: channel.clone() };
+            async move { chrome::send_message::<_, WorkerReply>(&request).await }
+        }
+    });
+    view! {
+        {move || match mounted_here.get() {
+            None => ().into_any(),
+            Some(Ok(WorkerReply::Overlay { mounted_here: true })) => view! { <Circling page=page.clone() /> }.into_any(),
+            Some(_) => view! {
+                <p class="overlay-hint">"Redline did not open this overlay here, so it does nothing."</p>
+            }.into_any(),
+        }}
+    }
+    .into_any()
+}
+
+/// The overlay proper: lasso, composer and tray over the page it was mounted in.
+#[component]
+fn Circling(page: Page) -> impl IntoView {
     let target = LocalResource::new({
         let url = page.url.clone();
         move || find_target(url.clone())

@@ -57,10 +57,26 @@ async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
             Ok(count) => WorkerReply::Badge { count },
             Err(message) => WorkerReply::Error { message },
         },
+        WorkerRequest::OverlayMounting { channel } => {
+            let tab = sender.tab.as_ref().and_then(|t| t.id);
+            let mounted = tab.map(|tab| MOUNTS.with_borrow_mut(|m| m.insert(tab, channel))).is_some();
+            WorkerReply::Overlay { mounted_here: mounted }
+        }
+        WorkerRequest::OverlayStarting { channel } => {
+            // Taken once: a second frame with the same secret is not the one mounted.
+            let tab = sender.tab.as_ref().and_then(|t| t.id);
+            let mounted_here = tab.is_some_and(|tab| {
+                MOUNTS.with_borrow_mut(|m| m.get(&tab) == Some(&channel) && m.remove(&tab).is_some())
+            });
+            WorkerReply::Overlay { mounted_here }
+        }
     }
 }
 
 thread_local! {
+    /// The overlay each tab's content script is mounting: its secret, by tab id, until the
+    /// overlay starts (a moment later, well within the worker's 30 s of idle life).
+    static MOUNTS: RefCell<std::collections::HashMap<i32, String>> = RefCell::default();
     /// Chrome allows two `captureVisibleTab` calls a second per extension.
     static CAPTURES: RefCell<Throttle> = const { RefCell::new(Throttle::new(CAPTURE_SPACING_MS)) };
 }

@@ -172,6 +172,30 @@ describe("circle and file", () => {
     await page.close();
   });
 
+  test("an overlay that a page frames itself does nothing", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${stage.url}/`);
+    // The overlay page is web-accessible (the content script frames it), so any page can
+    // frame it too, with a secret of its own choosing.
+    const src = browser.extensionUrl(`overlay.html?page=${encodeURIComponent(`${stage.url}/`)}&channel=chosen-by-the-page`);
+    await page.evaluate((src) => {
+      window.overlayMessages = [];
+      addEventListener("message", (event) => window.overlayMessages.push(event.data?.type));
+      const frame = document.createElement("iframe");
+      frame.src = src;
+      document.body.append(frame);
+    }, src);
+    let overlay;
+    for (let i = 0; i < 100 && !overlay; i++) {
+      overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+      if (!overlay) await page.waitForTimeout(100);
+    }
+    await overlay.getByText("Redline did not open this overlay here, so it does nothing.").waitFor();
+    assert.equal(await overlay.locator(".lasso, svg, [role=dialog]").count(), 0, "no lasso, no composer");
+    assert.deepEqual(await page.evaluate(() => window.overlayMessages), [], "it never told the page it was ready");
+    await page.close();
+  });
+
   test("the worker screenshots a tab only for the content script, not for the overlay's page", async () => {
     const { page, overlay } = await openStage("/");
     // The overlay is an extension page in the tab, but only the content script hides the
