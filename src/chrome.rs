@@ -94,8 +94,14 @@ pub fn extension_origin() -> String {
 
 /// Sends a message to the extension's other contexts and waits for the first answer.
 pub async fn send_message<T: Serialize, R: DeserializeOwned>(message: &T) -> Result<R, ChromeError> {
-    let reply = settle(runtime_send_message(&to_js(message)?)).await?;
+    let reply = send_js_message(&to_js(message)?).await?;
     Ok(serde_wasm_bindgen::from_value(reply)?)
+}
+
+/// [`send_message`] of a message already a JS value, answered as one: the content
+/// module's way, which carries no serde (see `page_js`).
+pub async fn send_js_message(message: &JsValue) -> Result<JsValue, ChromeError> {
+    settle(runtime_send_message(message)).await
 }
 
 /// Reads one key of `chrome.storage.local`; `None` when it was never written.
@@ -143,10 +149,13 @@ pub struct Tab {
 }
 
 /// The part of `chrome.runtime.MessageSender` Redline reads: which tab sent a message
-/// (absent for extension pages outside tabs, such as the side panel).
+/// (absent for extension pages outside tabs, such as the side panel), and the URL of
+/// the page or frame that sent it.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct MessageSender {
     pub tab: Option<Tab>,
+    #[serde(default)]
+    pub url: String,
 }
 
 /// A PNG of the visible part of the active tab of `window_id`, as a `data:` URL. Needs

@@ -7,11 +7,11 @@ use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 use web_sys::{
-    Document, Element, HtmlIFrameElement, KeyboardEvent, MessageEvent, ShadowRootInit, ShadowRootMode, Window,
+    Document, Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort,
+    ShadowRootInit, ShadowRootMode, Window,
 };
 
 use redline_protocol::{Capture, Point};
-use serde::Serialize;
 
 use crate::capture::console;
 use crate::capture::dom::{self, PageContext};
@@ -19,7 +19,8 @@ use crate::capture::geometry::Polygon;
 use crate::capture::screenshot;
 use crate::capture::stroke_dom;
 use crate::chrome;
-use crate::messages::{Captured, OverlayEvent, PageEvent};
+use crate::messages::{Captured, OverlayEvent};
+use crate::page_js;
 
 /// The id of the element that hosts the overlay in the page.
 pub const HOST_ID: &str = "redline-overlay-host";
@@ -30,6 +31,8 @@ pub const STATE_ATTRIBUTE: &str = "data-redline-state";
 struct Mounted {
     host: Element,
     frame: HtmlIFrameElement,
+    /// Our end of the channel the capture goes through, once the overlay has its end.
+    port: Option<MessagePort>,
     on_key: Closure<dyn FnMut(KeyboardEvent)>,
     on_message: Closure<dyn FnMut(MessageEvent)>,
 }
@@ -40,16 +43,29 @@ thread_local! {
 
 /// Mounts the overlay over the viewport, or focuses it when it is already there.
 #[wasm_bindgen]
-pub fn mount() -> Result<(), JsValue> {
-    let page = web_sys::window().ok_or("no window")?.location().href()?;
-    let overlay_url =
-        format!("{}?page={}", chrome::extension_url("overlay.html"), js_sys::encode_uri_component(&page));
-    mount_overlay(&overlay_url, &chrome::extension_origin())
+pub async fn mount() -> Result<(), JsValue> {
+    let window = web_sys::window().ok_or("no window")?;
+    let href = window.location().href()?;
+    // A secret between this script and the overlay: the frame's address sits in a closed
+    // shadow root and the page cannot read a frame of the extension's origin, so only
+    // the overlay learns it, and it takes the capture's channel only with it.
+    let channel = window.crypto()?.random_uuid();
+    // The worker keeps it for this tab before the overlay exists: the overlay runs only
+    // once the worker confirms our content script mounted it, so a frame of it that
+    // another page made does nothing.
+    chrome::send_js_message(&page_js::overlay_mounting_request(&channel)).await.map_err(|e| e.0)?;
+    let overlay_url = format!(
+        "{}?page={}&channel={channel}",
+        chrome::extension_url("overlay.html"),
+        js_sys::encode_uri_component(redline_protocol::without_query(&href)),
+    );
+    mount_overlay(&overlay_url, &chrome::extension_origin(), &channel)
 }
 
 /// Mounts an overlay iframe loading `overlay_url`, trusting messages only from
-/// `overlay_origin`. Separate from [`mount`] so tests can mount without `chrome.*`.
-pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsValue> {
+/// `overlay_origin`, and hands the frame the capture's channel with the secret `channel`
+/// once it is ready. Separate from [`mount`] so tests can mount without `chrome.*`.
+pub fn mount_overlay(overlay_url: &str, overlay_origin: &str, channel: &str) -> Result<(), JsValue> {
     let window = web_sys::window().ok_or("no window")?;
     let document = window.document().ok_or("no document")?;
     if let Some((host, frame)) =
@@ -85,6 +101,7 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
     window.add_event_listener_with_callback_and_bool("keydown", on_key.as_ref().unchecked_ref(), true)?;
 
     let trusted_origin = overlay_origin.to_owned();
+    let channel = channel.to_owned();
     let frame_for_messages = frame.clone();
     let host_for_messages = host.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
@@ -95,26 +112,26 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str) -> Result<(), JsVa
         if !from_our_frame {
             return;
         }
-        match serde_wasm_bindgen::from_value::<OverlayEvent>(event.data()) {
-            Ok(OverlayEvent::Ready) => overlay_ready(),
-            Ok(OverlayEvent::Close) => {
+        match page_js::overlay_event(&event.data()) {
+            Some(OverlayEvent::Ready) => overlay_ready(&channel, &trusted_origin),
+            Some(OverlayEvent::Close) => {
                 let _ = unmount();
             }
-            Ok(OverlayEvent::Drawing { stroke }) => {
+            Some(OverlayEvent::Drawing { stroke }) => {
                 if let Some(document) = web_sys::window().and_then(|w| w.document()) {
                     stroke_dom::drawing(&stroke, &document, &host_for_messages);
                 }
             }
-            Ok(OverlayEvent::StrokeAbandoned) => stroke_dom::cancel(),
-            Ok(OverlayEvent::Circled { stroke }) => {
-                wasm_bindgen_futures::spawn_local(capture_and_reply(stroke, trusted_origin.clone()));
+            Some(OverlayEvent::StrokeAbandoned) => stroke_dom::cancel(),
+            Some(OverlayEvent::Circled { stroke }) => {
+                wasm_bindgen_futures::spawn_local(capture_and_reply(stroke));
             }
-            Err(_) => {}
+            None => {}
         }
     });
     window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref())?;
 
-    MOUNTED.set(Some(Mounted { host, frame, on_key, on_message }));
+    MOUNTED.set(Some(Mounted { host, frame, port: None, on_key, on_message }));
     Ok(())
 }
 
@@ -129,6 +146,9 @@ pub fn unmount() -> Result<(), JsValue> {
         true,
     )?;
     window.remove_event_listener_with_callback("message", mounted.on_message.as_ref().unchecked_ref())?;
+    if let Some(port) = mounted.port {
+        port.close();
+    }
     mounted.host.remove();
     Ok(())
 }
@@ -151,9 +171,11 @@ const CAPTURE_MARK: &str = "redline:capture-start";
 const CAPTURE_MEASURE: &str = "redline:capture";
 
 /// Reads what the outline circles, screenshots the viewport, and hands both to the
-/// overlay frame (posted to the extension's origin only, so the page cannot read it).
-async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
-    let Some((host, frame)) = MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone())))
+/// overlay through the channel only it holds the other end of: the page can neither read
+/// the capture nor send one the overlay would take.
+async fn capture_and_reply(stroke: Vec<Point>) {
+    let Some((host, Some(port))) =
+        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.port.clone())))
     else {
         return;
     };
@@ -188,21 +210,27 @@ async fn capture_and_reply(stroke: Vec<Point>, overlay_origin: String) {
         console_errors,
         screenshot,
     };
-    let message = PageEvent::Captured(Box::new(captured));
-    if let (Some(target), Ok(data)) =
-        (frame.content_window(), message.serialize(&serde_wasm_bindgen::Serializer::json_compatible()))
-    {
-        let _ = target.post_message(&data, &overlay_origin);
-    }
+    let _ = port.post_message(&page_js::captured_event(&captured));
 }
 
-fn overlay_ready() {
-    MOUNTED.with_borrow(|m| {
-        if let Some(m) = m {
-            let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
-            // Keyboard focus moves into the frame so `Esc` reaches the overlay.
-            let _ = m.frame.focus();
+/// The overlay is up: hand it its end of a new channel for the capture (posted to the
+/// extension's origin only, with the secret it was loaded with), and focus it.
+fn overlay_ready(channel: &str, overlay_origin: &str) {
+    MOUNTED.with_borrow_mut(|m| {
+        let Some(m) = m else { return };
+        if let (Ok(pair), Some(target)) = (MessageChannel::new(), m.frame.content_window()) {
+            let transfer = js_sys::Array::of1(&pair.port2());
+            let sent =
+                target.post_message_with_transfer(&page_js::port_event(channel), overlay_origin, &transfer);
+            if sent.is_ok()
+                && let Some(old) = m.port.replace(pair.port1())
+            {
+                old.close();
+            }
         }
+        let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
+        // Keyboard focus moves into the frame so `Esc` reaches the overlay.
+        let _ = m.frame.focus();
     });
 }
 
@@ -246,8 +274,8 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn mounting_twice_keeps_one_overlay_and_esc_removes_it() {
-        mount_overlay("about:blank", ORIGIN).unwrap();
-        mount_overlay("about:blank", ORIGIN).unwrap();
+        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
+        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
         assert_eq!(hosts(), 1);
         assert!(is_mounted());
         press("a");
@@ -259,7 +287,7 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn a_close_message_from_anyone_but_our_frame_is_ignored() {
-        mount_overlay("about:blank", ORIGIN).unwrap();
+        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
         let ours =
             MOUNTED.with_borrow(|m| m.as_ref().unwrap().frame.content_window()).expect("the frame's window");
         let page = web_sys::window().unwrap();
@@ -277,7 +305,7 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn the_host_starts_loading_and_is_shielded_from_page_styles() {
-        mount_overlay("about:blank", ORIGIN).unwrap();
+        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
         let document = web_sys::window().unwrap().document().unwrap();
         let host = document.get_element_by_id(HOST_ID).unwrap();
         assert_eq!(host.get_attribute(STATE_ATTRIBUTE).as_deref(), Some("loading"));

@@ -23,6 +23,8 @@ pub mod verify;
 #[cfg(feature = "content")]
 pub mod content;
 #[cfg(feature = "content")]
+pub mod page_js;
+#[cfg(feature = "content")]
 pub mod show;
 #[cfg(feature = "ui")]
 pub mod ui;

@@ -55,6 +55,49 @@ pub enum WorkerRequest {
         url: String,
         elements: Vec<Element>,
     },
+    /// The content script is about to mount the overlay in its tab with this secret
+    /// (`?channel=`); answered with [`WorkerReply::Overlay`].
+    OverlayMounting { channel: String },
+    /// The overlay, starting, asks whether the content script of its own tab mounted it
+    /// with this secret; it runs only if so ([`WorkerReply::Overlay`]).
+    OverlayStarting { channel: String },
+}
+
+/// Which of Redline's contexts sent the worker a message, by `sender.url`. Only our own
+/// contexts can message the worker at all; of those, a content script runs inside a
+/// page, so it is trusted least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sender {
+    /// An extension page: the overlay iframe or the side panel.
+    ExtensionPage,
+    /// The content script in a page (its `sender.url` is the page's).
+    ContentScript,
+}
+
+impl Sender {
+    /// `sender.url` is an extension page when it is under `extension_origin`
+    /// (`chrome-extension://ID`, no slash); anything else came from a content script.
+    pub fn of(url: &str, extension_origin: &str) -> Sender {
+        match url.strip_prefix(extension_origin) {
+            Some(rest) if rest.starts_with('/') => Sender::ExtensionPage,
+            _ => Sender::ContentScript,
+        }
+    }
+}
+
+impl WorkerRequest {
+    /// Whether `sender` may ask this. The content script only asks for the screenshot
+    /// (the overlay hidden and secrets masked first, which only it can do); everything
+    /// else, filing, watching a stage's console, circling, showing on a page, is the
+    /// extension pages' to ask.
+    pub fn may_come_from(&self, sender: Sender) -> bool {
+        match self {
+            WorkerRequest::CaptureVisibleTab | WorkerRequest::OverlayMounting { .. } => {
+                sender == Sender::ContentScript
+            }
+            _ => sender == Sender::ExtensionPage,
+        }
+    }
 }
 
 /// The worker's answer to a [`WorkerRequest`].
@@ -102,6 +145,11 @@ pub enum WorkerReply {
         check: Result<crate::verify::PageCheck, String>,
         screenshot: Result<String, String>,
     },
+    /// Whether the overlay asking was mounted in its tab by our content script.
+    Overlay {
+        #[serde(rename = "mountedHere")]
+        mounted_here: bool,
+    },
 }
 
 /// What the overlay iframe tells the content script in the page (`window.postMessage`).
@@ -137,12 +185,18 @@ impl Captured {
     }
 }
 
-/// What the content script tells its overlay frame (posted to the frame's window with
-/// the extension's origin as target, so the page cannot read it).
+/// What the content script tells its overlay frame. The page cannot read these (they
+/// go to the extension's origin), but it can post the frame messages of its own, so the
+/// capture comes only through the channel handed over in `Port`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum PageEvent {
-    /// What was circled, where, and how it looked.
+    /// Posted to the frame's window once it is ready, transferring one end of a
+    /// `MessageChannel`; `token` is the secret in the overlay's address, which the page
+    /// cannot read. The overlay takes the port only with it.
+    #[serde(rename = "redline:port")]
+    Port { token: String },
+    /// What was circled, where, and how it looked: sent only through that port.
     #[serde(rename = "redline:captured")]
     Captured(Box<Captured>),
 }
@@ -240,6 +294,47 @@ mod tests {
             serde_json::to_value(reply).unwrap(),
             json!({"kind": "checked", "tabId": 3, "check": {"Err": "no"}, "screenshot": {"Ok": "data:"}})
         );
+    }
+
+    #[test]
+    fn the_worker_takes_each_request_only_from_the_context_that_may_send_it() {
+        let origin = "chrome-extension://abcdefghijklmnop";
+        let overlay = Sender::of("chrome-extension://abcdefghijklmnop/overlay.html?page=x", origin);
+        let panel = Sender::of("chrome-extension://abcdefghijklmnop/panel.html", origin);
+        assert_eq!((overlay, panel), (Sender::ExtensionPage, Sender::ExtensionPage));
+        for page in [
+            "https://stage.example/orders",
+            "chrome-extension://abcdefghijklmnopqrs/panel.html",
+            "chrome-extension://other/panel.html",
+            "",
+        ] {
+            assert_eq!(Sender::of(page, origin), Sender::ContentScript, "{page}");
+        }
+
+        for request in
+            [WorkerRequest::CaptureVisibleTab, WorkerRequest::OverlayMounting { channel: "c".into() }]
+        {
+            assert!(request.may_come_from(Sender::ContentScript), "{request:?}");
+            assert!(!request.may_come_from(Sender::ExtensionPage), "{request:?}");
+        }
+        let draft = serde_json::from_value(
+            json!({"changeId": "c", "projectId": "p", "input": {"stageId": "s", "title": "t"}}),
+        )
+        .unwrap();
+        for request in [
+            WorkerRequest::Ping,
+            WorkerRequest::StartCircle,
+            WorkerRequest::WatchConsole { pattern: "https://stage.example/*".into() },
+            WorkerRequest::File { draft },
+            WorkerRequest::OutboxStatus,
+            WorkerRequest::Deliver,
+            WorkerRequest::ShowOnPage { tab_id: None, elements: vec![] },
+            WorkerRequest::RefreshBadge,
+            WorkerRequest::OverlayStarting { channel: "c".into() },
+        ] {
+            assert!(request.may_come_from(Sender::ExtensionPage), "{request:?}");
+            assert!(!request.may_come_from(Sender::ContentScript), "{request:?}");
+        }
     }
 
     #[test]

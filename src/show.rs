@@ -6,12 +6,12 @@
 use std::cell::RefCell;
 
 use redline_protocol::Element as Captured;
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
 
 use crate::capture::selector_dom::resolve_css_path;
 use crate::locate::{self, Attempt, Located};
+use crate::page_js::{self, ToJs};
 
 /// The id of the element that holds the outlines.
 pub const HOST_ID: &str = "redline-show-host";
@@ -31,7 +31,7 @@ thread_local! {
 /// what was found for each, as a JSON array of [`Located`].
 #[wasm_bindgen]
 pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
-    let elements: Vec<Captured> = serde_wasm_bindgen::from_value(elements)?;
+    let elements = page_js::elements(&elements).ok_or("the elements are not a list")?;
     let window = web_sys::window().ok_or("no window")?;
     let document = window.document().ok_or("no document")?;
     clear(&document);
@@ -52,7 +52,7 @@ pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
     if !found.is_empty() {
         draw(&window, &document, &found)?;
     }
-    Ok(located.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
+    Ok(located.to_js())
 }
 
 fn find(document: &Document, element: &Captured) -> (Option<locate::MatchedBy>, Vec<Element>) {
@@ -99,15 +99,6 @@ fn all_unbounded(document: &Document, selector: &str) -> Vec<Element> {
     (0..list.length()).filter_map(|i| list.item(i).and_then(|n| n.dyn_into::<Element>().ok())).collect()
 }
 
-#[derive(Serialize)]
-struct BoxRect {
-    label: String,
-    x: f64,
-    y: f64,
-    width: f64,
-    height: f64,
-}
-
 /// Draws a red outline over each element, in document coordinates so they scroll with
 /// the page. The host's `data-redline-boxes` lists the outlined rectangles (viewport
 /// coordinates at drawing time) for tests and tools; the drawing itself sits in a closed
@@ -128,15 +119,19 @@ fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element
         let outline = document.create_element("div")?;
         outline.set_attribute(
             "style",
-            &format!(
-                "position: absolute; left: {}px; top: {}px; width: {}px; height: {}px; \
-                 outline: 3px solid #dc2626; outline-offset: 2px; border-radius: 3px; \
+            &[
+                "position: absolute; left: ",
+                &px(rect.left() + scroll_x),
+                "; top: ",
+                &px(rect.top() + scroll_y),
+                "; width: ",
+                &px(rect.width()),
+                "; height: ",
+                &px(rect.height()),
+                "; outline: 3px solid #dc2626; outline-offset: 2px; border-radius: 3px; \
                  box-shadow: 0 0 0 9999px rgba(220, 38, 38, 0.04);",
-                rect.left() + scroll_x,
-                rect.top() + scroll_y,
-                rect.width(),
-                rect.height()
-            ),
+            ]
+            .concat(),
         )?;
         let tag = document.create_element("span")?;
         tag.set_text_content(Some(label));
@@ -147,15 +142,16 @@ fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element
         )?;
         outline.append_child(&tag)?;
         shadow.append_child(&outline)?;
-        boxes.push(BoxRect {
-            label: label.clone(),
-            x: rect.left(),
-            y: rect.top(),
-            width: rect.width(),
-            height: rect.height(),
-        });
+        boxes.push(page_js::object(&[
+            ("label", label.to_js()),
+            ("x", rect.left().to_js()),
+            ("y", rect.top().to_js()),
+            ("width", rect.width().to_js()),
+            ("height", rect.height().to_js()),
+        ]));
     }
-    host.set_attribute("data-redline-boxes", &serde_json::to_string(&boxes).unwrap_or_default())?;
+    let boxes = js_sys::JSON::stringify(&boxes.into_iter().collect::<js_sys::Array>())?;
+    host.set_attribute("data-redline-boxes", &String::from(boxes))?;
     document.document_element().ok_or("no document element")?.append_child(&host)?;
 
     // Removes only the drawing: the closure itself is dropped by the next `clear`.
@@ -170,6 +166,12 @@ fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element
         .set_timeout_with_callback_and_timeout_and_arguments_0(remove.as_ref().unchecked_ref(), SHOW_MS)?;
     TIMER.set(Some((id, remove)));
     Ok(())
+}
+
+/// `12.5px`: the number written by JavaScript, which saves the page Rust's float
+/// formatting (see `page_js`).
+fn px(value: f64) -> String {
+    String::from(js_sys::Number::from(value).to_string_with_radix(10).unwrap_or_else(|_| "0".into())) + "px"
 }
 
 /// Removes the outlines (and a pending removal).

@@ -38,6 +38,13 @@ pub fn short_sha(sha: &str) -> &str {
     sha.char_indices().nth(7).map_or(sha, |(i, _)| &sha[..i])
 }
 
+/// `url` without its query string and fragment: what Redline keeps of a page's address
+/// (the route filed, the URL a stage is resolved from). Tokens and e-mail addresses often
+/// live in those parts, and stages are matched by origin and path only.
+pub fn without_query(url: &str) -> &str {
+    url.find(['?', '#']).map_or(url, |at| &url[..at])
+}
+
 /// Whether `url` is at or below `prefix`, at a path-segment boundary
 /// (`https://a.example/app` covers `/app/x` and `/app?q`, not `/apple`). Scheme and host
 /// compare without case; the path with it.
@@ -73,6 +80,17 @@ pub fn stage_for_url<'a>(stages: &'a [Stage], url: &str) -> Option<&'a Stage> {
 mod tests {
     use super::*;
     use crate::{StageType, Timestamp};
+
+    #[test]
+    fn query_strings_and_fragments_are_dropped() {
+        assert_eq!(
+            without_query("https://a.example/app/orders?token=s3cret#me@x.example"),
+            "https://a.example/app/orders"
+        );
+        assert_eq!(without_query("/orders#top"), "/orders");
+        assert_eq!(without_query("/orders?q=a#b?c"), "/orders");
+        assert_eq!(without_query("https://a.example/app/"), "https://a.example/app/");
+    }
 
     #[test]
     fn statuses_map_to_what_a_client_does() {

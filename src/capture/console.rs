@@ -26,5 +26,9 @@ pub fn errors(document: &Document) -> Vec<String> {
     }
     let _ = document.remove_event_listener_with_callback(ANSWER, listener.as_ref().unchecked_ref());
     let json = answer.borrow_mut().take();
-    json.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default()
+    // JSON.parse rather than serde_json: what a page loads stays small (see `page_js`).
+    let parsed = json.and_then(|json| js_sys::JSON::parse(&json).ok()).filter(js_sys::Array::is_array);
+    parsed
+        .map(|list| js_sys::Array::from(&list).iter().filter_map(|e| e.as_string()).collect())
+        .unwrap_or_default()
 }

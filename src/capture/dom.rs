@@ -460,8 +460,8 @@ impl PageContext {
     pub fn read(window: &Window, document: &Document) -> PageContext {
         let number = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
         let location = window.location();
-        let route =
-            format!("{}{}", location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
+        // The path only: query strings and fragments often carry tokens and addresses.
+        let route = location.pathname().unwrap_or_default();
         let lang =
             document.document_element().and_then(|e| e.get_attribute("lang")).filter(|l| !l.is_empty());
         let locale = lang.or_else(|| window.navigator().language());

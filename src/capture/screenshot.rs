@@ -7,7 +7,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Document, Element, HtmlElement, Window};
 
 use crate::chrome;
-use crate::messages::{WorkerReply, WorkerRequest};
+use crate::page_js;
 
 /// Fields whose contents must never reach a screenshot.
 pub const SENSITIVE_FIELDS: &str = "input[type=password], [autocomplete^=\"cc-\"], [data-private]";
@@ -33,15 +33,10 @@ pub async fn visible_tab(
         })
         .unwrap_or_default();
     next_paint(window).await;
-    let reply = chrome::send_message::<_, WorkerReply>(&WorkerRequest::CaptureVisibleTab).await;
+    let reply = chrome::send_js_message(&page_js::capture_visible_tab_request()).await;
     masks.into_iter().for_each(Restyle::undo);
     hidden.into_iter().for_each(Restyle::undo);
-    match reply {
-        Ok(WorkerReply::Screenshot { data_url }) => Ok(data_url),
-        Ok(WorkerReply::Error { message }) => Err(message),
-        Ok(other) => Err(format!("unexpected answer to a screenshot: {other:?}")),
-        Err(error) => Err(error.0),
-    }
+    reply.map_err(|error| error.0).and_then(|reply| page_js::screenshot_reply(&reply))
 }
 
 /// One inline style property set for the screenshot, and what it was before.

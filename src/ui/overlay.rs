@@ -9,7 +9,8 @@ use redline_protocol::rpc::{
 };
 use redline_protocol::{Element, Point, ResolvedStage};
 use serde::Serialize;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::{Closure, JsCast, JsValue};
+use web_sys::{MessageEvent, MessagePort};
 
 use super::shot::{self, Shot};
 use super::{ErrorLine, held};
@@ -24,20 +25,44 @@ use crate::tray::{self, TrayItem};
 /// The page this overlay covers, as the content script named it (`?page=`).
 #[derive(Debug, Clone)]
 struct Page {
+    /// Without query string or fragment (`redline_protocol::without_query`).
     url: String,
     origin: String,
     /// The match pattern for the page's host (every port), e.g. `https://shop.example/*`.
     host_pattern: String,
+    /// The secret the content script handed the capture's channel over with (`?channel=`).
+    channel: String,
 }
 
 impl Page {
     fn from_location() -> Option<Page> {
         let search = window().location().search().ok()?;
-        let url = web_sys::UrlSearchParams::new_with_str(&search).ok()?.get("page")?;
+        let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+        let url = redline_protocol::without_query(&params.get("page")?).to_owned();
+        let channel = params.get("channel").filter(|c| !c.is_empty())?;
         let parsed = web_sys::Url::new(&url).ok()?;
         let host_pattern = format!("{}//{}/*", parsed.protocol(), parsed.hostname());
-        Some(Page { url, origin: parsed.origin(), host_pattern })
+        Some(Page { url, origin: parsed.origin(), host_pattern, channel })
     }
+}
+
+/// Annotates the capture's screenshot with the outline and opens the composer.
+fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
+    let Step::Capturing { outline } = step.get_untracked() else { return };
+    leptos::task::spawn_local(async move {
+        let shot = match &captured.screenshot {
+            Ok(data_url) => {
+                let bounds = captured.bounds_or_viewport();
+                let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
+                shot::annotate(data_url, &outline, bounds, dpr)
+                    .await
+                    .map(std::rc::Rc::new)
+                    .map_err(|e| format!("{e:?}"))
+            }
+            Err(why) => Err(why.clone()),
+        };
+        step.set(Step::Composing(Composition { outline, captured, shot }));
+    });
 }
 
 /// Tells the content script in the embedding page what happened. The page can read
@@ -88,12 +113,37 @@ struct Composition {
     shot: Result<std::rc::Rc<Shot>, String>,
 }
 
+/// The overlay runs only where Redline's content script mounted it: the worker confirms
+/// that the secret in its address is the one the content script of its own tab gave it.
+/// Anywhere else (a page framing `overlay.html` itself) it does nothing.
 #[component]
 pub fn Overlay() -> impl IntoView {
     let Some(page) = Page::from_location() else {
         return view! { <p class="overlay-hint">"Redline: this overlay was opened without its page."</p> }
             .into_any();
     };
+    let mounted_here = LocalResource::new({
+        let channel = page.channel.clone();
+        move || {
+            let request = WorkerRequest::OverlayStarting { channel: channel.clone() };
+            async move { chrome::send_message::<_, WorkerReply>(&request).await }
+        }
+    });
+    view! {
+        {move || match mounted_here.get() {
+            None => ().into_any(),
+            Some(Ok(WorkerReply::Overlay { mounted_here: true })) => view! { <Circling page=page.clone() /> }.into_any(),
+            Some(_) => view! {
+                <p class="overlay-hint">"Redline did not open this overlay here, so it does nothing."</p>
+            }.into_any(),
+        }}
+    }
+    .into_any()
+}
+
+/// The overlay proper: lasso, composer and tray over the page it was mounted in.
+#[component]
+fn Circling(page: Page) -> impl IntoView {
     let target = LocalResource::new({
         let url = page.url.clone();
         move || find_target(url.clone())
@@ -117,6 +167,8 @@ pub fn Overlay() -> impl IntoView {
             }
         }
     });
+    // The capture's channel from the content script, and its listener kept alive with it.
+    let channel = StoredValue::new_local(None::<(MessagePort, Closure<dyn FnMut(MessageEvent)>)>);
     let on_message = window_event_listener(ev::message, {
         let page = page.clone();
         move |event| {
@@ -126,28 +178,31 @@ pub fn Overlay() -> impl IntoView {
             if event.origin() != page.origin || !from_parent {
                 return;
             }
-            if let Ok(PageEvent::Captured(captured)) = serde_wasm_bindgen::from_value(event.data()) {
-                let Step::Capturing { outline } = step.get_untracked() else { return };
-                leptos::task::spawn_local(async move {
-                    let shot = match &captured.screenshot {
-                        Ok(data_url) => {
-                            let bounds = captured.bounds_or_viewport();
-                            let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
-                            shot::annotate(data_url, &outline, bounds, dpr)
-                                .await
-                                .map(std::rc::Rc::new)
-                                .map_err(|e| format!("{e:?}"))
-                        }
-                        Err(why) => Err(why.clone()),
-                    };
-                    step.set(Step::Composing(Composition { outline, captured: *captured, shot }));
-                });
+            // Any script of the page can post this window messages too: only the channel
+            // handed over with the secret from our address carries the capture.
+            let Ok(PageEvent::Port { token }) = serde_wasm_bindgen::from_value(event.data()) else { return };
+            let Some(port) =
+                event.ports().get(0).dyn_into::<MessagePort>().ok().filter(|_| token == page.channel)
+            else {
+                return;
+            };
+            let on_captured = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+                if let Ok(PageEvent::Captured(captured)) = serde_wasm_bindgen::from_value(event.data()) {
+                    show_capture(*captured, step);
+                }
+            });
+            port.set_onmessage(Some(on_captured.as_ref().unchecked_ref()));
+            if let Some(Some((old, _))) = channel.try_update_value(|c| c.replace((port, on_captured))) {
+                old.close();
             }
         }
     });
     on_cleanup(move || {
         on_key.remove();
         on_message.remove();
+        if let Some(Some((port, _))) = channel.try_update_value(Option::take) {
+            port.close();
+        }
     });
     // Announced on the next frame, once the view below is in the DOM.
     request_animation_frame({

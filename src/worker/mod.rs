@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use std::cell::RefCell;
 
 use crate::chrome::{self, ChromeError, MessageSender, Tab};
-use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, WorkerReply, WorkerRequest};
+use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, Sender, WorkerReply, WorkerRequest};
 use crate::throttle::Throttle;
 use crate::timer;
 
@@ -19,8 +19,10 @@ mod outbox;
 #[wasm_bindgen]
 pub async fn on_message(message: JsValue, sender: JsValue) -> Result<JsValue, JsValue> {
     let sender: MessageSender = serde_wasm_bindgen::from_value(sender).unwrap_or_default();
+    let from = Sender::of(&sender.url, &chrome::extension_origin());
     let reply = match serde_wasm_bindgen::from_value::<WorkerRequest>(message) {
-        Ok(request) => handle(request, &sender).await,
+        Ok(request) if request.may_come_from(from) => handle(request, &sender).await,
+        Ok(_) => WorkerReply::Error { message: "Redline does not take this request from there.".into() },
         Err(error) => WorkerReply::Error { message: format!("not a Redline message: {error}") },
     };
     Ok(reply.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
@@ -59,10 +61,26 @@ async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
             Ok(count) => WorkerReply::Badge { count },
             Err(message) => WorkerReply::Error { message },
         },
+        WorkerRequest::OverlayMounting { channel } => {
+            let tab = sender.tab.as_ref().and_then(|t| t.id);
+            let mounted = tab.map(|tab| MOUNTS.with_borrow_mut(|m| m.insert(tab, channel))).is_some();
+            WorkerReply::Overlay { mounted_here: mounted }
+        }
+        WorkerRequest::OverlayStarting { channel } => {
+            // Taken once: a second frame with the same secret is not the one mounted.
+            let tab = sender.tab.as_ref().and_then(|t| t.id);
+            let mounted_here = tab.is_some_and(|tab| {
+                MOUNTS.with_borrow_mut(|m| m.get(&tab) == Some(&channel) && m.remove(&tab).is_some())
+            });
+            WorkerReply::Overlay { mounted_here }
+        }
     }
 }
 
 thread_local! {
+    /// The overlay each tab's content script is mounting: its secret, by tab id, until the
+    /// overlay starts (a moment later, well within the worker's 30 s of idle life).
+    static MOUNTS: RefCell<std::collections::HashMap<i32, String>> = RefCell::default();
     /// Chrome allows two `captureVisibleTab` calls a second per extension.
     static CAPTURES: RefCell<Throttle> = const { RefCell::new(Throttle::new(CAPTURE_SPACING_MS)) };
 }

@@ -58,6 +58,15 @@ describe("circle and file", () => {
     return (await server.rpc("listChanges", { projectId: server.projectId, includeDone: true })).changes;
   }
 
+  /** The item titled `title` once the server has it (the outbox delivers it shortly). */
+  async function filedAs(page, title) {
+    for (let i = 0; i < 100; i++) {
+      const filed = (await changes()).find((c) => c.title === title);
+      if (filed) return filed;
+      await page.waitForTimeout(100);
+    }
+  }
+
   for (const [name, path] of [["the demo stage", "/"], ["the demo stage under a strict CSP", "/strict/"]]) {
     test(`a lasso on ${name} files one item with what was circled`, async () => {
       const { page, overlay } = await openStage(path);
@@ -124,6 +133,88 @@ describe("circle and file", () => {
       await page.close();
     });
   }
+
+  test("a page script cannot stand in for the content script: its forged captures are ignored", async () => {
+    const { page, overlay } = await openStage("/");
+    const errors = watchErrors(page);
+    // The page's own script answers the overlay's release, as the issue's attack did:
+    // through the message's source, once as a window message and once through a channel
+    // of its own offered with a guessed secret, each time with a fake element and route.
+    await page.evaluate(() => {
+      const forged = {
+        type: "redline:captured",
+        capture: { stroke: [{ x: 0, y: 0 }, { x: 9, y: 0 }, { x: 9, y: 9 }], bounds: null, elements: [{ testId: "forged.element", tag: "div" }], devicePixelRatio: 1, scroll: { x: 0, y: 0 } },
+        route: "/forged",
+        locale: null,
+        viewport: { width: 10, height: 10 },
+        gitSha: null,
+        consoleErrors: [],
+        screenshot: { Err: "forged" },
+      };
+      window.forgeries = 0;
+      addEventListener("message", (event) => {
+        if (event.data?.type !== "redline:circled" || !event.source) return;
+        window.forgeries++;
+        event.source.postMessage(forged, "*");
+        const channel = new MessageChannel();
+        event.source.postMessage({ type: "redline:port", token: "guessed" }, "*", [channel.port2]);
+        channel.port1.postMessage(forged);
+      });
+    });
+    await fileAround(page, overlay, "orders.export", "Only what was circled");
+    assert.equal(await page.evaluate(() => window.forgeries), 1, "the page heard the release and answered it");
+
+    const filed = await filedAs(page, "Only what was circled");
+    assert.ok(filed, "the server has the item");
+    assert.equal(filed.route, "/");
+    assert.deepEqual(filed.capture.elements.map((e) => e.testId), ["orders.export"]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test("an overlay that a page frames itself does nothing", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${stage.url}/`);
+    // The overlay page is web-accessible (the content script frames it), so any page can
+    // frame it too, with a secret of its own choosing.
+    const src = browser.extensionUrl(`overlay.html?page=${encodeURIComponent(`${stage.url}/`)}&channel=chosen-by-the-page`);
+    await page.evaluate((src) => {
+      window.overlayMessages = [];
+      addEventListener("message", (event) => window.overlayMessages.push(event.data?.type));
+      const frame = document.createElement("iframe");
+      frame.src = src;
+      document.body.append(frame);
+    }, src);
+    let overlay;
+    for (let i = 0; i < 100 && !overlay; i++) {
+      overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+      if (!overlay) await page.waitForTimeout(100);
+    }
+    await overlay.getByText("Redline did not open this overlay here, so it does nothing.").waitFor();
+    assert.equal(await overlay.locator(".lasso, svg, [role=dialog]").count(), 0, "no lasso, no composer");
+    assert.deepEqual(await page.evaluate(() => window.overlayMessages), [], "it never told the page it was ready");
+    await page.close();
+  });
+
+  test("the worker screenshots a tab only for the content script, not for the overlay's page", async () => {
+    const { page, overlay } = await openStage("/");
+    // The overlay is an extension page in the tab, but only the content script hides the
+    // overlay and masks secret fields before a screenshot.
+    const reply = await overlay.evaluate(() => chrome.runtime.sendMessage({ kind: "captureVisibleTab" }));
+    assert.equal(reply.kind, "error");
+    assert.match(reply.message, /does not take this request from there/);
+    await page.close();
+  });
+
+  test("the route filed and the stage looked up leave out the query string and fragment", async () => {
+    const { page, overlay } = await openStage("/?token=s3cret&email=a%40b.example#me@b.example");
+    await fileAround(page, overlay, "orders.title", "Title with a query");
+    const filed = await filedAs(page, "Title with a query");
+    assert.ok(filed, "the stage was found from origin and path, and the item filed");
+    assert.equal(filed.route, "/");
+    assert.ok(!JSON.stringify(filed).includes("s3cret"), "nothing filed holds the query's token");
+    await page.close();
+  });
 
   test("the tray counts down the hold; Send now hands the batch to the agent", async () => {
     const { page, overlay } = await openStage("/");

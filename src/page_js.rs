@@ -1,0 +1,366 @@
+//! The content module's messages as plain JS values, converted by hand.
+//!
+//! Everything a page loads counts against the content side's budget (ARCHITECTURE.md),
+//! and serde's derives with serde-wasm-bindgen and serde_json were about a third of it:
+//! each derive is generic code instantiated per type, and wasm2js turns it into even
+//! more JavaScript. The page side's messages are few and small, so they are written here
+//! field by field with `js_sys`. The extension pages on the other end (overlay, worker)
+//! still read and write them with serde; the browser tests below hold both to one shape,
+//! so a field renamed in `redline-protocol` or `messages.rs` fails here.
+
+use js_sys::{Array, Object, Reflect};
+use redline_protocol::{Capture, Element, Point, Rect, Viewport};
+use wasm_bindgen::JsValue;
+
+use crate::locate::{Located, MatchedBy};
+use crate::messages::{Captured, OverlayEvent};
+
+/// A value as serde-wasm-bindgen's `json_compatible` serializer writes it.
+pub trait ToJs {
+    fn to_js(&self) -> JsValue;
+}
+
+/// An object with these fields, in this order.
+pub fn object(fields: &[(&str, JsValue)]) -> JsValue {
+    let object = Object::new();
+    for (key, value) in fields {
+        let _ = Reflect::set(&object, &JsValue::from_str(key), value);
+    }
+    object.into()
+}
+
+/// The field `key` of `value`; `undefined` when it has none (or is not an object).
+pub fn field(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+impl ToJs for f64 {
+    fn to_js(&self) -> JsValue {
+        JsValue::from_f64(*self)
+    }
+}
+
+impl ToJs for u32 {
+    fn to_js(&self) -> JsValue {
+        JsValue::from_f64(f64::from(*self))
+    }
+}
+
+impl ToJs for String {
+    fn to_js(&self) -> JsValue {
+        JsValue::from_str(self)
+    }
+}
+
+impl<T: ToJs> ToJs for Option<T> {
+    fn to_js(&self) -> JsValue {
+        self.as_ref().map_or(JsValue::NULL, ToJs::to_js)
+    }
+}
+
+impl<T: ToJs> ToJs for [T] {
+    fn to_js(&self) -> JsValue {
+        self.iter().map(ToJs::to_js).collect::<Array>().into()
+    }
+}
+
+impl<T: ToJs> ToJs for Vec<T> {
+    fn to_js(&self) -> JsValue {
+        self.as_slice().to_js()
+    }
+}
+
+impl ToJs for Point {
+    fn to_js(&self) -> JsValue {
+        object(&[("x", self.x.to_js()), ("y", self.y.to_js())])
+    }
+}
+
+impl ToJs for Rect {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("x", self.x.to_js()),
+            ("y", self.y.to_js()),
+            ("width", self.width.to_js()),
+            ("height", self.height.to_js()),
+        ])
+    }
+}
+
+impl ToJs for Viewport {
+    fn to_js(&self) -> JsValue {
+        object(&[("width", self.width.to_js()), ("height", self.height.to_js())])
+    }
+}
+
+impl ToJs for Element {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("testId", self.test_id.to_js()),
+            ("sourceAnchor", self.source_anchor.to_js()),
+            ("cssPath", self.css_path.to_js()),
+            ("text", self.text.to_js()),
+            ("rect", self.rect.to_js()),
+            ("componentTestId", self.component_test_id.to_js()),
+            ("role", self.role.to_js()),
+            ("name", self.name.to_js()),
+            ("tag", self.tag.to_js()),
+        ])
+    }
+}
+
+impl ToJs for Capture {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("stroke", self.stroke.to_js()),
+            ("bounds", self.bounds.to_js()),
+            ("elements", self.elements.to_js()),
+            ("devicePixelRatio", self.device_pixel_ratio.to_js()),
+            ("scroll", self.scroll.to_js()),
+        ])
+    }
+}
+
+/// `PageEvent::Captured`: the captured fields beside the message's `type`.
+pub fn captured_event(captured: &Captured) -> JsValue {
+    let screenshot = match &captured.screenshot {
+        Ok(url) => object(&[("Ok", url.to_js())]),
+        Err(why) => object(&[("Err", why.to_js())]),
+    };
+    object(&[
+        ("type", JsValue::from_str("redline:captured")),
+        ("capture", captured.capture.to_js()),
+        ("route", captured.route.to_js()),
+        ("locale", captured.locale.to_js()),
+        ("viewport", captured.viewport.to_js()),
+        ("gitSha", captured.git_sha.to_js()),
+        ("consoleErrors", captured.console_errors.to_js()),
+        ("screenshot", screenshot),
+    ])
+}
+
+impl ToJs for Located {
+    fn to_js(&self) -> JsValue {
+        let matched_by = self.matched_by.map(|by| {
+            JsValue::from_str(match by {
+                MatchedBy::TestId => "testId",
+                MatchedBy::SourceAnchor => "sourceAnchor",
+                MatchedBy::CssPath => "cssPath",
+                MatchedBy::Text => "text",
+            })
+        });
+        object(&[
+            ("label", self.label.to_js()),
+            ("matchedBy", matched_by.unwrap_or(JsValue::NULL)),
+            ("count", self.count.to_js()),
+        ])
+    }
+}
+
+fn string(value: &JsValue, key: &str) -> Option<String> {
+    field(value, key).as_string()
+}
+
+fn number(value: &JsValue, key: &str) -> Option<f64> {
+    field(value, key).as_f64()
+}
+
+fn point(value: &JsValue) -> Option<Point> {
+    Some(Point { x: number(value, "x")?, y: number(value, "y")? })
+}
+
+fn rect(value: &JsValue) -> Option<Rect> {
+    Some(Rect {
+        x: number(value, "x")?,
+        y: number(value, "y")?,
+        width: number(value, "width")?,
+        height: number(value, "height")?,
+    })
+}
+
+/// The items of an array, or `None` when `value` is not one.
+fn items(value: &JsValue) -> Option<impl Iterator<Item = JsValue>> {
+    Array::is_array(value).then(|| Array::from(value).into_iter())
+}
+
+/// A message from the overlay frame; `None` for anything else the page's window hears.
+pub fn overlay_event(data: &JsValue) -> Option<OverlayEvent> {
+    let stroke = || items(&field(data, "stroke"))?.map(|p| point(&p)).collect::<Option<Vec<Point>>>();
+    Some(match string(data, "type")?.as_str() {
+        "redline:ready" => OverlayEvent::Ready,
+        "redline:close" => OverlayEvent::Close,
+        "redline:drawing" => OverlayEvent::Drawing { stroke: stroke()? },
+        "redline:stroke-abandoned" => OverlayEvent::StrokeAbandoned,
+        "redline:circled" => OverlayEvent::Circled { stroke: stroke()? },
+        _ => return None,
+    })
+}
+
+/// An item's elements as the worker sends them to "Show on page"; `None` unless an array.
+/// A field of the wrong type reads as absent, as the protocol's optional fields default.
+pub fn elements(value: &JsValue) -> Option<Vec<Element>> {
+    let element = |e: JsValue| Element {
+        test_id: string(&e, "testId"),
+        source_anchor: string(&e, "sourceAnchor"),
+        css_path: string(&e, "cssPath"),
+        text: string(&e, "text"),
+        rect: rect(&field(&e, "rect")),
+        component_test_id: string(&e, "componentTestId"),
+        role: string(&e, "role"),
+        name: string(&e, "name"),
+        tag: string(&e, "tag").unwrap_or_default(),
+    };
+    Some(items(value)?.map(element).collect())
+}
+
+/// `PageEvent::Port`: the overlay's end of the capture's channel goes with this, and
+/// the secret the overlay was loaded with.
+pub fn port_event(channel: &str) -> JsValue {
+    object(&[("type", JsValue::from_str("redline:port")), ("token", JsValue::from_str(channel))])
+}
+
+/// `WorkerRequest::OverlayMounting`: the worker keeps the secret for the overlay to
+/// prove itself with.
+pub fn overlay_mounting_request(channel: &str) -> JsValue {
+    object(&[("kind", JsValue::from_str("overlayMounting")), ("channel", JsValue::from_str(channel))])
+}
+
+/// The screenshot request to the worker (`WorkerRequest::CaptureVisibleTab`).
+pub fn capture_visible_tab_request() -> JsValue {
+    object(&[("kind", JsValue::from_str("captureVisibleTab"))])
+}
+
+/// The worker's answer to [`capture_visible_tab_request`]: the PNG's `data:` URL, or why
+/// there is none.
+pub fn screenshot_reply(reply: &JsValue) -> Result<String, String> {
+    match string(reply, "kind").as_deref() {
+        Some("screenshot") => {
+            string(reply, "data_url").ok_or_else(|| "a screenshot without its image".into())
+        }
+        Some("error") => Err(string(reply, "message").unwrap_or_default()),
+        _ => Err("unexpected answer to a screenshot".into()),
+    }
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use crate::messages::{PageEvent, WorkerReply, WorkerRequest};
+    use serde::Serialize;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn serde_js<T: Serialize>(value: &T) -> JsValue {
+        value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap()
+    }
+
+    fn json(value: &JsValue) -> String {
+        js_sys::JSON::stringify(value).unwrap().into()
+    }
+
+    fn element() -> Element {
+        Element {
+            test_id: Some("orders.export".into()),
+            source_anchor: Some("src/App.tsx:42".into()),
+            css_path: Some("main > button:nth-of-type(2)".into()),
+            text: Some("Export \"CSV\"".into()),
+            rect: Some(Rect { x: 1.5, y: -2.0, width: 100.25, height: 30.0 }),
+            component_test_id: Some("Toolbar".into()),
+            role: Some("button".into()),
+            name: Some("Export CSV".into()),
+            tag: "button".into(),
+        }
+    }
+
+    fn captured(screenshot: Result<String, String>) -> Captured {
+        Captured {
+            capture: Capture {
+                stroke: vec![Point { x: 1.0, y: 2.5 }, Point { x: 3.0, y: 4.0 }],
+                bounds: Some(Rect { x: 1.0, y: 2.5, width: 2.0, height: 1.5 }),
+                elements: vec![element(), Element { tag: "div".into(), ..Element::default() }],
+                device_pixel_ratio: Some(2.0),
+                scroll: Some(Point { x: 0.0, y: 120.0 }),
+            },
+            route: "/orders?page=2".into(),
+            locale: Some("de-DE".into()),
+            viewport: Viewport { width: 1280.0, height: 720.0 },
+            git_sha: None,
+            console_errors: vec!["TypeError: x is undefined".into()],
+            screenshot,
+        }
+    }
+
+    #[wasm_bindgen_test]
+    fn the_overlay_reads_the_capture_exactly_as_written() {
+        for screenshot in [Ok("data:image/png;base64,AAAA".to_owned()), Err("no permission".to_owned())] {
+            let sent = captured(screenshot);
+            let written = captured_event(&sent);
+            let read: PageEvent = serde_wasm_bindgen::from_value(written.clone()).unwrap();
+            assert_eq!(read, PageEvent::Captured(Box::new(sent.clone())));
+            // The same JSON as serde writes, so nothing reads differently downstream.
+            assert_eq!(json(&written), json(&serde_js(&PageEvent::Captured(Box::new(sent)))));
+        }
+    }
+
+    #[wasm_bindgen_test]
+    fn the_overlay_reads_the_channel_hand_over() {
+        let read: PageEvent = serde_wasm_bindgen::from_value(port_event("s3cret")).unwrap();
+        assert_eq!(read, PageEvent::Port { token: "s3cret".into() });
+    }
+
+    #[wasm_bindgen_test]
+    fn the_page_reads_every_overlay_event_as_serde_writes_it() {
+        let stroke = vec![Point { x: 10.0, y: 20.0 }, Point { x: 30.5, y: 40.0 }];
+        let events = [
+            OverlayEvent::Ready,
+            OverlayEvent::Close,
+            OverlayEvent::Drawing { stroke: stroke.clone() },
+            OverlayEvent::StrokeAbandoned,
+            OverlayEvent::Circled { stroke },
+        ];
+        for event in events {
+            assert_eq!(overlay_event(&serde_js(&event)), Some(event));
+        }
+        for other in [
+            JsValue::from_str("redline:close"),
+            JsValue::NULL,
+            object(&[("type", JsValue::from_str("close"))]),
+            object(&[("type", JsValue::from_str("redline:circled"))]),
+            object(&[("type", JsValue::from_str("redline:circled")), ("stroke", JsValue::from_str("x"))]),
+        ] {
+            assert_eq!(overlay_event(&other), None, "{}", json(&other));
+        }
+    }
+
+    #[wasm_bindgen_test]
+    fn show_on_page_reads_elements_and_answers_as_the_worker_expects() {
+        let sent = vec![element(), Element { tag: "a".into(), ..Element::default() }];
+        assert_eq!(elements(&serde_js(&sent)), Some(sent));
+        assert_eq!(elements(&JsValue::NULL), None);
+
+        let located = vec![
+            Located { label: "orders.export".into(), matched_by: Some(MatchedBy::TestId), count: 1 },
+            Located { label: "a".into(), matched_by: Some(MatchedBy::SourceAnchor), count: 3 },
+            Located { label: "b".into(), matched_by: Some(MatchedBy::CssPath), count: 1 },
+            Located { label: "c".into(), matched_by: Some(MatchedBy::Text), count: 2 },
+            Located { label: "d".into(), matched_by: None, count: 0 },
+        ];
+        let read: Vec<Located> = serde_wasm_bindgen::from_value(located.to_js()).unwrap();
+        assert_eq!(read, located);
+    }
+
+    #[wasm_bindgen_test]
+    fn the_screenshot_request_and_its_answers_are_the_workers() {
+        let request: WorkerRequest = serde_wasm_bindgen::from_value(capture_visible_tab_request()).unwrap();
+        assert_eq!(request, WorkerRequest::CaptureVisibleTab);
+        let request: WorkerRequest =
+            serde_wasm_bindgen::from_value(overlay_mounting_request("s3cret")).unwrap();
+        assert_eq!(request, WorkerRequest::OverlayMounting { channel: "s3cret".into() });
+        let shot = WorkerReply::Screenshot { data_url: "data:image/png;base64,AAAA".into() };
+        assert_eq!(screenshot_reply(&serde_js(&shot)), Ok("data:image/png;base64,AAAA".into()));
+        let error = WorkerReply::Error { message: "Tabs cannot be edited right now".into() };
+        assert_eq!(screenshot_reply(&serde_js(&error)), Err("Tabs cannot be edited right now".into()));
+        assert!(screenshot_reply(&serde_js(&WorkerReply::CircleStarted)).is_err());
+    }
+}
