@@ -179,10 +179,15 @@ function removeTemporary(dir) {
   }
 }
 
-/** Collects a page's console errors and uncaught exceptions (into `errors`), to assert there were none. */
+/** Collects a page's console errors (with the address of what failed) and uncaught exceptions (into `errors`), to assert there were none. */
 export function watchErrors(page, errors = []) {
   page.on("pageerror", (error) => errors.push(String(error)));
-  page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
+  // A failed load's text does not name what failed; its location does.
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    const { url } = message.location();
+    errors.push(url ? `${message.text()} (${url})` : message.text());
+  });
   return errors;
 }
 
