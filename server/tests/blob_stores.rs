@@ -87,7 +87,8 @@ async fn images_in(spec: BlobStoreSpec) {
         "{spec:?}: {unfiled} and {orphan} go, the evidence stays"
     );
     let late = json!({"stageId": s.stage_id, "title": "t", "screenshotKey": unfiled});
-    s.err(&s.ann, "createChange", late, 400, "bad_input").await;
+    // A collected upload is as unknown as one never made: 404 naming `screenshotKey`.
+    s.err(&s.ann, "createChange", late, 404, "not_found").await;
 }
 
 fn system_millis() -> i64 {
