@@ -174,7 +174,13 @@ impl BlobStore for Folder {
             let Some(key) = entry.file_name().to_str().filter(|k| is_blob_key(k)).map(str::to_owned) else {
                 continue;
             };
-            let modified = entry.metadata().await?.modified()?;
+            // Deleted since the folder was read (a refused write's image, a collection):
+            // not stored any more, so not listed.
+            let metadata = match entry.metadata().await {
+                Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                metadata => metadata?,
+            };
+            let modified = metadata.modified()?;
             let millis = modified.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis());
             keys.push((key, Timestamp::from_unix_millis(millis as i64)));
         }
