@@ -321,3 +321,16 @@ export async function openOverlay(browser, url, viewport = { width: 1200, height
   const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
   return { page, overlay };
 }
+
+/** With REDLINE_PANEL_SCREENSHOTS=DIR, saves `panel` as NAME-light.png and NAME-dark.png (the README's pictures). */
+export async function savePanelScreenshots(panel, name) {
+  const dir = process.env.REDLINE_PANEL_SCREENSHOTS;
+  if (!dir) return;
+  await panel.bringToFront();
+  for (const scheme of ["light", "dark"]) {
+    await panel.emulateMedia({ colorScheme: scheme });
+    await panel.waitForTimeout(300);
+    await panel.screenshot({ path: join(dir, `${name}-${scheme}.png`) });
+  }
+  await panel.emulateMedia({ colorScheme: null });
+}

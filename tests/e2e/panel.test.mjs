@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { launchBrowser, openConnectedPanel, prepareServer, startStage } from "./harness.mjs";
+import { launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage } from "./harness.mjs";
 
 const run = promisify(execFile);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -92,19 +92,6 @@ describe("the side panel", () => {
     return path;
   }
 
-  /** With REDLINE_PANEL_SCREENSHOTS=DIR, saves the panel as NAME-light.png and NAME-dark.png (README). */
-  async function screenshots(name) {
-    const dir = process.env.REDLINE_PANEL_SCREENSHOTS;
-    if (!dir) return;
-    await panel.bringToFront();
-    for (const scheme of ["light", "dark"]) {
-      await panel.emulateMedia({ colorScheme: scheme });
-      await panel.waitForTimeout(300);
-      await panel.screenshot({ path: join(dir, `${name}-${scheme}.png`) });
-    }
-    await panel.emulateMedia({ colorScheme: null });
-  }
-
   const row = (title) => panel.getByTestId("queue-row").filter({ hasText: title });
   /** The row once the item reached "Waiting" (its hold is over). */
   const waitingRow = (title) => panel.getByTestId("section-waiting").getByTestId("queue-row").filter({ hasText: title });
@@ -175,7 +162,7 @@ describe("the side panel", () => {
       Promise.all(images.map((image) => image.decode().then(() => image.naturalWidth))),
     );
     assert.deepEqual(widths, [160, 160, 160], "the three images load");
-    await screenshots("panel");
+    await savePanelScreenshots(panel, "panel");
     for (const width of [320, 420]) await assertNoSidewaysScroll(width);
     await assertAccessible(panel);
 
@@ -307,7 +294,7 @@ describe("the side panel", () => {
     await panel.keyboard.press("Escape");
     await assertAccessible(panel);
     for (const width of [320, 420]) await assertNoSidewaysScroll(width);
-    await screenshots("panel-queue");
+    await savePanelScreenshots(panel, "panel-queue");
   });
 
   test("Dismiss and Reopen ask first; dismissed items show only when asked for", async () => {

@@ -14,7 +14,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "./harness.mjs";
+import {
+  drawLasso,
+  launchBrowser,
+  openConnectedPanel,
+  openOverlay,
+  prepareServer,
+  savePanelScreenshots,
+  startStage,
+} from "./harness.mjs";
 
 const run = promisify(execFile);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -103,19 +111,6 @@ describe("checking a fix on the stage", () => {
     const sha = await commit(message);
     await redline(["done", String(shortId), "--note", message]);
     return sha;
-  }
-
-  /** With REDLINE_PANEL_SCREENSHOTS=DIR, saves the panel as NAME-light.png and NAME-dark.png (README). */
-  async function screenshots(name) {
-    const dir = process.env.REDLINE_PANEL_SCREENSHOTS;
-    if (!dir) return;
-    await panel.bringToFront();
-    for (const scheme of ["light", "dark"]) {
-      await panel.emulateMedia({ colorScheme: scheme });
-      await panel.waitForTimeout(300);
-      await panel.screenshot({ path: join(dir, `${name}-${scheme}.png`) });
-    }
-    await panel.emulateMedia({ colorScheme: null });
   }
 
   async function changeOf(title) {
@@ -207,7 +202,7 @@ describe("checking a fix on the stage", () => {
     assert.ok(afterWidth > 50 && beforeWidth > 50, `both images load (${afterWidth}, ${beforeWidth})`);
     await check.getByText(`After, on ${sha.slice(0, 7)}`).waitFor();
     await assertAccessible(panel);
-    await screenshots("panel-check");
+    await savePanelScreenshots(panel, "panel-check");
 
     await check.getByRole("button", { name: "Fixed" }).click();
     await panel.getByTestId("item-verified").getByText("fixed").waitFor();
