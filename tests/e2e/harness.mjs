@@ -3,7 +3,7 @@
 // sets REDLINE_BIN, XTASK_BIN, REDLINE_EXTENSION_DIR and CHROMIUM.
 import { spawn, execFileSync } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -333,4 +333,22 @@ export async function savePanelScreenshots(panel, name) {
     await panel.screenshot({ path: join(dir, `${name}-${scheme}.png`) });
   }
   await panel.emulateMedia({ colorScheme: null });
+}
+
+/**
+ * A coding agent's own place: a fresh folder (`work`) with its config dir and a git
+ * checkout at `work/repo`, and the environment that points `redline` at `server`.
+ */
+export function agentWorkspace(server, prefix) {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(work, "config"));
+  mkdirSync(join(work, "repo"));
+  const env = {
+    ...process.env,
+    XDG_CONFIG_HOME: join(work, "config"),
+    HOME: work,
+    REDLINE_API_URL: server.url,
+    REDLINE_TOKEN: server.token,
+  };
+  return { work, env };
 }

@@ -8,13 +8,12 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage } from "./harness.mjs";
+import { agentWorkspace, launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage } from "./harness.mjs";
 
 const run = promisify(execFile);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -45,16 +44,7 @@ describe("the side panel", () => {
     panel = await openConnectedPanel(browser, server, { viewport: { width: 420, height: 900 }, errors });
 
     // The agent: its own config dir, and a git checkout for `redline done`.
-    work = mkdtempSync(join(tmpdir(), "redline-e2e-agent-"));
-    mkdirSync(join(work, "config"));
-    mkdirSync(join(work, "repo"));
-    agentEnv = {
-      ...process.env,
-      XDG_CONFIG_HOME: join(work, "config"),
-      HOME: work,
-      REDLINE_API_URL: server.url,
-      REDLINE_TOKEN: server.token,
-    };
+    ({ work, env: agentEnv } = agentWorkspace(server, "redline-e2e-agent-"));
     const git = (...args) => run("git", args, { cwd: join(work, "repo"), env: agentEnv });
     await git("init", "-q", "-b", "main");
     await git("-c", "user.name=agent", "-c", "user.email=agent@example.com", "commit", "-q", "--allow-empty", "-m", "Fix");

@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -19,6 +18,7 @@ import {
   launchBrowser,
   openConnectedPanel,
   openOverlay,
+  agentWorkspace,
   prepareServer,
   savePanelScreenshots,
   startStage,
@@ -49,16 +49,7 @@ describe("checking a fix on the stage", () => {
     errors = [];
     panel = await openConnectedPanel(browser, server, { viewport: { width: 420, height: 1000 }, errors });
 
-    work = mkdtempSync(join(tmpdir(), "redline-e2e-verify-"));
-    mkdirSync(join(work, "config"));
-    mkdirSync(join(work, "repo"));
-    agentEnv = {
-      ...process.env,
-      XDG_CONFIG_HOME: join(work, "config"),
-      HOME: work,
-      REDLINE_API_URL: server.url,
-      REDLINE_TOKEN: server.token,
-    };
+    ({ work, env: agentEnv } = agentWorkspace(server, "redline-e2e-verify-"));
     await git("init", "-q", "-b", "main");
     await commit("Start");
   });
