@@ -6,7 +6,9 @@ use js_sys::Promise;
 use redline_protocol::{Point, Rect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Blob, FileReader, ImageEncodeOptions, OffscreenCanvas, OffscreenCanvasRenderingContext2d};
+use web_sys::{
+    Blob, FileReader, ImageBitmap, ImageEncodeOptions, OffscreenCanvas, OffscreenCanvasRenderingContext2d,
+};
 
 use crate::outbox::Image;
 
@@ -32,28 +34,14 @@ pub async fn annotate(
     device_pixel_ratio: f64,
 ) -> Result<Shot, JsValue> {
     let bitmap = bitmap_of(data_url).await?;
-    let (width, height) = (bitmap.width(), bitmap.height());
-
-    let canvas = OffscreenCanvas::new(width, height)?;
-    let context = context_2d(&canvas)?;
-    context.draw_image_with_image_bitmap(&bitmap, 0.0, 0.0)?;
+    let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
+    let (canvas, context) = canvas_of(&bitmap)?;
     draw_outline(&context, outline, device_pixel_ratio);
-    let full =
-        Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&encode(&canvas).await?).await? };
+    let full = image_of(&encode(&canvas).await?).await?;
 
-    let crop = crop_rect(bounds, device_pixel_ratio, width as f64, height as f64);
-    let cropped = OffscreenCanvas::new(crop.width as u32, crop.height as u32)?;
-    context_2d(&cropped)?.draw_image_with_offscreen_canvas_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
-        &canvas,
-        crop.x,
-        crop.y,
-        crop.width,
-        crop.height,
-        0.0,
-        0.0,
-        crop.width,
-        crop.height,
-    )?;
+    // The annotated pixels, taken over from the canvas once its whole is encoded.
+    let annotated = canvas.transfer_to_image_bitmap()?;
+    let cropped = crop_of(&annotated, crop_rect(bounds, device_pixel_ratio, width, height))?;
     let crop_url = web_sys::Url::create_object_url_with_blob(&encode(&cropped).await?)?;
     Ok(Shot { full, crop_url })
 }
@@ -63,9 +51,34 @@ pub async fn annotate(
 pub async fn crop(data_url: &str, region: Rect, device_pixel_ratio: f64) -> Result<(Image, String), JsValue> {
     let bitmap = bitmap_of(data_url).await?;
     let crop = crop_rect(region, device_pixel_ratio, bitmap.width() as f64, bitmap.height() as f64);
+    let blob = encode(&crop_of(&bitmap, crop)?).await?;
+    Ok((image_of(&blob).await?, web_sys::Url::create_object_url_with_blob(&blob)?))
+}
+
+/// The after-shot at `url` with the person's new circle drawn on: `circle` in fractions
+/// of the image's width and height (`verify::fraction_in`).
+pub async fn with_circle(url: &str, circle: &[Point]) -> Result<Image, JsValue> {
+    let bitmap = bitmap_of(url).await?;
+    let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
+    let (canvas, context) = canvas_of(&bitmap)?;
+    let outline: Vec<Point> = circle.iter().map(|p| Point { x: p.x * width, y: p.y * height }).collect();
+    draw_outline(&context, &outline, 1.0);
+    image_of(&encode(&canvas).await?).await
+}
+
+/// A canvas the size of `bitmap` with it drawn on, and its 2D context.
+fn canvas_of(bitmap: &ImageBitmap) -> Result<(OffscreenCanvas, OffscreenCanvasRenderingContext2d), JsValue> {
+    let canvas = OffscreenCanvas::new(bitmap.width(), bitmap.height())?;
+    let context = context_2d(&canvas)?;
+    context.draw_image_with_image_bitmap(bitmap, 0.0, 0.0)?;
+    Ok((canvas, context))
+}
+
+/// The part `crop` (device px) of `bitmap`, on a canvas of its own.
+fn crop_of(bitmap: &ImageBitmap, crop: Rect) -> Result<OffscreenCanvas, JsValue> {
     let canvas = OffscreenCanvas::new(crop.width as u32, crop.height as u32)?;
     context_2d(&canvas)?.draw_image_with_image_bitmap_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
-        &bitmap,
+        bitmap,
         crop.x,
         crop.y,
         crop.width,
@@ -75,25 +88,15 @@ pub async fn crop(data_url: &str, region: Rect, device_pixel_ratio: f64) -> Resu
         crop.width,
         crop.height,
     )?;
-    let blob = encode(&canvas).await?;
-    let image = Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&blob).await? };
-    Ok((image, web_sys::Url::create_object_url_with_blob(&blob)?))
+    Ok(canvas)
 }
 
-/// The after-shot at `url` with the person's new circle drawn on: `circle` in fractions
-/// of the image's width and height (`verify::fraction_in`).
-pub async fn with_circle(url: &str, circle: &[Point]) -> Result<Image, JsValue> {
-    let bitmap = bitmap_of(url).await?;
-    let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
-    let canvas = OffscreenCanvas::new(bitmap.width(), bitmap.height())?;
-    let context = context_2d(&canvas)?;
-    context.draw_image_with_image_bitmap(&bitmap, 0.0, 0.0)?;
-    let outline: Vec<Point> = circle.iter().map(|p| Point { x: p.x * width, y: p.y * height }).collect();
-    draw_outline(&context, &outline, 1.0);
-    Ok(Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(&encode(&canvas).await?).await? })
+/// The encoded image as filed.
+async fn image_of(blob: &Blob) -> Result<Image, JsValue> {
+    Ok(Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(blob).await? })
 }
 
-async fn bitmap_of(data_url: &str) -> Result<web_sys::ImageBitmap, JsValue> {
+async fn bitmap_of(data_url: &str) -> Result<ImageBitmap, JsValue> {
     let window = web_sys::window().ok_or("no window")?;
     let response: web_sys::Response = JsFuture::from(window.fetch_with_str(data_url)).await?.dyn_into()?;
     let png: Blob = JsFuture::from(response.blob()?).await?.dyn_into()?;
