@@ -208,7 +208,8 @@ async function freePort() {
 export async function prepareServer({ stageUrl }) {
   const bin = env("REDLINE_BIN");
   const data = mkdtempSync(join(tmpdir(), "redline-e2e-data-"));
-  const admin = (...args) => JSON.parse(execFileSync(bin, [...args, "--data", data, "--json"], { encoding: "utf8" }));
+  // Bounded: this blocks the test's event loop, so a command that hung would hang the file.
+  const admin = (...args) => JSON.parse(execFileSync(bin, [...args, "--data", data, "--json"], { encoding: "utf8", timeout: 60_000 }));
   const { projectId } = admin("project", "add", "dev");
   const { stageId } = admin("stage", "add", "--project", "dev", "--branch", "main", "--url", `${stageUrl}/`);
   const { token } = admin(

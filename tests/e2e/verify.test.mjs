@@ -25,6 +25,15 @@ import {
 } from "./harness.mjs";
 
 const run = promisify(execFile);
+// Each test well inside the file's time (node's --test-timeout, 180 s, applies to the
+// whole file too), so that a test that runs out of time is reported as itself.
+const TEST_TIMEOUT = 75_000;
+const started = Date.now();
+/**
+ * Says on stderr how far the file got: node's runner prints a file's results only when
+ * it ends, so a file that runs out of time would otherwise not say where it was.
+ */
+const step = (what) => process.stderr.write(`verify.test.mjs: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const demo = fileURLToPath(new URL("../../demo", import.meta.url));
 
@@ -45,9 +54,11 @@ describe("checking a fix on the stage", () => {
     stage = await startStage();
     server = await prepareServer({ stageUrl: stage.url });
     await server.start();
+    step("stage and server up");
     browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
     errors = [];
     panel = await openConnectedPanel(browser, server, { viewport: { width: 420, height: 1000 }, errors });
+    step("panel connected");
 
     ({ work, env: agentEnv } = agentWorkspace(server, "redline-e2e-verify-"));
     await git("init", "-q", "-b", "main");
@@ -61,8 +72,9 @@ describe("checking a fix on the stage", () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const git = (...args) => run("git", args, { cwd: join(work, "repo"), env: agentEnv });
-  const redline = (args) => run(process.env.REDLINE_BIN, args, { env: agentEnv, cwd: join(work, "repo") });
+  // Bounded, so that a command that hangs fails its test rather than the file's time.
+  const git = (...args) => run("git", args, { cwd: join(work, "repo"), env: agentEnv, timeout: 30_000 });
+  const redline = (args) => run(process.env.REDLINE_BIN, args, { env: agentEnv, cwd: join(work, "repo"), timeout: 60_000 });
 
   /** A commit in the agent's checkout; resolves with its sha. */
   async function commit(message) {
@@ -86,7 +98,9 @@ describe("checking a fix on the stage", () => {
     writeFileSync(appSource, changed);
     const addr = stage.addr;
     await stage.stop();
+    step(`building and serving ${sha.slice(0, 7)}`);
     stage = await startStage({ addr, app, sha });
+    step(`stage serves ${sha.slice(0, 7)}`);
     const cwd = process.cwd();
     process.chdir(join(work, "repo"));
     try {
@@ -98,6 +112,7 @@ describe("checking a fix on the stage", () => {
 
   /** The agent claims everything and marks `shortId` done with a new commit. */
   async function agentFixes(shortId, message) {
+    step(`agent claims #${shortId}`);
     await redline(["next", "--claim", "--claimed-by", "agent-1", "--once"]);
     const sha = await commit(message);
     await redline(["done", String(shortId), "--note", message]);
@@ -120,19 +135,23 @@ describe("checking a fix on the stage", () => {
     await checkRow(title).locator(".row-main").click();
     const check = panel.getByTestId("check");
     await check.getByRole("button", { name: "Check on stage" }).click();
+    step(`Check on stage: ${title}`);
     // The stage tab comes to the front, loaded fresh: the new build, outlined.
     let shownOn;
     for (let i = 0; i < 300 && !shownOn; i++) {
       for (const page of browser.context.pages()) {
         if (page === panel || !page.url().startsWith(stage.url)) continue;
-        const seen = await page
-          .evaluate(() => [document.querySelector('meta[name="fabric-git-sha"]')?.content, !!document.getElementById("redline-show-host")])
-          .catch(() => []);
+        // A tab that is loading can leave an evaluate unanswered: asked again next round.
+        const seen = await Promise.race([
+          page.evaluate(() => [document.querySelector('meta[name="fabric-git-sha"]')?.content, !!document.getElementById("redline-show-host")]),
+          new Promise((resolve) => setTimeout(resolve, 2_000, [])),
+        ]).catch(() => []);
         if (seen[0] === sha && seen[1]) shownOn = page;
       }
       if (!shownOn) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.ok(shownOn, "a stage tab shows the new build with the outline");
+    step("the stage tab shows the new build, outlined");
     // The after-shot is of the tab in front (taken 0.2 s after the outline, at most two a
     // second): the panel, in the background meanwhile, comes back after that.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -144,7 +163,7 @@ describe("checking a fix on the stage", () => {
     return { check, shownOn };
   }
 
-  test("a fix the stage serves is checked there, before beside after, and Fixed verifies it", async () => {
+  test("a fix the stage serves is checked there, before beside after, and Fixed verifies it", { timeout: TEST_TIMEOUT }, async () => {
     // Filed as a person would: a lasso around the Export button on the first build.
     const { page, overlay } = await openOverlay(browser, `${stage.url}/`);
     await drawLasso(page, await page.getByTestId("orders.export").boundingBox());
@@ -158,6 +177,7 @@ describe("checking a fix on the stage", () => {
       if (!filed) await page.waitForTimeout(100);
     }
     assert.ok(filed?.screenshotKey, "filed with a screenshot");
+    step("filed from the overlay");
     await page.keyboard.press("Escape");
     await server.rpc("releaseChanges", { stageId: server.stageId });
 
@@ -166,6 +186,7 @@ describe("checking a fix on the stage", () => {
       app.replace('<button type="button">{t("orders.export")}', '<button type="button" style={{ marginLeft: 24, background: "#dcfce7" }}>{t("orders.export")}'),
     );
     assert.deepEqual(deployed.live, [String(filed.shortId)]);
+    step("deployed; the item is live");
 
     // Live and not yet checked: the Check section, above Done; the badge counts it.
     await panel.bringToFront();
@@ -188,13 +209,15 @@ describe("checking a fix on the stage", () => {
     const after = check.getByTestId("after").locator("img");
     const before = check.getByTestId("before").locator("img");
     const [afterWidth, beforeWidth] = await Promise.all([after, before].map((img) =>
-      img.evaluate((i) => i.decode().then(() => i.naturalWidth)),
+      // Bounded: an image whose source never answers would leave decode() waiting.
+      img.evaluate((i) => Promise.race([i.decode(), new Promise((_, reject) => setTimeout(reject, 15_000, new Error(`${i.src} did not load`)))]).then(() => i.naturalWidth)),
     ));
     assert.ok(afterWidth > 50 && beforeWidth > 50, `both images load (${afterWidth}, ${beforeWidth})`);
     await check.getByText(`After, on ${sha.slice(0, 7)}`).waitFor();
     await assertAccessible(panel);
     await savePanelScreenshots(panel, "panel-check");
 
+    step("before and after shown");
     await check.getByRole("button", { name: "Fixed" }).click();
     await panel.getByTestId("item-verified").getByText("fixed").waitFor();
     const { change, thread } = await server.rpc("getChange", { changeId: filed.changeId });
@@ -210,7 +233,7 @@ describe("checking a fix on the stage", () => {
     assert.equal(badge, "", "nothing left to check");
   });
 
-  test("Still wrong needs words, says what moved or was removed, and reopens the item for the agent", async () => {
+  test("Still wrong needs words, says what moved or was removed, and reopens the item for the agent", { timeout: TEST_TIMEOUT }, async () => {
     // Filed with the first build's screenshot and two elements, one of which the next
     // build removes.
     const stagePage = await browser.context.newPage();
@@ -241,6 +264,7 @@ describe("checking a fix on the stage", () => {
     await panel.bringToFront();
     await checkRow("Summary and export disagree").waitFor({ timeout: 15_000 });
     const { check, shownOn } = await checkOnStage("Summary and export disagree", sha);
+    step("after-shot asked for");
     // This tab never had a toolbar click and a host permission alone does not let Chrome
     // screenshot it: the panel says what to do, and doing it works.
     const noShot = check.getByTestId("needs-toolbar-click");
@@ -259,6 +283,7 @@ describe("checking a fix on the stage", () => {
     ]);
 
     // Circling the place again on the after-shot: the new circle goes with the verdict.
+    step("after-shot taken after the toolbar click");
     await check.getByRole("button", { name: "Circle again" }).click();
     const shotBox = await check.getByTestId("after").boundingBox();
     const onShot = (fx, fy) => [shotBox.x + shotBox.width * fx, shotBox.y + shotBox.height * fy];
@@ -303,7 +328,7 @@ describe("checking a fix on the stage", () => {
     // The after-shot that went has the new circle drawn in: red where the circle's lowest
     // point was drawn, below the outlined button (the button's middle is not red).
     const reds = await panel.evaluate(async (url) => {
-      const bitmap = await createImageBitmap(await (await fetch(url)).blob());
+      const bitmap = await createImageBitmap(await (await fetch(url, { signal: AbortSignal.timeout(15_000) })).blob());
       const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
       const context = canvas.getContext("2d");
       context.drawImage(bitmap, 0, 0);
@@ -318,6 +343,7 @@ describe("checking a fix on the stage", () => {
     assert.deepEqual(reds, [true, false], "the circle is drawn into the after-shot");
 
     // The waiting agent wakes with the words and the after-shot, saved where it says.
+    step("Still wrong sent");
     const [code] = await exited;
     assert.equal(code, 0, `redline next woke:\n${stdout}\n${stderr}`);
     assert.ok(stdout.startsWith("1 item sent back as still wrong, checked on the stage:\n"), stdout);
