@@ -98,6 +98,15 @@ impl Redactions {
         self.boxes.is_empty()
     }
 
+    /// How many parts are hidden, said for the composer; `None` while none is.
+    pub fn summary(&self) -> Option<String> {
+        match self.boxes.len() {
+            0 => None,
+            1 => Some("1 part hidden".to_owned()),
+            n => Some(format!("{n} parts hidden")),
+        }
+    }
+
     /// The box `id` and its number (from 1, in the order added), if it is still there.
     pub fn find(&self, id: u32) -> Option<(usize, HiddenArea)> {
         self.boxes.iter().position(|b| b.id == id).map(|i| (i + 1, self.boxes[i]))
@@ -301,6 +310,16 @@ mod tests {
         assert_eq!(r.find(id).unwrap().1.rect, rect(1100.0, 650.0, 100.0, 50.0), "cut at the area's edge");
         assert_eq!(r.add_drawn(p(10.0, 10.0), p(12.0, 40.0)), None);
         assert_eq!(r.boxes().len(), 2);
+    }
+
+    #[test]
+    fn the_composer_says_how_many_parts_are_hidden() {
+        let mut r = Redactions::new(AREA);
+        assert_eq!(r.summary(), None);
+        r.add();
+        assert_eq!(r.summary().as_deref(), Some("1 part hidden"));
+        r.add();
+        assert_eq!(r.summary().as_deref(), Some("2 parts hidden"));
     }
 
     #[test]

@@ -493,7 +493,7 @@ fn Composer(
                             <button type="button" node_ref=hide_button on:click=move |_| set_redacting.set(true)>
                                 "Hide part of the screenshot"
                             </button>
-                            <span class="hint">{move || hidden_count(hidden.with(|h| h.boxes().len()))}</span>
+                            <span class="hint">{move || hidden.with(Redactions::summary)}</span>
                         </div>
                     }.into_any(),
                     Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
@@ -514,15 +514,6 @@ fn Composer(
     }
 }
 
-/// Says how many parts of the screenshot are hidden, if any.
-fn hidden_count(count: usize) -> Option<String> {
-    match count {
-        0 => None,
-        1 => Some("1 part hidden".to_owned()),
-        n => Some(format!("{n} parts hidden")),
-    }
-}
-
 /// The crop around the circle as it will be filed, the hidden areas blacked out.
 #[component]
 fn ShotPreview(shot: std::rc::Rc<Shot>, hidden: ReadSignal<Redactions>) -> impl IntoView {
@@ -530,15 +521,12 @@ fn ShotPreview(shot: std::rc::Rc<Shot>, hidden: ReadSignal<Redactions>) -> impl 
         let (shot, hidden) = (shot.clone(), hidden.get());
         async move { shot.preview(&hidden).await.map(std::rc::Rc::new).map_err(|e| format!("{e:?}")) }
     });
+    let alt = "The circled part of the page, as it will be filed";
     move || {
-        match preview.get() {
-        None => ().into_any(),
-        Some(Ok(url)) => view! {
-            <img class="shot" src=url.as_str().to_owned() alt="The circled part of the page, as it will be filed" />
-        }
-        .into_any(),
-        Some(Err(why)) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
-    }
+        preview.get().map(|shown| match shown {
+            Ok(url) => view! { <img class="shot" src=url.as_str().to_owned() alt=alt /> }.into_any(),
+            Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+        })
     }
 }
 
@@ -663,6 +651,7 @@ fn HiddenBox(
     }
 }
 
+/// Where a box sits over the screenshot (CSS px), as inline style.
 fn box_style(rect: Rect) -> String {
     format!(
         "left: {:.1}px; top: {:.1}px; width: {:.1}px; height: {:.1}px;",
