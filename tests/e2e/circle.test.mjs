@@ -12,6 +12,8 @@ import { assertAccessible, drawLasso, launchBrowser, openConnectedPanel, openOve
 const VIEWPORT = { width: 1200, height: 700 };
 /** What one arrow key moves or resizes a hidden area by, in CSS px (`redact::STEP`). */
 const STEP = 8;
+/** The context the composer's crop keeps around the circle, in CSS px (`ui/shot.rs`). */
+const CROP_MARGIN = 48;
 
 const right = (r) => r.x + r.width;
 const bottom = (r) => r.y + r.height;
@@ -322,10 +324,13 @@ describe("circle and file", () => {
     const heading = await page.getByTestId("orders.title").boundingBox();
     const summary = await page.getByTestId("orders.summary").boundingBox();
 
-    await drawLasso(page, await page.getByTestId("orders.export").boundingBox());
+    const exportButton = await page.getByTestId("orders.export").boundingBox();
+    await drawLasso(page, exportButton);
     const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
     await composer.waitFor();
     await composer.getByRole("textbox").fill("Export hides the search");
+    const previewSource = () => composer.locator("img.shot").getAttribute("src");
+    const unredactedPreview = await previewSource();
 
     // Keyboard only: Tab to "Hide part of the screenshot", Enter adds a box and focuses it.
     const press = async (key, times) => {
@@ -362,25 +367,38 @@ describe("circle and file", () => {
     await page.keyboard.press("Delete");
     assert.equal(await redactor.getByRole("button", { name: /^Hidden area/ }).count(), 1);
 
-    // The pointer drags a box over the summary line.
-    const drag = inflate(summary, 3);
-    await page.mouse.move(drag.x, drag.y);
-    await page.mouse.down();
-    await page.mouse.move(drag.x + drag.width / 2, drag.y + drag.height / 2, { steps: 4 });
-    await page.mouse.move(right(drag), bottom(drag), { steps: 4 });
-    await page.mouse.up();
-    const second = redactor.getByRole("button", { name: /^Hidden area 2:/ });
-    const pointerBox = await second.boundingBox();
+    // The pointer drags a box over the summary line, and one just above the circle,
+    // inside the composer's crop.
+    const drag = async (r, number) => {
+      await page.mouse.move(r.x, r.y);
+      await page.mouse.down();
+      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2, { steps: 4 });
+      await page.mouse.move(right(r), bottom(r), { steps: 4 });
+      await page.mouse.up();
+      return redactor.getByRole("button", { name: new RegExp(`^Hidden area ${number}:`) }).boundingBox();
+    };
+    const pointerBox = await drag(inflate(summary, 3), 2);
     assert.ok(covers(pointerBox, summary), `the dragged box ${JSON.stringify(pointerBox)} covers the summary ${JSON.stringify(summary)}`);
+    const cropBox = await drag({ x: exportButton.x, y: exportButton.y - 40, width: exportButton.width, height: 30 }, 3);
     await assertAccessible(overlay, "the composer hiding parts of the screenshot");
 
-    // Esc leaves the boxes and goes back to the composer, which keeps the text.
+    // Esc leaves the boxes and goes back to the composer, which keeps the text; its
+    // preview, cut from the same pixels as the image filed, shows the boxes black.
     await page.keyboard.press("Escape");
     await redactor.waitFor({ state: "detached" });
-    await composer.getByText("2 parts hidden").waitFor();
+    await composer.getByText("3 parts hidden").waitFor();
     assert.equal(await focusedName(), "Hide part of the screenshot", "focus is back on the control");
     assert.equal(await composer.getByRole("textbox").inputValue(), "Export hides the search");
     await assertAccessible(overlay, "the composer with parts hidden");
+    await overlay.waitForFunction((old) => document.querySelector("img.shot")?.getAttribute("src") !== old, unredactedPreview);
+    const preview = await overlay.evaluate(async () => {
+      const image = document.querySelector("img.shot");
+      await image.decode();
+      const canvas = document.createElement("canvas");
+      [canvas.width, canvas.height] = [image.naturalWidth, image.naturalHeight];
+      canvas.getContext("2d").drawImage(image, 0, 0);
+      return canvas.toDataURL("image/png");
+    });
     await composer.getByRole("textbox").press("Enter");
     await composer.waitFor({ state: "detached" });
 
@@ -391,6 +409,17 @@ describe("circle and file", () => {
       assert.ok(!overlaps(inflate(hidden, 16), inflate(circle, 4)), "the boxes and the strips beside them are clear of the circle");
     }
     const { change } = await server.rpc("getChange", { changeId: filed.changeId });
+
+    // The box above the circle is black in the crop the composer showed and in the image.
+    const crop = { x: Math.max(0, Math.floor(circle.x - CROP_MARGIN)), y: Math.max(0, Math.floor(circle.y - CROP_MARGIN)) };
+    assert.ok(cropBox.x >= crop.x && cropBox.y >= crop.y, "the third box is inside the crop");
+    const insideCropBox = inflate(cropBox, -3);
+    const inCrop = (r) => ({ ...r, x: r.x - crop.x, y: r.y - crop.y });
+    const [{ max: inPreview }, { max: buttonInPreview }] = await measurePixels(preview, [inCrop(insideCropBox), inCrop(inflate(exportButton, -3))]);
+    assert.ok(inPreview < 16, `the box is black in the composer's crop (brightest channel ${inPreview})`);
+    assert.ok(buttonInPreview > 150, `the circled button beside it is not (brightest channel ${buttonInPreview})`);
+    const [{ max: inImage, referenceMax: onPage }] = await measurePixels(change.screenshotUrl, [insideCropBox], reference);
+    assert.ok(onPage > 150 && inImage < 16, `the box is black in the image filed (brightest channel ${inImage}, on the page ${onPage})`);
 
     // Inside each box: black in the stored image, where the page showed something.
     // Beside each box and across the lower page: as the page was (WebP's loss aside).
