@@ -685,13 +685,14 @@ fn Tray(items: RwSignal<Vec<TrayItem>>, target: LocalResource<Result<Target, Str
     let refresh = move || {
         now.set(js_sys::Date::now() as i64);
         leptos::task::spawn_local(async move {
-            if let Ok(WorkerReply::Outbox { waiting: n, .. }) =
+            let Ok(WorkerReply::Outbox { waiting: n, items: in_outbox }) =
                 chrome::send_message::<_, WorkerReply>(&WorkerRequest::OutboxStatus).await
-            {
-                waiting.set(n);
-            }
+            else {
+                return;
+            };
+            waiting.set(n);
             let Some(Ok(target)) = target.get_untracked() else { return };
-            for item in items.get_untracked().into_iter().filter(|i| !i.is_settled()) {
+            for item in tray::to_refresh(&items.get_untracked(), &in_outbox) {
                 let input = GetChangeInput { change_id: item.change_id.clone(), project_id: None };
                 if let Ok(found) = target.client.call::<GetChange>(input).await {
                     items.update(|all| {
