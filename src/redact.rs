@@ -156,6 +156,15 @@ impl Redactions {
         };
     }
 
+    /// Puts the box `id`'s top left corner at `at` (where the pointer dragged it), or as
+    /// near as keeps it inside the area.
+    pub fn place(&mut self, id: u32, at: Point) {
+        if let Some(b) = self.boxes.iter().find(|b| b.id == id) {
+            let (dx, dy) = (at.x - b.rect.x, at.y - b.rect.y);
+            self.edit(id, Edit::Move { dx, dy });
+        }
+    }
+
     /// The device pixels to black out in an image of `width` × `height` taken at
     /// `device_pixel_ratio`: every pixel a box touches, even in part, and none outside
     /// the image. A ratio that is not a positive number is taken from the image's width,
@@ -290,6 +299,16 @@ mod tests {
     }
 
     #[test]
+    fn a_dragged_box_goes_where_it_is_put_inside_the_area() {
+        let mut r = Redactions::new(AREA);
+        let id = r.add();
+        r.place(id, p(100.5, 40.0));
+        assert_eq!(r.find(id).unwrap().1.rect, rect(100.5, 40.0, 160.0, 48.0));
+        r.place(id, p(1190.0, -30.0));
+        assert_eq!(r.find(id).unwrap().1.rect, rect(1040.0, 0.0, 160.0, 48.0));
+    }
+
+    #[test]
     fn delete_removes_only_that_box() {
         let mut r = Redactions::new(AREA);
         let (first, second) = (r.add(), r.add());
@@ -369,6 +388,7 @@ mod tests {
             Add,
             Draw(Point, Point),
             Key(usize, &'static str, bool),
+            Place(usize, Point),
         }
 
         fn arb_action() -> impl Strategy<Value = Action> {
@@ -376,8 +396,9 @@ mod tests {
             let key = prop::sample::select(vec!["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Delete"]);
             prop_oneof![
                 Just(Action::Add),
-                (point.clone(), point).prop_map(|(a, b)| Action::Draw(a, b)),
+                (point.clone(), point.clone()).prop_map(|(a, b)| Action::Draw(a, b)),
                 (0..4usize, key, any::<bool>()).prop_map(|(i, k, s)| Action::Key(i, k, s)),
+                (0..4usize, point).prop_map(|(i, at)| Action::Place(i, at)),
             ]
         }
 
@@ -388,6 +409,11 @@ mod tests {
                 }
                 Action::Draw(a, b) => {
                     r.add_drawn(*a, *b);
+                }
+                Action::Place(i, at) => {
+                    if let Some(b) = r.boxes().get(*i).copied() {
+                        r.place(b.id, *at);
+                    }
                 }
                 Action::Key(i, key, shift) => {
                     if let (Some(b), Some(edit)) = (r.boxes().get(*i).copied(), Edit::for_key(key, *shift)) {

@@ -269,7 +269,6 @@ fn Lasso(
     let pressed = RwSignal::new(false);
     let on_drawing = std::rc::Rc::new(on_drawing);
     let on_drawing_moved = on_drawing.clone();
-    let at = |event: &web_sys::PointerEvent| Point { x: event.client_x() as f64, y: event.client_y() as f64 };
     view! {
         <div
             class="lasso"
@@ -278,17 +277,14 @@ fn Lasso(
                 if !drawing.get_untracked() || event.button() != 0 {
                     return;
                 }
-                if let Some(target) = event.current_target() {
-                    use wasm_bindgen::JsCast;
-                    let _ = target.unchecked_into::<web_sys::Element>().set_pointer_capture(event.pointer_id());
-                }
+                hold_pointer(&event);
                 pressed.set(true);
-                points.set(vec![at(&event)]);
-                on_drawing(vec![at(&event)]);
+                points.set(vec![pointer_at(&event)]);
+                on_drawing(vec![pointer_at(&event)]);
             }
             on:pointermove=move |event| {
                 if pressed.get_untracked() {
-                    points.update(|p| p.push(at(&event)));
+                    points.update(|p| p.push(pointer_at(&event)));
                     on_drawing_moved(points.get_untracked());
                 }
             }
@@ -315,6 +311,19 @@ fn Lasso(
                 <path d=move || path_data(&points.get(), false) />
             </svg>
         </div>
+    }
+}
+
+/// Where the pointer is, in the overlay's CSS px (the page's viewport).
+fn pointer_at(event: &web_sys::PointerEvent) -> Point {
+    Point { x: event.client_x() as f64, y: event.client_y() as f64 }
+}
+
+/// Sends the rest of this pointer's moves, and its release, to the element it went down
+/// on, even once it leaves it.
+fn hold_pointer(event: &web_sys::PointerEvent) {
+    if let Some(target) = event.current_target() {
+        let _ = target.unchecked_into::<web_sys::Element>().set_pointer_capture(event.pointer_id());
     }
 }
 
@@ -558,8 +567,8 @@ fn Redactor(
             let _ = button.focus();
         }
     };
+    let on_place = move |id: u32, at: Point| hidden.update(|h| h.place(id, at));
     let dragged = RwSignal::new(None::<(Point, Point)>);
-    let at = |event: &web_sys::PointerEvent| Point { x: event.client_x() as f64, y: event.client_y() as f64 };
     let done = move || on_done(hidden.get_untracked());
 
     view! {
@@ -577,14 +586,12 @@ fn Redactor(
                     if event.button() != 0 {
                         return;
                     }
-                    if let Some(target) = event.current_target() {
-                        let _ = target.unchecked_into::<web_sys::Element>().set_pointer_capture(event.pointer_id());
-                    }
-                    dragged.set(Some((at(&event), at(&event))));
+                    hold_pointer(&event);
+                    dragged.set(Some((pointer_at(&event), pointer_at(&event))));
                 }
                 on:pointermove=move |event| {
                     if let Some((from, _)) = dragged.get_untracked() {
-                        dragged.set(Some((from, at(&event))));
+                        dragged.set(Some((from, pointer_at(&event))));
                     }
                 }
                 on:pointerup=move |_| {
@@ -598,7 +605,7 @@ fn Redactor(
                 <img src=screenshot alt="The screenshot to be filed" draggable="false" />
                 <Outline points=outline />
                 <For each=move || hidden.get().boxes().to_vec() key=|b| b.id let(area)>
-                    <HiddenBox id=area.id hidden=hidden.read_only() focus on_edit />
+                    <HiddenBox id=area.id hidden=hidden.read_only() focus on_edit on_place />
                 </For>
                 {move || dragged.get().map(|(from, to)| {
                     let rect = hidden.with(|h| h.drawn(from, to));
@@ -607,7 +614,7 @@ fn Redactor(
             </div>
             <div class="redact-bar">
                 <span id="redact-keys" class="hint">
-                    "Drag over the screenshot to hide a part · Arrows move a box · Shift+arrows resize it · Delete removes it"
+                    "Drag over the screenshot to hide a part, or a box to move it · Arrows move a box · Shift+arrows resize it · Delete removes it"
                 </span>
                 <button type="button" node_ref=add_button on:click=move |_| add()>"Hide another part"</button>
                 <button type="button" class="primary" on:click=move |_| done()>"Done"</button>
@@ -616,16 +623,19 @@ fn Redactor(
     }
 }
 
-/// One hidden area: a black box the filer focuses and then moves, resizes or removes
-/// with the keys `Edit::for_key` names.
+/// One hidden area: a black box the filer drags to move, or focuses and then moves,
+/// resizes or removes with the keys `Edit::for_key` names.
 #[component]
 fn HiddenBox(
     id: u32,
     hidden: ReadSignal<Redactions>,
     focus: RwSignal<Option<u32>>,
     on_edit: impl Fn(u32, Edit) + 'static,
+    on_place: impl Fn(u32, Point) + 'static,
 ) -> impl IntoView {
     let found = move || hidden.with(|h| h.find(id));
+    // While dragged: where the pointer took hold and where the box's corner was then.
+    let held = RwSignal::new(None::<(Point, Point)>);
     let node = NodeRef::<leptos::html::Button>::new();
     Effect::new(move |_| {
         if let Some(button) = node.get()
@@ -639,8 +649,23 @@ fn HiddenBox(
         <button type="button" class="hidden-box" node_ref=node aria-describedby="redact-keys"
             aria-label=move || found().map(|(number, area): (usize, HiddenArea)| area.label(number))
             style=move || found().map(|(_, area)| box_style(area.rect))
-            // A box is focused by a click; only a drag beside the boxes paints a new one.
-            on:pointerdown=|event| event.stop_propagation()
+            on:pointerdown=move |event| {
+                // Dragging a box moves it; only a drag beside the boxes paints a new one.
+                event.stop_propagation();
+                let Some((_, area)) = hidden.with_untracked(|h| h.find(id)) else { return };
+                if event.button() == 0 {
+                    hold_pointer(&event);
+                    held.set(Some((pointer_at(&event), Point { x: area.rect.x, y: area.rect.y })));
+                }
+            }
+            on:pointermove=move |event| {
+                if let Some((from, corner)) = held.get_untracked() {
+                    let to = pointer_at(&event);
+                    on_place(id, Point { x: corner.x + to.x - from.x, y: corner.y + to.y - from.y });
+                }
+            }
+            on:pointerup=move |_| held.set(None)
+            on:pointercancel=move |_| held.set(None)
             on:keydown=move |event| {
                 if let Some(edit) = Edit::for_key(&event.key(), event.shift_key()) {
                     event.prevent_default();

@@ -379,6 +379,18 @@ describe("circle and file", () => {
     };
     const pointerBox = await drag(inflate(summary, 3), 2);
     assert.ok(covers(pointerBox, summary), `the dragged box ${JSON.stringify(pointerBox)} covers the summary ${JSON.stringify(summary)}`);
+    // Dragging a box moves it.
+    const second = redactor.getByRole("button", { name: /^Hidden area 2:/ });
+    const moveBy = async (dx) => {
+      const r = await second.boundingBox();
+      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(r.x + r.width / 2 + dx, r.y + r.height / 2, { steps: 4 });
+      await page.mouse.up();
+      return second.boundingBox();
+    };
+    assert.equal(Math.round((await moveBy(40)).x), Math.round(pointerBox.x + 40), "a dragged box moves with the pointer");
+    assert.deepEqual(await moveBy(-40), pointerBox, "and back");
     const cropBox = await drag({ x: exportButton.x, y: exportButton.y - 40, width: exportButton.width, height: 30 }, 3);
     await assertAccessible(overlay, "the composer hiding parts of the screenshot");
 
