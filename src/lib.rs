@@ -14,6 +14,7 @@ pub mod locate;
 pub mod messages;
 pub mod outbox;
 pub mod queue;
+pub mod redact;
 pub mod settings;
 pub mod throttle;
 pub mod timer;

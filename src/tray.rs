@@ -3,6 +3,8 @@
 
 use redline_protocol::{Change, ChangeStatus, Timestamp};
 
+use crate::outbox::OutboxItem;
+
 /// Where one filed item stands, as far as the filer is concerned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TrayState {
@@ -63,6 +65,17 @@ impl TrayItem {
     }
 }
 
+/// The items to ask the server about: those not settled that the outbox has let go. The
+/// outbox keeps an item until the server has it, so asking about one still in it could
+/// only be answered "not found".
+pub fn to_refresh(items: &[TrayItem], in_outbox: &[OutboxItem]) -> Vec<TrayItem> {
+    items
+        .iter()
+        .filter(|i| !i.is_settled() && !in_outbox.iter().any(|o| o.change_id == i.change_id))
+        .cloned()
+        .collect()
+}
+
 /// "waiting to send (n)" for the tray's heading; `None` when nothing waits.
 pub fn waiting_label(waiting: u32) -> Option<String> {
     (waiting > 0).then(|| format!("waiting to send ({waiting})"))
@@ -104,6 +117,26 @@ mod tests {
         let mut item = TrayItem::queued("c1".into(), "Title".into());
         item.update(&change(ChangeStatus::Dismissed, false, None));
         assert_eq!(item.status_line(0), "withdrawn");
+    }
+
+    #[test]
+    fn only_items_the_outbox_let_go_and_not_settled_are_asked_about() {
+        let mut sent = TrayItem::queued("sent".into(), "Sent".into());
+        sent.update(&change(ChangeStatus::Open, false, None));
+        let items = [
+            TrayItem::queued("waiting".into(), "In the outbox".into()),
+            TrayItem::queued("delivered".into(), "Delivered".into()),
+            sent,
+        ];
+        let in_outbox = [OutboxItem {
+            change_id: "waiting".into(),
+            title: "In the outbox".into(),
+            state: crate::outbox::EntryState::Queued,
+            message: None,
+            next_attempt_at: None,
+        }];
+        let asked: Vec<_> = to_refresh(&items, &in_outbox).into_iter().map(|i| i.change_id).collect();
+        assert_eq!(asked, ["delivered"]);
     }
 
     #[test]

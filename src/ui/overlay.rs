@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use redline_protocol::rpc::{
     GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput, ResolveStage, ResolveStageInput,
 };
-use redline_protocol::{Element, Point, ResolvedStage};
+use redline_protocol::{Element, Point, Rect, ResolvedStage};
 use serde::Serialize;
 use wasm_bindgen::prelude::{Closure, JsCast, JsValue};
 use web_sys::{MessageEvent, MessagePort};
@@ -19,6 +19,7 @@ use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
 use crate::chrome;
 use crate::compose;
 use crate::messages::{Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
+use crate::redact::{Edit, HiddenArea, Redactions};
 use crate::settings::{self, Settings};
 use crate::tray::{self, TrayItem};
 
@@ -268,7 +269,6 @@ fn Lasso(
     let pressed = RwSignal::new(false);
     let on_drawing = std::rc::Rc::new(on_drawing);
     let on_drawing_moved = on_drawing.clone();
-    let at = |event: &web_sys::PointerEvent| Point { x: event.client_x() as f64, y: event.client_y() as f64 };
     view! {
         <div
             class="lasso"
@@ -277,17 +277,14 @@ fn Lasso(
                 if !drawing.get_untracked() || event.button() != 0 {
                     return;
                 }
-                if let Some(target) = event.current_target() {
-                    use wasm_bindgen::JsCast;
-                    let _ = target.unchecked_into::<web_sys::Element>().set_pointer_capture(event.pointer_id());
-                }
+                hold_pointer(&event);
                 pressed.set(true);
-                points.set(vec![at(&event)]);
-                on_drawing(vec![at(&event)]);
+                points.set(vec![pointer_at(&event)]);
+                on_drawing(vec![pointer_at(&event)]);
             }
             on:pointermove=move |event| {
                 if pressed.get_untracked() {
-                    points.update(|p| p.push(at(&event)));
+                    points.update(|p| p.push(pointer_at(&event)));
                     on_drawing_moved(points.get_untracked());
                 }
             }
@@ -314,6 +311,19 @@ fn Lasso(
                 <path d=move || path_data(&points.get(), false) />
             </svg>
         </div>
+    }
+}
+
+/// Where the pointer is, in the overlay's CSS px (the page's viewport).
+fn pointer_at(event: &web_sys::PointerEvent) -> Point {
+    Point { x: event.client_x() as f64, y: event.client_y() as f64 }
+}
+
+/// Sends the rest of this pointer's moves, and its release, to the element it went down
+/// on, even once it leaves it.
+fn hold_pointer(event: &web_sys::PointerEvent) {
+    if let Some(target) = event.current_target() {
+        let _ = target.unchecked_into::<web_sys::Element>().set_pointer_capture(event.pointer_id());
     }
 }
 
@@ -398,7 +408,8 @@ fn composer_position(composition: &Composition) -> String {
 }
 
 /// Says what is wrong: first line the title, the rest the body; `Enter` files,
-/// `Shift+Enter` is a new line. The elements caught show as chips the filer can remove.
+/// `Shift+Enter` is a new line. The elements caught show as chips the filer can remove;
+/// parts of the screenshot can be hidden before it is filed.
 #[component]
 fn Composer(
     composition: Composition,
@@ -408,19 +419,26 @@ fn Composer(
 ) -> impl IntoView {
     let kept = RwSignal::new(composition.captured.capture.elements.clone());
     let position = composer_position(&composition);
-    let screenshot = composition.shot.clone();
-    if let Ok(shot) = &screenshot {
-        let crop_url = shot.crop_url.clone();
-        on_cleanup(move || shot::release(&crop_url));
-    }
+    let (hidden, set_hidden) = signal(Redactions::new(composition.captured.viewport));
+    let (redacting, set_redacting) = signal(false);
+    // The page's pixels as captured, which the filer hides parts of.
+    let backdrop = composition.shot.as_ref().ok().and(composition.captured.screenshot.clone().ok());
+    let outline = composition.outline.clone();
+    let preview = composition.shot.clone();
     let file = Action::new_local(move |_: &()| {
         let composition = composition.clone();
         let text = draft_text.get_untracked();
         let elements = kept.get_untracked();
+        let hidden = hidden.get_untracked();
         async move {
             let target = target.await?;
             let change_id = window().crypto().map_err(|e| format!("{e:?}"))?.random_uuid();
-            let image = composition.shot.as_ref().ok().map(|s| s.full.clone());
+            let image = match &composition.shot {
+                Ok(shot) => Some(shot.redacted(&hidden).await.map_err(|e| {
+                    format!("The screenshot could not be prepared, nothing was filed: {e:?}")
+                })?),
+                Err(_) => None,
+            };
             let draft =
                 compose::draft(&target.stage, &composition.captured, elements, &text, change_id, image)
                     .map_err(|e| e.to_string())?;
@@ -443,41 +461,227 @@ fn Composer(
             let _ = textarea.focus();
         }
     });
+    let hide_button = NodeRef::<leptos::html::Button>::new();
+    let on_hidden = move |areas: Redactions| {
+        set_hidden.set(areas);
+        set_redacting.set(false);
+        // Once the composer is no longer inert, back where the filer left it.
+        request_animation_frame(move || {
+            if let Some(button) = hide_button.get_untracked() {
+                let _ = button.focus();
+            }
+        });
+    };
 
     view! {
-        <form class="composer" style=position role="dialog" aria-label="Say what is wrong"
-            on:submit=move |event| { event.prevent_default(); file.dispatch(()); }>
-            <textarea
-                node_ref=textarea
-                aria-label="What is wrong? The first line is the title."
-                placeholder="What is wrong? First line is the title…"
-                prop:value=move || draft_text.get()
-                on:input=move |event| draft_text.set(event_target_value(&event))
-                on:keydown=move |event| {
-                    if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
-                        event.prevent_default();
-                        file.dispatch(());
+        // A dialog holding a form: a form may not take the dialog role itself.
+        <div class="composer" style=position role="dialog" aria-label="Say what is wrong" inert=move || redacting.get()>
+            <form on:submit=move |event| { event.prevent_default(); file.dispatch(()); }>
+                <textarea
+                    node_ref=textarea
+                    aria-label="What is wrong? The first line is the title."
+                    placeholder="What is wrong? First line is the title…"
+                    prop:value=move || draft_text.get()
+                    on:input=move |event| draft_text.set(event_target_value(&event))
+                    on:keydown=move |event| {
+                        if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
+                            event.prevent_default();
+                            file.dispatch(());
+                        }
+                    }
+                ></textarea>
+                <ul class="chips" aria-label="Circled elements">
+                    <For each=move || kept.get().into_iter().enumerate() key=|(i, e)| (*i, e.css_path.clone()) let((index, element))>
+                        <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
+                    </For>
+                </ul>
+                {match preview {
+                    Ok(shot) => view! {
+                        <ShotPreview shot hidden />
+                        <div class="composer-actions">
+                            <button type="button" node_ref=hide_button on:click=move |_| set_redacting.set(true)>
+                                "Hide part of the screenshot"
+                            </button>
+                            <span class="hint">{move || hidden.with(Redactions::summary)}</span>
+                        </div>
+                    }.into_any(),
+                    Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+                }}
+                <div class="composer-actions">
+                    <span class="hint">"Enter files · Shift+Enter new line · Esc back"</span>
+                    <button type="submit" class="primary" disabled=move || file.pending().get()>
+                        {move || if file.pending().get() { "Filing…" } else { "File" }}
+                    </button>
+                </div>
+                {move || failure().map(|message| view! { <ErrorLine message /> })}
+            </form>
+        </div>
+        {move || {
+            let screenshot = backdrop.clone().filter(|_| redacting.get())?;
+            Some(view! { <Redactor screenshot outline=outline.clone() hidden=hidden.get_untracked() on_done=on_hidden /> })
+        }}
+    }
+}
+
+/// The crop around the circle as it will be filed, the hidden areas blacked out.
+#[component]
+fn ShotPreview(shot: std::rc::Rc<Shot>, hidden: ReadSignal<Redactions>) -> impl IntoView {
+    let preview = LocalResource::new(move || {
+        let (shot, hidden) = (shot.clone(), hidden.get());
+        async move { shot.preview(&hidden).await.map(std::rc::Rc::new).map_err(|e| format!("{e:?}")) }
+    });
+    let alt = "The circled part of the page, as it will be filed";
+    move || {
+        preview.get().map(|shown| match shown {
+            Ok(url) => view! { <img class="shot" src=url.as_str().to_owned() alt=alt /> }.into_any(),
+            Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+        })
+    }
+}
+
+/// Hides parts of the screenshot: the screenshot at the size of the page it shows, with
+/// boxes painted over it by dragging, or added with a button and moved with the arrow
+/// keys. Done (or Esc) hands the boxes back to the composer.
+#[component]
+fn Redactor(
+    screenshot: String,
+    outline: Vec<Point>,
+    hidden: Redactions,
+    on_done: impl Fn(Redactions) + Copy + 'static,
+) -> impl IntoView {
+    let area = hidden.area();
+    let hidden = RwSignal::new(hidden);
+    // The box to focus once it is on screen: a new one, or the first when reopened.
+    let focus = RwSignal::new(None::<u32>);
+    let add = move || focus.set(Some(hidden.try_update(Redactions::add).unwrap_or_default()));
+    match hidden.with_untracked(|h| h.boxes().first().map(|b| b.id)) {
+        Some(first) => focus.set(Some(first)),
+        None => add(),
+    }
+    let add_button = NodeRef::<leptos::html::Button>::new();
+    let on_edit = move |id: u32, edit: Edit| {
+        hidden.update(|h| h.edit(id, edit));
+        if edit == Edit::Remove
+            && let Some(button) = add_button.get_untracked()
+        {
+            let _ = button.focus();
+        }
+    };
+    let on_place = move |id: u32, at: Point| hidden.update(|h| h.place(id, at));
+    let dragged = RwSignal::new(None::<(Point, Point)>);
+    let done = move || on_done(hidden.get_untracked());
+
+    view! {
+        <div class="redactor" role="dialog" aria-modal="true" aria-label="Hide parts of the screenshot"
+            on:keydown=move |event| {
+                if event.key() == "Escape" {
+                    // Closes this view only, not the composer under it.
+                    event.prevent_default();
+                    event.stop_propagation();
+                    done();
+                }
+            }>
+            <div class="redact-area" style=format!("width: {:.0}px; height: {:.0}px;", area.width, area.height)
+                on:pointerdown=move |event| {
+                    if event.button() != 0 {
+                        return;
+                    }
+                    hold_pointer(&event);
+                    dragged.set(Some((pointer_at(&event), pointer_at(&event))));
+                }
+                on:pointermove=move |event| {
+                    if let Some((from, _)) = dragged.get_untracked() {
+                        dragged.set(Some((from, pointer_at(&event))));
                     }
                 }
-            ></textarea>
-            <ul class="chips" aria-label="Circled elements">
-                <For each=move || kept.get().into_iter().enumerate() key=|(i, e)| (*i, e.css_path.clone()) let((index, element))>
-                    <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
+                on:pointerup=move |_| {
+                    let Some((from, to)) = dragged.get_untracked() else { return };
+                    dragged.set(None);
+                    if let Some(id) = hidden.try_update(|h| h.add_drawn(from, to)).flatten() {
+                        focus.set(Some(id));
+                    }
+                }
+                on:pointercancel=move |_| dragged.set(None)>
+                <img src=screenshot alt="The screenshot to be filed" draggable="false" />
+                <Outline points=outline />
+                <For each=move || hidden.get().boxes().to_vec() key=|b| b.id let(area)>
+                    <HiddenBox id=area.id hidden=hidden.read_only() focus on_edit on_place />
                 </For>
-            </ul>
-            {match screenshot {
-                Ok(shot) => view! { <img class="shot" src=shot.crop_url.clone() alt="The circled part of the page" /> }.into_any(),
-                Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
-            }}
-            <div class="composer-actions">
-                <span class="hint">"Enter files · Shift+Enter new line · Esc back"</span>
-                <button type="submit" class="primary" disabled=move || file.pending().get()>
-                    {move || if file.pending().get() { "Filing…" } else { "File" }}
-                </button>
+                {move || dragged.get().map(|(from, to)| {
+                    let rect = hidden.with(|h| h.drawn(from, to));
+                    view! { <div class="hidden-box drawing" style=box_style(rect) aria-hidden="true"></div> }
+                })}
             </div>
-            {move || failure().map(|message| view! { <ErrorLine message /> })}
-        </form>
+            <div class="redact-bar">
+                <span id="redact-keys" class="hint">
+                    "Drag over the screenshot to hide a part, or a box to move it · Arrows move a box · Shift+arrows resize it · Delete removes it"
+                </span>
+                <button type="button" node_ref=add_button on:click=move |_| add()>"Hide another part"</button>
+                <button type="button" class="primary" on:click=move |_| done()>"Done"</button>
+            </div>
+        </div>
     }
+}
+
+/// One hidden area: a black box the filer drags to move, or focuses and then moves,
+/// resizes or removes with the keys `Edit::for_key` names.
+#[component]
+fn HiddenBox(
+    id: u32,
+    hidden: ReadSignal<Redactions>,
+    focus: RwSignal<Option<u32>>,
+    on_edit: impl Fn(u32, Edit) + 'static,
+    on_place: impl Fn(u32, Point) + 'static,
+) -> impl IntoView {
+    let found = move || hidden.with(|h| h.find(id));
+    // While dragged: where the pointer took hold and where the box's corner was then.
+    let held = RwSignal::new(None::<(Point, Point)>);
+    let node = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if let Some(button) = node.get()
+            && focus.get() == Some(id)
+        {
+            let _ = button.focus();
+            focus.set(None);
+        }
+    });
+    view! {
+        <button type="button" class="hidden-box" node_ref=node aria-describedby="redact-keys"
+            aria-label=move || found().map(|(number, area): (usize, HiddenArea)| area.label(number))
+            style=move || found().map(|(_, area)| box_style(area.rect))
+            on:pointerdown=move |event| {
+                // Dragging a box moves it; only a drag beside the boxes paints a new one.
+                event.stop_propagation();
+                let Some((_, area)) = hidden.with_untracked(|h| h.find(id)) else { return };
+                if event.button() == 0 {
+                    hold_pointer(&event);
+                    held.set(Some((pointer_at(&event), Point { x: area.rect.x, y: area.rect.y })));
+                }
+            }
+            on:pointermove=move |event| {
+                if let Some((from, corner)) = held.get_untracked() {
+                    let to = pointer_at(&event);
+                    on_place(id, Point { x: corner.x + to.x - from.x, y: corner.y + to.y - from.y });
+                }
+            }
+            on:pointerup=move |_| held.set(None)
+            on:pointercancel=move |_| held.set(None)
+            on:keydown=move |event| {
+                if let Some(edit) = Edit::for_key(&event.key(), event.shift_key()) {
+                    event.prevent_default();
+                    on_edit(id, edit);
+                }
+            }
+        ></button>
+    }
+}
+
+/// Where a box sits over the screenshot (CSS px), as inline style.
+fn box_style(rect: Rect) -> String {
+    format!(
+        "left: {:.1}px; top: {:.1}px; width: {:.1}px; height: {:.1}px;",
+        rect.x, rect.y, rect.width, rect.height
+    )
 }
 
 /// One circled element: its test id (or tag) and, on hover, its anchor and path.
@@ -506,13 +710,14 @@ fn Tray(items: RwSignal<Vec<TrayItem>>, target: LocalResource<Result<Target, Str
     let refresh = move || {
         now.set(js_sys::Date::now() as i64);
         leptos::task::spawn_local(async move {
-            if let Ok(WorkerReply::Outbox { waiting: n, .. }) =
+            let Ok(WorkerReply::Outbox { waiting: n, items: in_outbox }) =
                 chrome::send_message::<_, WorkerReply>(&WorkerRequest::OutboxStatus).await
-            {
-                waiting.set(n);
-            }
+            else {
+                return;
+            };
+            waiting.set(n);
             let Some(Ok(target)) = target.get_untracked() else { return };
-            for item in items.get_untracked().into_iter().filter(|i| !i.is_settled()) {
+            for item in tray::to_refresh(&items.get_untracked(), &in_outbox) {
                 let input = GetChangeInput { change_id: item.change_id.clone(), project_id: None };
                 if let Ok(found) = target.client.call::<GetChange>(input).await {
                     items.update(|all| {

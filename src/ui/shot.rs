@@ -1,6 +1,6 @@
-//! The screenshot as filed: the page's pixels with the lasso drawn on, plus a crop
-//! around the circle for the composer. Encoded by the browser (`OffscreenCanvas`), so
-//! no image codec is compiled into wasm.
+//! The screenshot as filed: the page's pixels with the lasso drawn on and the boxes the
+//! filer hid blacked out, plus a crop around the circle for the composer. Encoded by
+//! the browser (`OffscreenCanvas`), so no image codec is compiled into wasm.
 
 use js_sys::Promise;
 use redline_protocol::{Point, Rect};
@@ -11,6 +11,7 @@ use web_sys::{
 };
 
 use crate::outbox::Image;
+use crate::redact::Redactions;
 
 /// WebP keeps a 1280×720 screenshot around 100 KB where PNG takes 500 KB or more.
 const CONTENT_TYPE: &str = "image/webp";
@@ -18,15 +19,22 @@ const QUALITY: f64 = 0.9;
 /// CSS px of context kept around the circle in the crop.
 const CROP_MARGIN: f64 = 48.0;
 const STROKE: &str = "#dc2626";
+/// What a hidden area's pixels become: black, as the secret fields the page side masks
+/// before the tab is captured (`capture/screenshot.rs`).
+const HIDDEN: &str = "#000000";
 
-/// The annotated screenshot, ready to file, and a preview URL of the crop.
+/// The annotated screenshot, kept in the overlay until it is filed: only an image with
+/// the hidden areas blacked out is encoded, so no other copy leaves the composer.
 pub struct Shot {
-    pub full: Image,
-    pub crop_url: String,
+    /// The page's pixels with the outline drawn on, in device px.
+    annotated: ImageBitmap,
+    device_pixel_ratio: f64,
+    /// The part shown in the composer, around the circle, in device px.
+    crop: Rect,
 }
 
 /// Draws `outline` (CSS px) on the viewport screenshot `data_url` (device px, hence
-/// `device_pixel_ratio`) and encodes the whole and a crop around the outline's `bounds`.
+/// `device_pixel_ratio`) and keeps a crop around the outline's `bounds` to show.
 pub async fn annotate(
     data_url: &str,
     outline: &[Point],
@@ -37,13 +45,52 @@ pub async fn annotate(
     let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
     let (canvas, context) = canvas_of(&bitmap)?;
     draw_outline(&context, outline, device_pixel_ratio);
-    let full = image_of(&encode(&canvas).await?).await?;
+    Ok(Shot {
+        annotated: canvas.transfer_to_image_bitmap()?,
+        device_pixel_ratio,
+        crop: crop_rect(bounds, device_pixel_ratio, width, height),
+    })
+}
 
-    // The annotated pixels, taken over from the canvas once its whole is encoded.
-    let annotated = canvas.transfer_to_image_bitmap()?;
-    let cropped = crop_of(&annotated, crop_rect(bounds, device_pixel_ratio, width, height))?;
-    let crop_url = web_sys::Url::create_object_url_with_blob(&encode(&cropped).await?)?;
-    Ok(Shot { full, crop_url })
+impl Shot {
+    /// The whole screenshot to file, with the hidden areas blacked out.
+    pub async fn redacted(&self, hidden: &Redactions) -> Result<Image, JsValue> {
+        image_of(&encode(&self.redacted_canvas(hidden)?).await?).await
+    }
+
+    /// The crop around the circle as it will be filed (the hidden areas blacked out),
+    /// to show in the composer.
+    pub async fn preview(&self, hidden: &Redactions) -> Result<ObjectUrl, JsValue> {
+        let whole = self.redacted_canvas(hidden)?.transfer_to_image_bitmap()?;
+        let blob = encode(&crop_of(&whole, self.crop)?).await?;
+        Ok(ObjectUrl(web_sys::Url::create_object_url_with_blob(&blob)?))
+    }
+
+    /// The one place a hidden area's pixels are replaced: every image made from this
+    /// screenshot, the one filed and the crop shown, is cut from this canvas.
+    fn redacted_canvas(&self, hidden: &Redactions) -> Result<OffscreenCanvas, JsValue> {
+        let (canvas, context) = canvas_of(&self.annotated)?;
+        context.set_fill_style_str(HIDDEN);
+        for area in hidden.pixels(self.device_pixel_ratio, canvas.width(), canvas.height()) {
+            context.fill_rect(area.x.into(), area.y.into(), area.width.into(), area.height.into());
+        }
+        Ok(canvas)
+    }
+}
+
+/// An object URL of an encoded image, revoked once nothing holds it.
+pub struct ObjectUrl(String);
+
+impl ObjectUrl {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for ObjectUrl {
+    fn drop(&mut self) {
+        release(&self.0);
+    }
 }
 
 /// The after-shot of "Check on stage": the part of the viewport screenshot `data_url`

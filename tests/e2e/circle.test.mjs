@@ -7,9 +7,19 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage, watchErrors } from "./harness.mjs";
+import { assertAccessible, drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage, watchErrors } from "./harness.mjs";
 
 const VIEWPORT = { width: 1200, height: 700 };
+/** What one arrow key moves or resizes a hidden area by, in CSS px (`redact::STEP`). */
+const STEP = 8;
+/** The context the composer's crop keeps around the circle, in CSS px (`ui/shot.rs`). */
+const CROP_MARGIN = 48;
+
+const right = (r) => r.x + r.width;
+const bottom = (r) => r.y + r.height;
+const inflate = (r, by) => ({ x: r.x - by, y: r.y - by, width: r.width + 2 * by, height: r.height + 2 * by });
+const overlaps = (a, b) => a.x < right(b) && b.x < right(a) && a.y < bottom(b) && b.y < bottom(a);
+const covers = (outer, inner) => outer.x <= inner.x && outer.y <= inner.y && right(outer) >= right(inner) && bottom(outer) >= bottom(inner);
 
 describe("circle and file", () => {
   let stage, server, browser, panel, sha;
@@ -65,6 +75,49 @@ describe("circle and file", () => {
       if (filed) return filed;
       await page.waitForTimeout(100);
     }
+  }
+
+  /** The item titled `title` once the server has it and its screenshot. */
+  async function filedWithScreenshot(page, title) {
+    for (let i = 0; i < 100; i++) {
+      const filed = (await changes()).find((c) => c.title === title);
+      if (filed?.screenshotKey) return filed;
+      await page.waitForTimeout(100);
+    }
+  }
+
+  /**
+   * Measures each of `rects` (CSS px; the tests' pages are at ratio 1) in the image at
+   * `url`, read in the panel: its brightest channel, the brightest in `reference` (an
+   * image of the page as it looked), and the mean difference per channel between them.
+   */
+  function measurePixels(url, rects, reference = url) {
+    return panel.evaluate(async ({ url, reference, rects }) => {
+      const pixelsOf = async (src) => {
+        const image = new Image();
+        image.src = src;
+        await image.decode();
+        const canvas = new OffscreenCanvas(image.naturalWidth, image.naturalHeight);
+        const context = canvas.getContext("2d");
+        context.drawImage(image, 0, 0);
+        return context;
+      };
+      const [stored, page] = await Promise.all([pixelsOf(url), pixelsOf(reference)]);
+      return rects.map((r) => {
+        const area = [Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height)];
+        const a = stored.getImageData(...area).data;
+        const b = page.getImageData(...area).data;
+        let max = 0, referenceMax = 0, difference = 0;
+        for (let i = 0; i < a.length; i += 4) {
+          for (let c = 0; c < 3; c++) {
+            max = Math.max(max, a[i + c]);
+            referenceMax = Math.max(referenceMax, b[i + c]);
+            difference += Math.abs(a[i + c] - b[i + c]);
+          }
+        }
+        return { max, referenceMax, meanDifference: difference / ((a.length / 4) * 3) };
+      });
+    }, { url, reference, rects });
   }
 
   for (const [name, path] of [["the demo stage", "/"], ["the demo stage under a strict CSP", "/strict/"]]) {
@@ -250,29 +303,164 @@ describe("circle and file", () => {
     const { page, overlay } = await openStage("/");
     await page.getByTestId("orders.new.card").fill("4242 4242 4242 4242");
     await fileAround(page, overlay, "orders.new.card", "Card field misaligned");
-    let filed;
-    for (let i = 0; i < 100 && !filed?.screenshotKey; i++) {
-      filed = (await changes()).find((c) => c.title === "Card field misaligned");
-      if (!filed?.screenshotKey) await page.waitForTimeout(100);
-    }
+    const filed = await filedWithScreenshot(page, "Card field misaligned");
     const { change } = await server.rpc("getChange", { changeId: filed.changeId });
     const { rect } = filed.capture.elements.find((e) => e.testId === "orders.new.card");
     // Every pixel inside the field is black: the number never reached the image.
-    const brightest = await panel.evaluate(async ({ url, rect }) => {
-      const image = new Image();
-      image.src = url;
-      await image.decode();
-      const canvas = new OffscreenCanvas(image.naturalWidth, image.naturalHeight);
-      const context = canvas.getContext("2d");
-      context.drawImage(image, 0, 0);
-      const inset = 4;
-      const { data } = context.getImageData(rect.x + inset, rect.y + inset, rect.width - 2 * inset, rect.height - 2 * inset);
-      let max = 0;
-      for (let i = 0; i < data.length; i += 4) max = Math.max(max, data[i], data[i + 1], data[i + 2]);
-      return max;
-    }, { url: change.screenshotUrl, rect });
+    const [{ max: brightest }] = await measurePixels(change.screenshotUrl, [inflate(rect, -4)]);
     assert.ok(brightest < 40, `the card field is masked (brightest channel ${brightest})`);
     assert.equal(await page.getByTestId("orders.new.card").inputValue(), "4242 4242 4242 4242", "the page is restored");
+    await page.close();
+  });
+
+  test("parts hidden in the composer, by keyboard and by pointer, are black in the stored image and the rest is as the page was", async () => {
+    const { page, overlay } = await openStage("/");
+    const errors = watchErrors(page);
+    // The page as it looks, without the overlay, to compare the stored image with.
+    const host = page.locator("#redline-overlay-host");
+    await host.evaluate((h) => (h.style.visibility = "hidden"));
+    const reference = `data:image/png;base64,${(await page.screenshot()).toString("base64")}`;
+    await host.evaluate((h) => (h.style.visibility = ""));
+    const heading = await page.getByTestId("orders.title").boundingBox();
+    const summary = await page.getByTestId("orders.summary").boundingBox();
+
+    const exportButton = await page.getByTestId("orders.export").boundingBox();
+    await drawLasso(page, exportButton);
+    const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+    await composer.waitFor();
+    await composer.getByRole("textbox").fill("Export hides the search");
+    const previewSource = () => composer.locator("img.shot").getAttribute("src");
+    const unredactedPreview = await previewSource();
+
+    // Keyboard only: Tab to "Hide part of the screenshot", Enter adds a box and focuses it.
+    const press = async (key, times) => {
+      for (let i = 0; i < times; i++) await page.keyboard.press(key);
+    };
+    const focusedName = () => overlay.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.textContent);
+    for (let i = 0; i < 10 && (await focusedName()) !== "Hide part of the screenshot"; i++) await page.keyboard.press("Tab");
+    assert.equal(await focusedName(), "Hide part of the screenshot", "the control is reached with Tab");
+    await page.keyboard.press("Enter");
+    const redactor = overlay.getByRole("dialog", { name: "Hide parts of the screenshot" });
+    await redactor.waitFor();
+    const first = redactor.getByRole("button", { name: /^Hidden area 1:/ });
+    assert.match(await focusedName(), /^Hidden area 1:/, "the new box has focus");
+
+    // Arrows move the box to just above and left of the heading; Shift+arrows then size it
+    // to cover the heading. Each takes the presses that bring a value within a step of its
+    // goal: `atMost` to no more than it, `atLeast` to no less.
+    const atMost = (from, to, less, more) => (to < from ? [less, Math.ceil((from - to) / STEP)] : [more, Math.floor((to - from) / STEP)]);
+    const atLeast = (from, to, less, more) => (to > from ? [more, Math.ceil((to - from) / STEP)] : [less, Math.floor((from - to) / STEP)]);
+    const want = inflate(heading, 2);
+    let box = await first.boundingBox();
+    await press(...atMost(box.x, want.x, "ArrowLeft", "ArrowRight"));
+    await press(...atMost(box.y, want.y, "ArrowUp", "ArrowDown"));
+    box = await first.boundingBox();
+    await press(...atLeast(box.width, right(want) - box.x, "Shift+ArrowLeft", "Shift+ArrowRight"));
+    await press(...atLeast(box.height, bottom(want) - box.y, "Shift+ArrowUp", "Shift+ArrowDown"));
+    const keyboardBox = await first.boundingBox();
+    assert.ok(covers(keyboardBox, heading), `the keyboard's box ${JSON.stringify(keyboardBox)} covers the heading ${JSON.stringify(heading)}`);
+    assert.match(await focusedName(), new RegExp(`^Hidden area 1: ${Math.round(keyboardBox.width)} × ${Math.round(keyboardBox.height)} px at ${Math.round(keyboardBox.x)}, ${Math.round(keyboardBox.y)}$`), "its name says its size and place");
+
+    // A box removed with Delete is gone.
+    await redactor.getByRole("button", { name: "Hide another part" }).press("Enter");
+    assert.match(await focusedName(), /^Hidden area 2:/);
+    await page.keyboard.press("Delete");
+    assert.equal(await redactor.getByRole("button", { name: /^Hidden area/ }).count(), 1);
+
+    // The pointer drags a box over the summary line, and one just above the circle,
+    // inside the composer's crop.
+    const drag = async (r, number) => {
+      await page.mouse.move(r.x, r.y);
+      await page.mouse.down();
+      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2, { steps: 4 });
+      await page.mouse.move(right(r), bottom(r), { steps: 4 });
+      await page.mouse.up();
+      return redactor.getByRole("button", { name: new RegExp(`^Hidden area ${number}:`) }).boundingBox();
+    };
+    const pointerBox = await drag(inflate(summary, 3), 2);
+    assert.ok(covers(pointerBox, summary), `the dragged box ${JSON.stringify(pointerBox)} covers the summary ${JSON.stringify(summary)}`);
+    // Dragging a box moves it.
+    const second = redactor.getByRole("button", { name: /^Hidden area 2:/ });
+    const moveBy = async (dx) => {
+      const r = await second.boundingBox();
+      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(r.x + r.width / 2 + dx, r.y + r.height / 2, { steps: 4 });
+      await page.mouse.up();
+      return second.boundingBox();
+    };
+    assert.equal(Math.round((await moveBy(40)).x), Math.round(pointerBox.x + 40), "a dragged box moves with the pointer");
+    assert.deepEqual(await moveBy(-40), pointerBox, "and back");
+    const cropBox = await drag({ x: exportButton.x, y: exportButton.y - 40, width: exportButton.width, height: 30 }, 3);
+    await assertAccessible(overlay, "the composer hiding parts of the screenshot");
+
+    // Esc leaves the boxes and goes back to the composer, which keeps the text; its
+    // preview, cut from the same pixels as the image filed, shows the boxes black.
+    await page.keyboard.press("Escape");
+    await redactor.waitFor({ state: "detached" });
+    await composer.getByText("3 parts hidden").waitFor();
+    assert.equal(await focusedName(), "Hide part of the screenshot", "focus is back on the control");
+    assert.equal(await composer.getByRole("textbox").inputValue(), "Export hides the search");
+    await assertAccessible(overlay, "the composer with parts hidden");
+    await overlay.waitForFunction((old) => document.querySelector("img.shot")?.getAttribute("src") !== old, unredactedPreview);
+    const preview = await overlay.evaluate(async () => {
+      const image = document.querySelector("img.shot");
+      await image.decode();
+      const canvas = document.createElement("canvas");
+      [canvas.width, canvas.height] = [image.naturalWidth, image.naturalHeight];
+      canvas.getContext("2d").drawImage(image, 0, 0);
+      return canvas.toDataURL("image/png");
+    });
+    await composer.getByRole("textbox").press("Enter");
+    await composer.waitFor({ state: "detached" });
+
+    const filed = await filedWithScreenshot(page, "Export hides the search");
+    assert.ok(filed, "the server has the item and its screenshot");
+    const circle = filed.capture.bounds;
+    for (const hidden of [keyboardBox, pointerBox]) {
+      assert.ok(!overlaps(inflate(hidden, 16), inflate(circle, 4)), "the boxes and the strips beside them are clear of the circle");
+    }
+    const { change } = await server.rpc("getChange", { changeId: filed.changeId });
+
+    // The box above the circle is black in the crop the composer showed and in the image.
+    const crop = { x: Math.max(0, Math.floor(circle.x - CROP_MARGIN)), y: Math.max(0, Math.floor(circle.y - CROP_MARGIN)) };
+    assert.ok(cropBox.x >= crop.x && cropBox.y >= crop.y, "the third box is inside the crop");
+    const insideCropBox = inflate(cropBox, -3);
+    const inCrop = (r) => ({ ...r, x: r.x - crop.x, y: r.y - crop.y });
+    const [{ max: inPreview }, { max: buttonInPreview }] = await measurePixels(preview, [inCrop(insideCropBox), inCrop(inflate(exportButton, -3))]);
+    assert.ok(inPreview < 16, `the box is black in the composer's crop (brightest channel ${inPreview})`);
+    assert.ok(buttonInPreview > 150, `the circled button beside it is not (brightest channel ${buttonInPreview})`);
+    const [{ max: inImage, referenceMax: onPage }] = await measurePixels(change.screenshotUrl, [insideCropBox], reference);
+    assert.ok(onPage > 150 && inImage < 16, `the box is black in the image filed (brightest channel ${inImage}, on the page ${onPage})`);
+
+    // Inside each box: black in the stored image, where the page showed something.
+    // Beside each box and across the lower page: as the page was (WebP's loss aside).
+    const strips = (r) => [
+      { x: r.x, y: r.y - 12, width: r.width, height: 8 },
+      { x: r.x, y: bottom(r) + 4, width: r.width, height: 8 },
+      { x: r.x - 12, y: r.y, width: 8, height: r.height },
+      { x: right(r) + 4, y: r.y, width: 8, height: r.height },
+    ].filter((s) => s.x >= 0 && s.y >= 0 && right(s) <= VIEWPORT.width && bottom(s) <= VIEWPORT.height);
+    const below = Math.ceil(Math.max(bottom(keyboardBox), bottom(pointerBox), bottom(circle))) + 24;
+    const lower = { x: 0, y: below, width: VIEWPORT.width, height: VIEWPORT.height - below };
+    assert.ok(lower.height >= 100, "there is page below the boxes and the circle to compare");
+    const beside = [...strips(keyboardBox), ...strips(pointerBox)];
+    assert.equal(beside.length, 8, "four strips beside each box");
+    const [headingPixels, summaryPixels, lowerPixels, ...besidePixels] = await measurePixels(
+      change.screenshotUrl,
+      [inflate(heading, -3), inflate(summary, -3), lower, ...beside],
+      reference,
+    );
+    console.log(`pixels measured: ${JSON.stringify({ headingPixels, summaryPixels, lowerPixels, besidePixels })}`);
+    for (const [name, { max, referenceMax }] of [["heading", headingPixels], ["summary", summaryPixels]]) {
+      assert.ok(referenceMax > 150, `the page shows the ${name} there (brightest channel ${referenceMax})`);
+      assert.ok(max < 16, `the ${name} is black in the stored image (brightest channel ${max})`);
+    }
+    for (const [i, { meanDifference }] of besidePixels.entries()) {
+      assert.ok(meanDifference < 4, `strip ${i} beside a box is as the page was (mean difference ${meanDifference.toFixed(1)})`);
+    }
+    assert.ok(lowerPixels.meanDifference < 3, `the lower page is as it was (mean difference ${lowerPixels.meanDifference.toFixed(1)})`);
+    assert.deepEqual(errors, []);
     await page.close();
   });
 

@@ -1,9 +1,11 @@
 // Shared set-up for the end-to-end tests: a real server on a temporary SQLite store,
 // the demo stage, and Chromium with the built extension loaded. `cargo xtask test`
 // sets REDLINE_BIN, XTASK_BIN, REDLINE_EXTENSION_DIR and CHROMIUM.
+import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -352,4 +354,17 @@ export function agentWorkspace(server, prefix) {
     REDLINE_TOKEN: server.token,
   };
   return { work, env };
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Fails on any axe-core violation in `page` (a page or a frame, e.g. the overlay) as it is now. */
+export async function assertAccessible(page, what = "the page") {
+  // Evaluated over DevTools, which an extension page's CSP does not govern.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
+    return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+  });
+  assert.deepEqual(violations, [], `axe-core finds no violations in ${what}`);
 }

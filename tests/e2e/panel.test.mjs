@@ -8,27 +8,13 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { agentWorkspace, launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage } from "./harness.mjs";
+import { agentWorkspace, assertAccessible, launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage } from "./harness.mjs";
 
 const run = promisify(execFile);
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/** Fails on any axe-core violation in `page` as it is now. */
-async function assertAccessible(page) {
-  // Evaluated over DevTools, which the extension page's CSP does not govern.
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
-    return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-  });
-  assert.deepEqual(violations, [], "axe-core finds no violations");
-}
-
 describe("the side panel", () => {
   let stage, server, browser, panel, stagePage, work, agentEnv, errors;
 

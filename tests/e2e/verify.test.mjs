@@ -8,12 +8,12 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import {
+  assertAccessible,
   drawLasso,
   launchBrowser,
   openConnectedPanel,
@@ -34,18 +34,7 @@ const started = Date.now();
  * it ends, so a file that runs out of time would otherwise not say where it was.
  */
 const step = (what) => process.stderr.write(`verify.test.mjs: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const demo = fileURLToPath(new URL("../../demo", import.meta.url));
-
-/** Fails on any axe-core violation in `page` as it is now. */
-async function assertAccessible(page) {
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
-    return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-  });
-  assert.deepEqual(violations, [], "axe-core finds no violations");
-}
 
 describe("checking a fix on the stage", () => {
   let stage, server, browser, panel, work, agentEnv, errors;
