@@ -46,23 +46,22 @@ impl Page {
     }
 }
 
-/// Annotates the capture's screenshot with the outline and opens the composer.
+/// Opens the composer on the capture; the screenshot is annotated in the composer.
 fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
     let Step::Capturing { outline } = step.get_untracked() else { return };
-    leptos::task::spawn_local(async move {
-        let shot = match &captured.screenshot {
-            Ok(data_url) => {
-                let bounds = captured.bounds_or_viewport();
-                let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
-                shot::annotate(data_url, &outline, bounds, dpr)
-                    .await
-                    .map(std::rc::Rc::new)
-                    .map_err(|e| format!("{e:?}"))
-            }
-            Err(why) => Err(why.clone()),
-        };
-        step.set(Step::Composing(Composition { outline, captured, shot }));
-    });
+    step.set(Step::Composing(Composition { outline, captured }));
+}
+
+/// The capture's screenshot with the outline drawn on it, and its crop.
+async fn annotated(composition: &Composition) -> Result<std::rc::Rc<Shot>, String> {
+    let captured = &composition.captured;
+    let data_url = captured.screenshot.as_ref().map_err(Clone::clone)?;
+    let bounds = captured.bounds_or_viewport();
+    let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
+    shot::annotate(data_url, &composition.outline, bounds, dpr)
+        .await
+        .map(std::rc::Rc::new)
+        .map_err(|e| format!("{e:?}"))
 }
 
 /// Tells the content script in the embedding page what happened. The page can read
@@ -110,7 +109,6 @@ enum Step {
 struct Composition {
     outline: Vec<Point>,
     captured: Captured,
-    shot: Result<std::rc::Rc<Shot>, String>,
 }
 
 /// The overlay runs only where Redline's content script mounted it: the worker confirms
@@ -408,11 +406,20 @@ fn Composer(
 ) -> impl IntoView {
     let kept = RwSignal::new(composition.captured.capture.elements.clone());
     let position = composer_position(&composition);
-    let screenshot = composition.shot.clone();
-    if let Ok(shot) = &screenshot {
-        let crop_url = shot.crop_url.clone();
-        on_cleanup(move || shot::release(&crop_url));
-    }
+    // The composer opens at once; the annotated screenshot joins it when drawn, and an
+    // item filed before that waits for it.
+    let screenshot = LocalResource::new({
+        let composition = composition.clone();
+        move || {
+            let composition = composition.clone();
+            async move { annotated(&composition).await }
+        }
+    });
+    on_cleanup(move || {
+        if let Some(Ok(shot)) = screenshot.get_untracked() {
+            shot::release(&shot.crop_url);
+        }
+    });
     let file = Action::new_local(move |_: &()| {
         let composition = composition.clone();
         let text = draft_text.get_untracked();
@@ -420,7 +427,7 @@ fn Composer(
         async move {
             let target = target.await?;
             let change_id = window().crypto().map_err(|e| format!("{e:?}"))?.random_uuid();
-            let image = composition.shot.as_ref().ok().map(|s| s.full.clone());
+            let image = screenshot.await.ok().map(|s| s.full.clone());
             let draft =
                 compose::draft(&target.stage, &composition.captured, elements, &text, change_id, image)
                     .map_err(|e| e.to_string())?;
@@ -465,9 +472,10 @@ fn Composer(
                     <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
                 </For>
             </ul>
-            {match screenshot {
-                Ok(shot) => view! { <img class="shot" src=shot.crop_url.clone() alt="The circled part of the page" /> }.into_any(),
-                Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+            {move || match screenshot.get() {
+                None => view! { <p class="hint">"Adding the screenshot…"</p> }.into_any(),
+                Some(Ok(shot)) => view! { <img class="shot" src=shot.crop_url.clone() alt="The circled part of the page" /> }.into_any(),
+                Some(Err(why)) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
             }}
             <div class="composer-actions">
                 <span class="hint">"Enter files · Shift+Enter new line · Esc back"</span>
