@@ -41,20 +41,17 @@ thread_local! {
 
 /// Takes over the overlay that the mount script (`static/content.js`) put in the page
 /// before this module had loaded: listens to its frame, hands it the capture's channel
-/// with the secret `channel` once it is ready, and takes the screenshot ahead of the
+/// with the secret `channel` once it is ready, and then takes the screenshot ahead of the
 /// stroke. `early` holds what the frame posted before this module was there.
 #[wasm_bindgen]
 pub fn attach(host: Element, frame: HtmlIFrameElement, channel: String, early: Array) -> Result<(), JsValue> {
-    attach_overlay(host.clone(), frame, &chrome::extension_origin(), &channel)?;
+    attach_overlay(host, frame, &chrome::extension_origin(), &channel)?;
     let listener = MOUNTED.with_borrow(|m| m.as_ref().map(|m| m.on_message.as_ref().clone()));
     if let Some(listener) = listener.and_then(|l| l.dyn_into::<Function>().ok()) {
         for event in early {
             listener.call1(&JsValue::NULL, &event)?;
         }
     }
-    let window = web_sys::window().ok_or("no window")?;
-    let document = window.document().ok_or("no document")?;
-    shot_ahead::take(&window, &document, &host);
     Ok(())
 }
 
@@ -181,10 +178,12 @@ async fn capture_and_reply(stroke: Vec<Point>) {
 }
 
 /// The overlay is up: hand it its end of a new channel for the capture (posted to the
-/// extension's origin only, with the secret it was loaded with), and focus it.
+/// extension's origin only, with the secret it was loaded with), focus it, and take the
+/// screenshot ahead of the stroke: only now, so that capturing the tab does not compete
+/// with the overlay's loading for the machine.
 fn overlay_ready(channel: &str, overlay_origin: &str) {
-    MOUNTED.with_borrow_mut(|m| {
-        let Some(m) = m else { return };
+    let host = MOUNTED.with_borrow_mut(|m| {
+        let m = m.as_mut()?;
         if let (Ok(pair), Some(target)) = (MessageChannel::new(), m.frame.content_window()) {
             let transfer = js_sys::Array::of1(&pair.port2());
             let sent =
@@ -198,7 +197,13 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
         let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
         // Keyboard focus moves into the frame so `Esc` reaches the overlay.
         let _ = m.frame.focus();
+        Some(m.host.clone())
     });
+    if let (Some(host), Some(window)) = (host, web_sys::window())
+        && let Some(document) = window.document()
+    {
+        shot_ahead::take(&window, &document, &host);
+    }
 }
 
 #[cfg(all(test, target_arch = "wasm32"))]

@@ -1,5 +1,5 @@
 //! The screenshot taken ahead of the stroke, so that releasing the lasso does not wait
-//! for one: taken as the overlay mounts, and used for every circle released while the
+//! for one: taken once the overlay is ready, and used for every circle released while the
 //! page has not changed since. A change (the DOM, a scroll, a resize, a resource loaded,
 //! typing, a transition or animation ending) makes the next release take a new one, which
 //! is then kept for the circles after it. What no event reports (a running animation, a
