@@ -1,30 +1,28 @@
-//! The page side: mounted into the active tab by `static/content.js` on a gesture.
+//! The page side: imported into the active tab on a gesture by `static/content.js`,
+//! which mounts the overlay first and then hands it to [`attach`].
 //! This module is compiled to JavaScript (wasm2js) because a page's CSP may forbid wasm
 //! in content scripts; everything with a UI runs in the overlay iframe, an extension
 //! page, which the page can neither read nor style.
 
 use std::cell::RefCell;
 
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
-use web_sys::{
-    Document, Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort,
-    ShadowRootInit, ShadowRootMode, Window,
-};
+use web_sys::{Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort, Window};
 
 use redline_protocol::{Capture, Point};
 
 use crate::capture::console;
 use crate::capture::dom::{self, PageContext};
 use crate::capture::geometry::Polygon;
-use crate::capture::screenshot;
+use crate::capture::shot_ahead;
 use crate::capture::stroke_dom;
 use crate::chrome;
 use crate::messages::{Captured, OverlayEvent};
 use crate::page_js;
 
-/// The id of the element that hosts the overlay in the page.
-pub const HOST_ID: &str = "redline-overlay-host";
-/// The host's `data-redline-state` reads `loading`, then `ready` once the overlay app is up.
+/// The host's `data-redline-state` reads `loading` (set by the mount script), then
+/// `ready` once the overlay app is up.
 pub const STATE_ATTRIBUTE: &str = "data-redline-state";
 
 /// The page listeners of a mounted overlay, kept so unmounting removes exactly them.
@@ -41,55 +39,34 @@ thread_local! {
     static MOUNTED: RefCell<Option<Mounted>> = const { RefCell::new(None) };
 }
 
-/// Mounts the overlay over the viewport, or focuses it when it is already there.
+/// Takes over the overlay that the mount script (`static/content.js`) put in the page
+/// before this module had loaded: listens to its frame, hands it the capture's channel
+/// with the secret `channel` once it is ready, and then takes the screenshot ahead of the
+/// stroke. `early` holds what the frame posted before this module was there.
 #[wasm_bindgen]
-pub async fn mount() -> Result<(), JsValue> {
-    let window = web_sys::window().ok_or("no window")?;
-    let href = window.location().href()?;
-    // A secret between this script and the overlay: the frame's address sits in a closed
-    // shadow root and the page cannot read a frame of the extension's origin, so only
-    // the overlay learns it, and it takes the capture's channel only with it.
-    let channel = window.crypto()?.random_uuid();
-    // The worker keeps it for this tab before the overlay exists: the overlay runs only
-    // once the worker confirms our content script mounted it, so a frame of it that
-    // another page made does nothing.
-    chrome::send_js_message(&page_js::overlay_mounting_request(&channel)).await.map_err(|e| e.0)?;
-    let overlay_url = format!(
-        "{}?page={}&channel={channel}",
-        chrome::extension_url("overlay.html"),
-        js_sys::encode_uri_component(redline_protocol::without_query(&href)),
-    );
-    mount_overlay(&overlay_url, &chrome::extension_origin(), &channel)
+pub fn attach(host: Element, frame: HtmlIFrameElement, channel: String, early: Array) -> Result<(), JsValue> {
+    attach_overlay(host, frame, &chrome::extension_origin(), &channel)?;
+    let listener = MOUNTED.with_borrow(|m| m.as_ref().map(|m| m.on_message.as_ref().clone()));
+    if let Some(listener) = listener.and_then(|l| l.dyn_into::<Function>().ok()) {
+        for event in early {
+            listener.call1(&JsValue::NULL, &event)?;
+        }
+    }
+    Ok(())
 }
 
-/// Mounts an overlay iframe loading `overlay_url`, trusting messages only from
-/// `overlay_origin`, and hands the frame the capture's channel with the secret `channel`
-/// once it is ready. Separate from [`mount`] so tests can mount without `chrome.*`.
-pub fn mount_overlay(overlay_url: &str, overlay_origin: &str, channel: &str) -> Result<(), JsValue> {
+/// Listens to the overlay in `frame` (inside `host`), trusting messages only from
+/// `overlay_origin`. Separate from [`attach`] so tests can attach without `chrome.*`.
+pub fn attach_overlay(
+    host: Element,
+    frame: HtmlIFrameElement,
+    overlay_origin: &str,
+    channel: &str,
+) -> Result<(), JsValue> {
     let window = web_sys::window().ok_or("no window")?;
-    let document = window.document().ok_or("no document")?;
-    if let Some((host, frame)) =
-        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone())))
-    {
-        if host.is_connected() {
-            return frame.focus();
-        }
+    if MOUNTED.with_borrow(Option::is_some) {
         unmount()?;
     }
-
-    let host = document.create_element("div")?;
-    host.set_id(HOST_ID);
-    host.set_attribute(STATE_ATTRIBUTE, "loading")?;
-    // `all: initial` shields the host from the page's CSS; the shadow root keeps the
-    // page's selectors and scripts away from the frame element.
-    host.set_attribute(
-        "style",
-        "all: initial; position: fixed; inset: 0; z-index: 2147483647; display: block;",
-    )?;
-    let shadow = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed))?;
-    let frame = overlay_frame(&document, overlay_url)?;
-    shadow.append_child(&frame)?;
-    document.document_element().ok_or("no document element")?.append_child(&host)?;
 
     let on_key = Closure::<dyn FnMut(KeyboardEvent)>::new(|event: KeyboardEvent| {
         if event.key() == "Escape" {
@@ -138,6 +115,7 @@ pub fn mount_overlay(overlay_url: &str, overlay_origin: &str, channel: &str) -> 
 /// Removes the overlay and its listeners; nothing of ours is left in the page.
 pub fn unmount() -> Result<(), JsValue> {
     stroke_dom::cancel();
+    shot_ahead::stop();
     let Some(mounted) = MOUNTED.take() else { return Ok(()) };
     let window: Window = web_sys::window().ok_or("no window")?;
     window.remove_event_listener_with_callback_and_bool(
@@ -151,20 +129,6 @@ pub fn unmount() -> Result<(), JsValue> {
     }
     mounted.host.remove();
     Ok(())
-}
-
-fn overlay_frame(document: &Document, overlay_url: &str) -> Result<HtmlIFrameElement, JsValue> {
-    let frame: HtmlIFrameElement = document.create_element("iframe")?.dyn_into()?;
-    frame.set_src(overlay_url);
-    frame.set_title("Redline: circle what is wrong");
-    // A transparent frame needs the same (normal) color scheme as its content, or
-    // Chrome paints an opaque backdrop behind it.
-    frame.set_attribute(
-        "style",
-        "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; \
-         background: transparent; color-scheme: normal;",
-    )?;
-    Ok(frame)
 }
 
 const CAPTURE_MARK: &str = "redline:capture-start";
@@ -194,7 +158,7 @@ async fn capture_and_reply(stroke: Vec<Point>) {
     }
     let context = PageContext::read(&window, &document);
     let console_errors = console::errors(&document);
-    let screenshot = screenshot::visible_tab(&window, &document, &host).await;
+    let screenshot = shot_ahead::for_release(&window, &document, &host).await;
     let captured = Captured {
         capture: Capture {
             bounds: polygon.bounds(),
@@ -214,10 +178,12 @@ async fn capture_and_reply(stroke: Vec<Point>) {
 }
 
 /// The overlay is up: hand it its end of a new channel for the capture (posted to the
-/// extension's origin only, with the secret it was loaded with), and focus it.
+/// extension's origin only, with the secret it was loaded with), focus it, and take the
+/// screenshot ahead of the stroke: only now, so that capturing the tab does not compete
+/// with the overlay's loading for the machine.
 fn overlay_ready(channel: &str, overlay_origin: &str) {
-    MOUNTED.with_borrow_mut(|m| {
-        let Some(m) = m else { return };
+    let host = MOUNTED.with_borrow_mut(|m| {
+        let m = m.as_mut()?;
         if let (Ok(pair), Some(target)) = (MessageChannel::new(), m.frame.content_window()) {
             let transfer = js_sys::Array::of1(&pair.port2());
             let sent =
@@ -231,18 +197,38 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
         let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
         // Keyboard focus moves into the frame so `Esc` reaches the overlay.
         let _ = m.frame.focus();
+        Some(m.host.clone())
     });
+    if let (Some(host), Some(window)) = (host, web_sys::window())
+        && let Some(document) = window.document()
+    {
+        shot_ahead::take(&window, &document, &host);
+    }
 }
 
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests {
     use super::*;
     use wasm_bindgen_test::*;
-    use web_sys::{KeyboardEventInit, MessageEventInit};
+    use web_sys::{KeyboardEventInit, MessageEventInit, ShadowRootInit, ShadowRootMode};
 
     wasm_bindgen_test_configure!(run_in_browser);
 
     const ORIGIN: &str = "chrome-extension://abcdefghijklmnop";
+    const HOST_ID: &str = "redline-overlay-host";
+
+    /// Puts a host and its frame in the page as the mount script does, and attaches.
+    fn attach_test_overlay() {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let host = document.create_element("div").unwrap();
+        host.set_id(HOST_ID);
+        let shadow = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed)).unwrap();
+        let frame: HtmlIFrameElement = document.create_element("iframe").unwrap().dyn_into().unwrap();
+        frame.set_src("about:blank");
+        shadow.append_child(&frame).unwrap();
+        document.document_element().unwrap().append_child(&host).unwrap();
+        attach_overlay(host, frame, ORIGIN, "secret").unwrap();
+    }
 
     /// Whether an overlay is mounted in this page.
     fn is_mounted() -> bool {
@@ -273,10 +259,10 @@ mod tests {
     }
 
     #[wasm_bindgen_test]
-    fn mounting_twice_keeps_one_overlay_and_esc_removes_it() {
-        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
-        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
-        assert_eq!(hosts(), 1);
+    fn attaching_again_leaves_one_overlay_and_esc_removes_it() {
+        attach_test_overlay();
+        attach_test_overlay();
+        assert_eq!(hosts(), 1, "the earlier overlay and its listeners are gone");
         assert!(is_mounted());
         press("a");
         assert!(is_mounted(), "other keys leave the overlay alone");
@@ -287,7 +273,7 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn a_close_message_from_anyone_but_our_frame_is_ignored() {
-        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
+        attach_test_overlay();
         let ours =
             MOUNTED.with_borrow(|m| m.as_ref().unwrap().frame.content_window()).expect("the frame's window");
         let page = web_sys::window().unwrap();
@@ -301,16 +287,5 @@ mod tests {
         post_close(ORIGIN, Some(&ours));
         assert!(!is_mounted(), "our frame's close is obeyed");
         assert_eq!(hosts(), 0);
-    }
-
-    #[wasm_bindgen_test]
-    fn the_host_starts_loading_and_is_shielded_from_page_styles() {
-        mount_overlay("about:blank", ORIGIN, "secret").unwrap();
-        let document = web_sys::window().unwrap().document().unwrap();
-        let host = document.get_element_by_id(HOST_ID).unwrap();
-        assert_eq!(host.get_attribute(STATE_ATTRIBUTE).as_deref(), Some("loading"));
-        assert!(host.get_attribute("style").unwrap().starts_with("all: initial"));
-        assert!(host.shadow_root().is_none(), "the shadow root is closed to the page");
-        unmount().unwrap();
     }
 }

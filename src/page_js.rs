@@ -219,12 +219,6 @@ pub fn port_event(channel: &str) -> JsValue {
     object(&[("type", JsValue::from_str("redline:port")), ("token", JsValue::from_str(channel))])
 }
 
-/// `WorkerRequest::OverlayMounting`: the worker keeps the secret for the overlay to
-/// prove itself with.
-pub fn overlay_mounting_request(channel: &str) -> JsValue {
-    object(&[("kind", JsValue::from_str("overlayMounting")), ("channel", JsValue::from_str(channel))])
-}
-
 /// The screenshot request to the worker (`WorkerRequest::CaptureVisibleTab`).
 pub fn capture_visible_tab_request() -> JsValue {
     object(&[("kind", JsValue::from_str("captureVisibleTab"))])
@@ -354,9 +348,6 @@ mod tests {
     fn the_screenshot_request_and_its_answers_are_the_workers() {
         let request: WorkerRequest = serde_wasm_bindgen::from_value(capture_visible_tab_request()).unwrap();
         assert_eq!(request, WorkerRequest::CaptureVisibleTab);
-        let request: WorkerRequest =
-            serde_wasm_bindgen::from_value(overlay_mounting_request("s3cret")).unwrap();
-        assert_eq!(request, WorkerRequest::OverlayMounting { channel: "s3cret".into() });
         let shot = WorkerReply::Screenshot { data_url: "data:image/png;base64,AAAA".into() };
         assert_eq!(screenshot_reply(&serde_js(&shot)), Ok("data:image/png;base64,AAAA".into()));
         let error = WorkerReply::Error { message: "Tabs cannot be edited right now".into() };

@@ -1,8 +1,57 @@
-// Injected into the active tab on a user gesture (chrome.scripting.executeScript).
+// Injected into the active tab on a user gesture (chrome.scripting.executeScript): mounts
+// the overlay at once and imports the content module behind it, so that the overlay's
+// frame loads while the module does (the module is most of what a page loads of ours).
 // Content scripts are classic scripts and obey the page's CSP, which may forbid wasm, so
-// the Rust content module is shipped as JavaScript (wasm2js) in ES modules listed in
-// web_accessible_resources; a dynamic import of them works under `script-src 'self'`.
-// A module is evaluated once per page, so each injection calls `mount` explicitly.
-import(chrome.runtime.getURL("content/content.js"))
-  .then((content) => content.mount())
-  .catch((error) => console.error("Redline could not start on this page:", error));
+// the Rust content module is shipped as JavaScript (wasm2js), one ES module listed in
+// web_accessible_resources with `use_dynamic_url`; a dynamic import of it works under
+// `script-src 'self'`. This runs in Redline's isolated world: the page sees none of its
+// variables, and the overlay's frame sits in a closed shadow root.
+(() => {
+  const mounted = globalThis.redlineOverlay;
+  if (mounted?.host.isConnected) {
+    mounted.frame.focus();
+    return;
+  }
+  const content = import(chrome.runtime.getURL("content/content.js"));
+  // A secret between this script and the overlay: the frame's address sits in a closed
+  // shadow root and the page cannot read a frame of the extension's origin, so only the
+  // overlay learns it, and it takes the capture's channel only with it.
+  const channel = crypto.randomUUID();
+  const host = document.createElement("div");
+  host.id = "redline-overlay-host";
+  host.setAttribute("data-redline-state", "loading");
+  // `all: initial` shields the host from the page's CSS; the shadow root keeps the page's
+  // selectors and scripts away from the frame element.
+  host.setAttribute("style", "all: initial; position: fixed; inset: 0; z-index: 2147483647; display: block;");
+  const frame = document.createElement("iframe");
+  frame.title = "Redline: circle what is wrong";
+  // A transparent frame needs the same (normal) color scheme as its content, or Chrome
+  // paints an opaque backdrop behind it.
+  frame.setAttribute("style", "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; background: transparent; color-scheme: normal;");
+  host.attachShadow({ mode: "closed" }).append(frame);
+  globalThis.redlineOverlay = { host, frame };
+  // What the frame posts before the module is there, the module reads when it is.
+  const early = [];
+  const keep = (event) => {
+    if (event.source === frame.contentWindow) early.push(event);
+  };
+  addEventListener("message", keep);
+  const start = (module) => {
+    removeEventListener("message", keep);
+    module.attach(host, frame, channel, early);
+  };
+  const fail = (error) => {
+    removeEventListener("message", keep);
+    host.remove();
+    console.error("Redline could not start on this page:", error);
+  };
+  // The worker keeps the secret for this tab before the overlay exists: the overlay runs
+  // only once the worker confirms that this tab's content script mounted it with it.
+  chrome.runtime.sendMessage({ kind: "overlayMounting", channel }).then(() => {
+    // What is kept of a page's address: no query string or fragment (`without_query`).
+    const page = location.href.split(/[?#]/)[0];
+    frame.src = `${chrome.runtime.getURL("overlay.html")}?page=${encodeURIComponent(page)}&channel=${channel}`;
+    document.documentElement.append(host);
+    return content.then(start);
+  }).catch(fail);
+})();

@@ -13,8 +13,12 @@ pub mod console;
 #[cfg(feature = "content")]
 pub mod dom;
 #[cfg(feature = "content")]
+pub mod page_watch;
+#[cfg(feature = "content")]
 pub mod screenshot;
 #[cfg(feature = "content")]
 pub mod selector_dom;
+#[cfg(feature = "content")]
+pub mod shot_ahead;
 #[cfg(feature = "content")]
 pub mod stroke_dom;

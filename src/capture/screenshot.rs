@@ -22,7 +22,9 @@ pub async fn visible_tab(
     document: &Document,
     overlay_host: &Element,
 ) -> Result<String, String> {
-    let hidden = Restyle::apply(overlay_host, "display", "none");
+    // Transparent rather than removed, so that the overlay keeps its focus, what the
+    // filer is typing and its animation frames while the tab is captured.
+    let hidden = Restyle::apply(overlay_host, "opacity", "0");
     let masks: Vec<Restyle> = document
         .query_selector_all(SENSITIVE_FIELDS)
         .map(|list| {

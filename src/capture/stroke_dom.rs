@@ -9,9 +9,10 @@ use std::rc::Rc;
 
 use redline_protocol::Point;
 use wasm_bindgen::prelude::*;
-use web_sys::{AddEventListenerOptions, Document, Element, MutationObserver, MutationObserverInit, Window};
+use web_sys::{Document, Element, MutationObserver, Window};
 
 use super::dom::{self, Capture};
+use super::page_watch;
 use super::stroke::Pacer;
 
 /// A released stroke's reading is one User Timing measure of this name, from the press
@@ -56,27 +57,12 @@ impl Drawing {
             move || moved.set(true)
         });
         let observer = MutationObserver::new(on_mutation.as_ref().unchecked_ref()).ok()?;
-        let options = MutationObserverInit::new();
-        options.set_subtree(true);
-        options.set_child_list(true);
-        options.set_attributes(true);
-        options.set_character_data(true);
-        observer.observe_with_options(&document, &options).ok()?;
+        page_watch::observe_all(&observer, &document).ok()?;
         let on_moved = Closure::<dyn FnMut()>::new({
             let moved = moved.clone();
             move || moved.set(true)
         });
-        // Capturing, so that scrolling any scrollable element counts, not just the page.
-        let listen = AddEventListenerOptions::new();
-        listen.set_capture(true);
-        listen.set_passive(true);
-        for event in MOVING_EVENTS {
-            let _ = window.add_event_listener_with_callback_and_add_event_listener_options(
-                event,
-                on_moved.as_ref().unchecked_ref(),
-                &listen,
-            );
-        }
+        page_watch::listen(&window, &MOVING_EVENTS, on_moved.as_ref().unchecked_ref());
         let capture = Capture::new(&document, Some(&ignore));
         Some(Drawing {
             document,
@@ -117,13 +103,7 @@ impl Drop for Drawing {
     fn drop(&mut self) {
         self.observer.disconnect();
         if let Some(window) = web_sys::window() {
-            for event in MOVING_EVENTS {
-                let _ = window.remove_event_listener_with_callback_and_bool(
-                    event,
-                    self.on_moved.as_ref().unchecked_ref(),
-                    true,
-                );
-            }
+            page_watch::stop_listening(&window, &MOVING_EVENTS, self.on_moved.as_ref().unchecked_ref());
         }
     }
 }

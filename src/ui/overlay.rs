@@ -47,23 +47,22 @@ impl Page {
     }
 }
 
-/// Annotates the capture's screenshot with the outline and opens the composer.
+/// Opens the composer on the capture; the screenshot is annotated in the composer.
 fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
     let Step::Capturing { outline } = step.get_untracked() else { return };
-    leptos::task::spawn_local(async move {
-        let shot = match &captured.screenshot {
-            Ok(data_url) => {
-                let bounds = captured.bounds_or_viewport();
-                let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
-                shot::annotate(data_url, &outline, bounds, dpr)
-                    .await
-                    .map(std::rc::Rc::new)
-                    .map_err(|e| format!("{e:?}"))
-            }
-            Err(why) => Err(why.clone()),
-        };
-        step.set(Step::Composing(Composition { outline, captured, shot }));
-    });
+    step.set(Step::Composing(Composition { outline, captured }));
+}
+
+/// The capture's screenshot with the outline drawn on it.
+async fn annotated(composition: &Composition) -> Result<std::rc::Rc<Shot>, String> {
+    let captured = &composition.captured;
+    let data_url = captured.screenshot.as_ref().map_err(Clone::clone)?;
+    let bounds = captured.bounds_or_viewport();
+    let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
+    shot::annotate(data_url, &composition.outline, bounds, dpr)
+        .await
+        .map(std::rc::Rc::new)
+        .map_err(|e| format!("{e:?}"))
 }
 
 /// Tells the content script in the embedding page what happened. The page can read
@@ -111,7 +110,6 @@ enum Step {
 struct Composition {
     outline: Vec<Point>,
     captured: Captured,
-    shot: Result<std::rc::Rc<Shot>, String>,
 }
 
 /// The overlay runs only where Redline's content script mounted it: the worker confirms
@@ -421,10 +419,18 @@ fn Composer(
     let position = composer_position(&composition);
     let (hidden, set_hidden) = signal(Redactions::new(composition.captured.viewport));
     let (redacting, set_redacting) = signal(false);
+    // The composer opens at once; the annotated screenshot joins it when drawn, and an
+    // item filed before that waits for it.
+    let screenshot = LocalResource::new({
+        let composition = composition.clone();
+        move || {
+            let composition = composition.clone();
+            async move { annotated(&composition).await }
+        }
+    });
     // The page's pixels as captured, which the filer hides parts of.
-    let backdrop = composition.shot.as_ref().ok().and(composition.captured.screenshot.clone().ok());
+    let backdrop = composition.captured.screenshot.clone().ok();
     let outline = composition.outline.clone();
-    let preview = composition.shot.clone();
     let file = Action::new_local(move |_: &()| {
         let composition = composition.clone();
         let text = draft_text.get_untracked();
@@ -433,7 +439,7 @@ fn Composer(
         async move {
             let target = target.await?;
             let change_id = window().crypto().map_err(|e| format!("{e:?}"))?.random_uuid();
-            let image = match &composition.shot {
+            let image = match screenshot.await {
                 Ok(shot) => Some(shot.redacted(&hidden).await.map_err(|e| {
                     format!("The screenshot could not be prepared, nothing was filed: {e:?}")
                 })?),
@@ -495,8 +501,9 @@ fn Composer(
                         <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
                     </For>
                 </ul>
-                {match preview {
-                    Ok(shot) => view! {
+                {move || match screenshot.get() {
+                    None => view! { <p class="hint">"Adding the screenshot…"</p> }.into_any(),
+                    Some(Ok(shot)) => view! {
                         <ShotPreview shot hidden />
                         <div class="composer-actions">
                             <button type="button" node_ref=hide_button on:click=move |_| set_redacting.set(true)>
@@ -505,7 +512,7 @@ fn Composer(
                             <span class="hint">{move || hidden.with(Redactions::summary)}</span>
                         </div>
                     }.into_any(),
-                    Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+                    Some(Err(why)) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
                 }}
                 <div class="composer-actions">
                     <span class="hint">"Enter files · Shift+Enter new line · Esc back"</span>

@@ -228,9 +228,12 @@ describe("circle and file", () => {
   test("an overlay that a page frames itself does nothing", async () => {
     const page = await browser.context.newPage();
     await page.goto(`${stage.url}/`);
-    // The overlay page is web-accessible (the content script frames it), so any page can
-    // frame it too, with a secret of its own choosing.
-    const src = browser.extensionUrl(`overlay.html?page=${encodeURIComponent(`${stage.url}/`)}&channel=chosen-by-the-page`);
+    // The overlay page is web-accessible (the content script frames it) at this session's
+    // random address only; a page that learnt that address could frame it too, with a
+    // secret of its own choosing.
+    const address = await browser.worker.evaluate(() => chrome.runtime.getURL("overlay.html"));
+    assert.ok(!address.startsWith(browser.extensionUrl("")), "the overlay is served at a random address");
+    const src = `${address}?page=${encodeURIComponent(`${stage.url}/`)}&channel=chosen-by-the-page`;
     await page.evaluate((src) => {
       window.overlayMessages = [];
       addEventListener("message", (event) => window.overlayMessages.push(event.data?.type));

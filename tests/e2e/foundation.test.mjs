@@ -107,6 +107,42 @@ describe("the extension's foundation", () => {
     });
   }
 
+  test("a page cannot find Redline at its fixed address, and the overlay still mounts there", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${stage.url}/`);
+    await page.bringToFront();
+    await browser.clickAction(page);
+    await page.locator(`${HOST}[data-redline-state="ready"]`).waitFor({ state: "attached" });
+    const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+    await overlay.getByText("Circle what is wrong").waitFor();
+    // Shown again once the screenshot taken ahead of the stroke is done.
+    await page.waitForFunction((selector) => getComputedStyle(document.querySelector(selector)).opacity === "1", HOST);
+    const host = await page.evaluate((selector) => {
+      const element = document.querySelector(selector);
+      const style = getComputedStyle(element);
+      return { position: style.position, zIndex: style.zIndex, shadowRoot: element.shadowRoot };
+    }, HOST);
+    assert.deepEqual(host, { position: "fixed", zIndex: "2147483647", shadowRoot: null }, "over the page, its shadow root closed to it");
+
+    // Every web-accessible file is served only at this session's random address
+    // (`use_dynamic_url`): at the extension's fixed address a page gets nothing, so it
+    // cannot tell that Redline is installed, nor frame the overlay.
+    const reached = await page.evaluate(async (base) => {
+      const found = [];
+      for (const path of ["overlay.html", "content/content.js", "content.js"]) {
+        try {
+          await fetch(`${base}/${path}`);
+          found.push(path);
+        } catch {
+          // refused, as it should be
+        }
+      }
+      return found;
+    }, `chrome-extension://${browser.extensionId}`);
+    assert.deepEqual(reached, [], "nothing is reachable at the fixed address");
+    await page.close();
+  });
+
   test("the toolbar button mounts the overlay; Esc pressed in the page removes it", async () => {
     const page = await browser.context.newPage();
     await page.goto(`${stage.url}/strict/`);

@@ -148,12 +148,14 @@ async function openBrowser(extension, profile) {
     worker,
     extensionId,
     extensionUrl: (path) => `chrome-extension://${extensionId}/${path}`,
-    /** Clicks Redline's toolbar button for `page`'s tab, as a person would. */
+    /** Clicks Redline's toolbar button for `page`'s tab, as a person would; resolves with when (`Date.now()`) it was clicked. */
     async clickAction(page) {
       const { targetInfos } = await devtools.send("Target.getTargets", { filter: [{ type: "tab" }] });
       const tab = targetInfos.find((t) => t.url === page.url());
       if (!tab) throw new Error(`no tab shows ${page.url()}`);
+      const clickedAt = Date.now();
       await devtools.send("Extensions.triggerAction", { id: extensionId, targetId: tab.targetId });
+      return clickedAt;
     },
     async close() {
       await quit();

@@ -2,7 +2,11 @@
 //! Builds what ships, plus the alternative it was chosen over (one module for the worker
 //! and the pages), and measures both in Chromium in the same run. Then circle and file,
 //! the side panel, and CSS paths against @medv/finder (`selectors`); `cargo xtask bench
-//! capture` (or `panel`) builds what ships and runs only circle and file (or the panel).
+//! capture` (or `panel`, or `instant`) builds what ships and runs only circle and file
+//! (or the panel, or the overlay's and the composer's waits against the commit before).
+
+use std::fs;
+use std::path::PathBuf;
 
 use anyhow::Result;
 
@@ -18,7 +22,8 @@ pub fn run(only: Option<&str>) -> Result<()> {
         None => {}
         Some("capture") => return capture(),
         Some("panel") => return panel(),
-        Some(other) => anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel]`"),
+        Some("instant") => return instant(),
+        Some(other) => anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel|instant]`"),
     }
     let combined_dir = crate::root().join("target/bench/pkg");
     let combined = build::web_module("worker,ui", Profile::Release, &combined_dir, "combined")?;
@@ -30,9 +35,56 @@ pub fn run(only: Option<&str>) -> Result<()> {
     bench.env("REDLINE_COMBINED_DIR", combined_dir);
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)?;
+    instant()?;
     capture()?;
     panel()?;
     selectors()
+}
+
+/// The commit the overlay's and the composer's waits are compared with: the one before
+/// the mount script, the screenshot taken ahead and the composer that opens at once.
+const INSTANT_BEFORE: &str = "17e1d56";
+
+/// Gesture → overlay ready and release → composer open on the demo stage and a large
+/// page, this build against [`INSTANT_BEFORE`]'s in the same run (BENCHMARKS.md,
+/// "Instant").
+fn instant() -> Result<()> {
+    let before = build_of_commit(INSTANT_BEFORE)?;
+    let mut bench = cmd("node");
+    bench.arg("tests/bench/instant.mjs");
+    bench.env("XTASK_BIN", std::env::current_exe()?);
+    bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+    bench.env("REDLINE_BEFORE_EXTENSION_DIR", before);
+    bench.env("REDLINE_BEFORE_COMMIT", INSTANT_BEFORE);
+    bench.env("REDLINE_FIXTURE_PAGES", crate::root().join("tests/fixtures/pages"));
+    bench.env("CHROMIUM", setup::CHROMIUM);
+    process::run(&mut bench)
+}
+
+/// The extension as commit `sha` builds it (release), for benchmarks against it: its tree
+/// from git, built by its own `cargo xtask build` in `target/bench/before-SHA/` with a
+/// target dir of its own (cargo would take one shared with this checkout's sources for
+/// up to date). The first run builds everything from scratch; later runs reuse it.
+fn build_of_commit(sha: &str) -> Result<PathBuf> {
+    let dir = crate::root().join(format!("target/bench/before-{sha}"));
+    let extension = dir.join("extension");
+    if extension.join("manifest.json").exists() {
+        return Ok(extension);
+    }
+    let tree = dir.join("tree");
+    if tree.exists() {
+        fs::remove_dir_all(&tree)?;
+    }
+    fs::create_dir_all(&tree)?;
+    let unpack = format!("git archive {sha} | tar -x -C '{}'", tree.display());
+    process::run(cmd("sh").args(["-c", &unpack]))?;
+    std::os::unix::fs::symlink(crate::root().join("node_modules"), tree.join("node_modules"))?;
+    fs::create_dir_all(&extension)?;
+    let mut build = cmd("cargo");
+    build.args(["run", "--quiet", "--package", "xtask", "--", "build"]).current_dir(&tree);
+    build.env("CARGO_TARGET_DIR", tree.join("target")).env("REDLINE_EXTENSION_DIR", &extension);
+    process::run(&mut build)?;
+    Ok(extension)
 }
 
 /// The side panel on a 1,000-item queue: render, and one event applied (BENCHMARKS.md,

@@ -1,0 +1,36 @@
+//! Watching the page for anything that may change what it shows or where: both the
+//! reading done during the stroke (`stroke_dom.rs`) and the screenshot taken ahead
+//! (`shot_ahead.rs`) start over after such a change.
+
+use wasm_bindgen::JsValue;
+use web_sys::{AddEventListenerOptions, Document, EventTarget, MutationObserver, MutationObserverInit};
+
+/// Has `observer` hear of every change to `document`: nodes, attributes and text.
+pub fn observe_all(observer: &MutationObserver, document: &Document) -> Result<(), JsValue> {
+    let options = MutationObserverInit::new();
+    options.set_subtree(true);
+    options.set_child_list(true);
+    options.set_attributes(true);
+    options.set_character_data(true);
+    observer.observe_with_options(document, &options)
+}
+
+/// Calls `listener` on each of `events` anywhere in the page: capturing, so that the
+/// events of any element count (a scroll of any scrollable element, not just the page's),
+/// and passive, so the page never waits for it.
+pub fn listen(target: &EventTarget, events: &[&str], listener: &js_sys::Function) {
+    let options = AddEventListenerOptions::new();
+    options.set_capture(true);
+    options.set_passive(true);
+    for event in events {
+        let _ =
+            target.add_event_listener_with_callback_and_add_event_listener_options(event, listener, &options);
+    }
+}
+
+/// Undoes [`listen`].
+pub fn stop_listening(target: &EventTarget, events: &[&str], listener: &js_sys::Function) {
+    for event in events {
+        let _ = target.remove_event_listener_with_callback_and_bool(event, listener, true);
+    }
+}

@@ -1,0 +1,126 @@
+// The waits a person sees, this build against the build of the commit before, in one run
+// (`cargo xtask bench instant`, also part of `cargo xtask bench`):
+// - gesture → overlay ready: from the toolbar click (`Extensions.triggerAction`) to the
+//   overlay's host reading `ready` (the overlay app is up and has told the content
+//   script), noted by the page itself;
+// - release → composer open: from the lasso's `pointerup` in the overlay to the frame
+//   after the composer dialog is in the DOM with its text box focused, noted by the
+//   overlay itself;
+// on the demo stage and on a large real-world page (tests/fixtures/pages, served from
+// 127.0.0.1), a fresh tab per run, the two builds' browsers taking turns run by run.
+// Also what a page loads of each build (the mount script and the content module), and
+// the machine's load average. Medians and 90th percentiles.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { drawLasso, launchBrowser, startStage } from "../e2e/harness.mjs";
+
+const RUNS = Number(process.env.RUNS ?? 10);
+const BIG_PAGE = "tailwindcss.html";
+const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+
+const builds = [
+  { name: `before (${process.env.REDLINE_BEFORE_COMMIT})`, dir: process.env.REDLINE_BEFORE_EXTENSION_DIR },
+  { name: "this build", dir: process.env.REDLINE_EXTENSION_DIR },
+];
+
+/** What a page loads of a build: the injected script and every module under content/. */
+function pageLoads(dir) {
+  const files = ["content.js", ...readdirSync(join(dir, "content")).map((f) => join("content", f))]
+    .filter((f) => f.endsWith(".js") && statSync(join(dir, f)).isFile());
+  const bytes = files.map((f) => readFileSync(join(dir, f)));
+  const raw = bytes.reduce((sum, b) => sum + b.length, 0);
+  const gzipped = bytes.reduce((sum, b) => sum + gzipSync(b, { level: 9 }).length, 0);
+  return { files: files.length, raw, gzipped };
+}
+
+const pagesDir = process.env.REDLINE_FIXTURE_PAGES;
+const fixtures = createServer((request, response) => {
+  try {
+    response.writeHead(200, { "content-type": "text/html" }).end(readFileSync(join(pagesDir, BIG_PAGE)));
+  } catch {
+    response.writeHead(404).end();
+  }
+});
+await new Promise((resolve) => fixtures.listen(0, "127.0.0.1", resolve));
+const stage = await startStage();
+const pages = [
+  { name: "demo stage", url: `${stage.url}/` },
+  { name: `large page (${BIG_PAGE})`, url: `http://127.0.0.1:${fixtures.address().port}/${BIG_PAGE}` },
+];
+
+console.log(`load average at the start: ${load()}`);
+for (const build of builds) {
+  process.env.REDLINE_EXTENSION_DIR = build.dir;
+  build.browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+  const size = pageLoads(build.dir);
+  console.log(`${build.name}: what a page loads: ${size.files} files, ${size.raw} B, ${size.gzipped} B gzipped`);
+}
+
+/** One run on a fresh tab: the click's wait for the overlay, then the release's for the composer. */
+async function measure(browser, url) {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width: 1200, height: 700 });
+  await page.goto(url);
+  await page.bringToFront();
+  await page.evaluate(() => {
+    new MutationObserver(() => {
+      if (document.querySelector('#redline-overlay-host[data-redline-state="ready"]')) window.benchReadyAt ??= Date.now();
+    }).observe(document.documentElement, { subtree: true, childList: true, attributes: true });
+  });
+  const clickedAt = await browser.clickAction(page);
+  await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
+  const ready = (await page.evaluate(() => window.benchReadyAt)) - clickedAt;
+
+  const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+  await overlay.evaluate(() => {
+    addEventListener("pointerup", () => { window.benchReleasedAt ??= performance.now(); }, true);
+    const open = () => {
+      const dialog = document.querySelector('[role="dialog"]');
+      if (window.benchReleasedAt === undefined || !dialog?.contains(document.activeElement)) return;
+      requestAnimationFrame(() => { window.benchOpenAt ??= performance.now(); });
+    };
+    new MutationObserver(open).observe(document.body, { subtree: true, childList: true });
+    addEventListener("focusin", open, true);
+  });
+  await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { pace: 12.5 });
+  await overlay.waitForFunction(() => window.benchOpenAt !== undefined);
+  const composer = await overlay.evaluate(() => window.benchOpenAt - window.benchReleasedAt);
+  const retaken = await page.evaluate(() => performance.getEntriesByName("redline:screenshot-retaken").length);
+  await page.close();
+  return { ready, composer, retaken };
+}
+
+const results = {};
+for (let run = 0; run < RUNS; run++) {
+  // Taking turns, the order swapped every run, so both builds see the same machine.
+  const order = run % 2 === 0 ? builds : [...builds].reverse();
+  for (const page of pages) {
+    for (const build of order) {
+      const { ready, composer, retaken } = await measure(build.browser, page.url);
+      const r = (results[`${build.name}|${page.name}`] ??= { ready: [], composer: [], retaken: 0 });
+      r.ready.push(ready);
+      r.composer.push(composer);
+      r.retaken += retaken;
+    }
+  }
+}
+console.log(`load average at the end: ${load()}; ${RUNS} runs of each`);
+const cell = (xs) => `median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms`;
+for (const page of pages) {
+  const [before, now] = builds.map((b) => results[`${b.name}|${page.name}`]);
+  for (const [what, key] of [["gesture → overlay ready", "ready"], ["release → composer open", "composer"]]) {
+    const ratio = quantile(now[key], 0.5) / quantile(before[key], 0.5);
+    console.log(`${page.name}, ${what}:`);
+    console.log(`  ${builds[0].name.padEnd(16)} ${cell(before[key])}`);
+    console.log(`  ${builds[1].name.padEnd(16)} ${cell(now[key])}  ${ratio.toFixed(2)}× before`);
+  }
+  console.log(`${page.name}: screenshots taken again at release (the page had changed): ${now.retaken} of ${RUNS}`);
+}
+
+for (const build of builds) await build.browser.close();
+await stage.stop();
+fixtures.close();
