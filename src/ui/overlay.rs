@@ -61,7 +61,7 @@ fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
             }
             Err(why) => Err(why.clone()),
         };
-        step.set(Step::Composing(Composition { outline, captured, shot }));
+        step.set(Step::Composing(Box::new(Composition { outline, captured, shot })));
     });
 }
 
@@ -102,7 +102,7 @@ async fn find_target(page_url: String) -> Result<Target, String> {
 enum Step {
     Drawing,
     Capturing { outline: Vec<Point> },
-    Composing(Composition),
+    Composing(Box<Composition>),
 }
 
 /// What the composer shows and files.
@@ -244,7 +244,7 @@ fn Circling(page: Page) -> impl IntoView {
             }.into_any(),
             Step::Composing(composition) => view! {
                 <Outline points=composition.outline.clone() />
-                <Composer composition target draft_text on_filed />
+                <Composer composition=*composition target draft_text on_filed />
             }.into_any(),
         }}
         <StageNotice target />
@@ -407,6 +407,7 @@ fn Composer(
     on_filed: impl Fn(TrayItem) + Copy + 'static,
 ) -> impl IntoView {
     let kept = RwSignal::new(composition.captured.capture.elements.clone());
+    let unreadable_frames = composition.captured.unreadable_frames.clone();
     let position = composer_position(&composition);
     let screenshot = composition.shot.clone();
     if let Ok(shot) = &screenshot {
@@ -445,8 +446,9 @@ fn Composer(
     });
 
     view! {
-        <form class="composer" style=position role="dialog" aria-label="Say what is wrong"
-            on:submit=move |event| { event.prevent_default(); file.dispatch(()); }>
+        // The dialog holds the form: a `form` may not take the dialog role itself.
+        <div class="composer" style=position role="dialog" aria-label="Say what is wrong">
+        <form on:submit=move |event| { event.prevent_default(); file.dispatch(()); }>
             <textarea
                 node_ref=textarea
                 aria-label="What is wrong? The first line is the title."
@@ -465,6 +467,7 @@ fn Composer(
                     <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
                 </For>
             </ul>
+            {unreadable_frames.into_iter().map(|origin| view! { <UnreadableFrame origin /> }).collect_view()}
             {match screenshot {
                 Ok(shot) => view! { <img class="shot" src=shot.crop_url.clone() alt="The circled part of the page" /> }.into_any(),
                 Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
@@ -477,6 +480,19 @@ fn Composer(
             </div>
             {move || failure().map(|message| view! { <ErrorLine message /> })}
         </form>
+        </div>
+    }
+}
+
+/// Why a circled frame is filed as the frame element alone: Redline may not look inside
+/// a frame of a site the person has not granted it.
+#[component]
+fn UnreadableFrame(origin: String) -> impl IntoView {
+    view! {
+        <p class="hint frame-note" role="note">
+            "Redline could not look inside the frame from " <strong>{origin}</strong>
+            ": it has no access to that site, so the frame itself is filed. Grant Redline that site to capture what is inside."
+        </p>
     }
 }
 
