@@ -693,6 +693,47 @@ mod tests {
     }
 
     #[wasm_bindgen_test]
+    async fn a_circle_inside_nested_frames_of_this_origin_files_the_element_with_a_path_through_both() {
+        // A frame at (40, 30) with a 3 px border, holding one at (50, 60) with none, holding
+        // the button: its box in the top viewport is offset by both frames' corners.
+        let document = document();
+        let outer = document.create_element("iframe").unwrap();
+        outer
+            .set_attribute(
+                "style",
+                "position: fixed; left: 40px; top: 30px; width: 500px; height: 300px; border: 3px solid;",
+            )
+            .unwrap();
+        outer
+            .set_attribute(
+                "srcdoc",
+                "<body style='margin: 0'><iframe title='inner' style='position: absolute; left: 50px; top: 60px; \
+                 width: 300px; height: 150px; border: 0' srcdoc='<body style=\"margin: 0\"><button \
+                 style=\"margin: 20px; width: 90px; height: 30px\">Pay</button>'></iframe>",
+            )
+            .unwrap();
+        let loaded = js_sys::Promise::new(&mut |resolve, _| {
+            outer.add_event_listener_with_callback("load", &resolve).unwrap();
+        });
+        document.body().unwrap().append_child(&outer).unwrap();
+        wasm_bindgen_futures::JsFuture::from(loaded).await.unwrap();
+
+        // The button sits at 40 + 3 + 50 + 20 = 113, 30 + 3 + 60 + 20 = 113.
+        let polygon = Polygon::new(ellipse(158.0, 128.0, 80.0, 35.0));
+        let circled = circled_elements(&document, &polygon, None, None);
+        assert!(circled.closed_frames.is_empty());
+        let tags: Vec<&str> = circled.elements.iter().map(|e| e.tag.as_str()).collect();
+        assert_eq!(tags, ["button"]);
+        let button = &circled.elements[0];
+        assert_eq!(button.rect, Some(Rect { x: 113.0, y: 113.0, width: 90.0, height: 30.0 }));
+        let path = button.css_path.clone().unwrap();
+        assert_eq!(redline_protocol::element_path::frame_parts(&path).len(), 3, "{path}");
+        let found = super::super::selector_dom::resolve_css_path(&document, &path).expect(&path);
+        assert_eq!(found.text_content().as_deref(), Some("Pay"));
+        outer.remove();
+    }
+
+    #[wasm_bindgen_test]
     fn boxes_that_moved_after_the_stroke_read_them_are_read_again() {
         let grid = cards();
         let stroke = ellipse(350.0, 150.0, 260.0, 130.0);
