@@ -41,6 +41,15 @@ extern "C" {
 
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript, catch)]
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "dom"], js_name = openOrClosedShadowRoot, catch)]
+    fn dom_open_or_closed_shadow_root(element: &web_sys::Element) -> Result<JsValue, JsValue>;
+}
+
+/// Whether `element` hosts a shadow root, open or closed (content scripts only; a
+/// closed one is what the page's own `shadowRoot` hides).
+pub fn has_closed_shadow_root(element: &web_sys::Element) -> bool {
+    dom_open_or_closed_shadow_root(element).is_ok_and(|root| root.is_object())
 }
 
 /// What a `chrome.*` call failed with, as Chrome words it.
@@ -349,10 +358,19 @@ impl Drop for TabListeners {
 // They load the content module (JavaScript, so strict CSPs allow it) and use only what
 // it already exports: "Check on stage" adds no bytes to what a page loads.
 #[cfg(feature = "worker")]
-#[wasm_bindgen(inline_js = "export function show_in_page(elements) {
-  return import(chrome.runtime.getURL('content/content.js')).then((content) => content.show_elements(elements));
+#[wasm_bindgen(inline_js = "export function in_frame(path, call, arg) {
+  let own = [];
+  for (let w = window; w.parent !== w; w = w.parent) {
+    let i = 0;
+    while (i < w.parent.length && w.parent[i] !== w) i++;
+    own.unshift(i);
+  }
+  if (own.join() !== path.join()) return null;
+  return import(chrome.runtime.getURL('content/content.js')).then((content) => call === 'show'
+    ? { located: content.show_elements(arg), inFrames: content.elements_in_closed_frames(arg) }
+    : content.capture_frame(arg));
 }
-export function show_in_page_function() { return show_in_page; }
+export function in_frame_function() { return in_frame; }
 export function check_in_page(elements) {
   return import(chrome.runtime.getURL('content/content.js')).then((content) => {
     const located = content.show_elements(elements);
@@ -375,8 +393,12 @@ export function scroll_in_page(to) {
 }
 export function scroll_in_page_function() { return scroll_in_page; }")]
 extern "C" {
-    /// Outlines the elements (`show_elements`) and answers what it found.
-    fn show_in_page_function() -> js_sys::Function;
+    /// `in_frame(path, call, arg)`: in the frame at `path` (`frame_dom::frame_path`) only,
+    /// and `null` in every other, either outlines the elements `arg` and answers a
+    /// `locate::Shown` (`call` is `show`: what it found, and the elements in frames it
+    /// may not read), or captures what the outline `arg` (in the frame's viewport)
+    /// circles there (`capture_frame`).
+    fn in_frame_function() -> js_sys::Function;
     /// Outlines the elements and answers a `verify::PageView`: what was found, the
     /// outlined boxes, the scroll position, viewport, pixel ratio and the page's build.
     fn check_in_page_function() -> js_sys::Function;
@@ -384,14 +406,35 @@ extern "C" {
     fn scroll_in_page_function() -> js_sys::Function;
 }
 
-/// Runs the content module's `show_elements(elements)` in a tab's top frame and
-/// returns its answer. Needs a host permission for the tab, or `activeTab` on it.
+/// What `in_frame` does in a frame: "Show on page" (`elements` in, a `locate::Shown`
+/// out) or capturing what an outline in the frame's viewport circles there
+/// (`WorkerReply::FrameCaptured`'s fields out).
 #[cfg(feature = "worker")]
-pub async fn show_in_tab<T: Serialize, R: DeserializeOwned>(
+#[derive(Debug, Clone, Copy)]
+pub enum FrameCall {
+    Show,
+    Capture,
+}
+
+/// Runs `call` on `arg` in the frame of a tab at `frame_path` (`frame_dom::frame_path`;
+/// the top frame for an empty one) and returns its answer. Chrome runs it only where
+/// Redline has a host permission for the frame's origin (or `activeTab`, for the top
+/// frame): in a frame of another origin, the frame is not found.
+#[cfg(feature = "worker")]
+pub async fn in_frame<T: Serialize, R: DeserializeOwned>(
     tab_id: i32,
-    elements: &T,
+    frame_path: &[u32],
+    call: FrameCall,
+    arg: &T,
 ) -> Result<R, ChromeError> {
-    run_in_tab(tab_id, show_in_page_function(), to_js(elements)?).await
+    let call = match call {
+        FrameCall::Show => "show",
+        FrameCall::Capture => "capture",
+    };
+    // `in_frame` goes to every frame Redline may script and acts only in the one at the
+    // path: Chrome tells a content script no frame id for a frame element.
+    let args = js_sys::Array::of3(&to_js(frame_path)?, &JsValue::from_str(call), &to_js(arg)?);
+    execute_in_tab(tab_id, !frame_path.is_empty(), in_frame_function(), args).await
 }
 
 /// "Check on stage" in a tab's top frame: outlines `elements` and answers what the page
@@ -417,22 +460,36 @@ async fn run_in_tab<R: DeserializeOwned>(
     func: js_sys::Function,
     arg: JsValue,
 ) -> Result<R, ChromeError> {
+    execute_in_tab(tab_id, false, func, js_sys::Array::of1(&arg)).await
+}
+
+/// `chrome.scripting.executeScript` of `func(...args)` in a tab's top frame or, with
+/// `all_frames`, in every frame Redline may script, answered with the first frame's
+/// answer that is not `null`.
+#[cfg(feature = "worker")]
+async fn execute_in_tab<R: DeserializeOwned>(
+    tab_id: i32,
+    all_frames: bool,
+    func: js_sys::Function,
+    args: js_sys::Array,
+) -> Result<R, ChromeError> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Target {
         tab_id: i32,
+        all_frames: bool,
     }
-    let injection = to_js(&serde_json::json!({}))?;
-    Reflect::set(&injection, &"target".into(), &to_js(&Target { tab_id })?)?;
+    let injection = js_sys::Object::new();
+    Reflect::set(&injection, &"target".into(), &to_js(&Target { tab_id, all_frames })?)?;
     Reflect::set(&injection, &"func".into(), &func)?;
-    Reflect::set(&injection, &"args".into(), &js_sys::Array::of1(&arg))?;
+    Reflect::set(&injection, &"args".into(), &args)?;
     let results = settle(scripting_execute_script(&injection)).await?;
-    let first = Reflect::get(&results, &JsValue::from_f64(0.0))?;
-    let result = Reflect::get(&first, &JsValue::from_str("result"))?;
-    if result.is_undefined() {
-        return Err(ChromeError("the page did not answer".into()));
-    }
-    Ok(serde_wasm_bindgen::from_value(result)?)
+    let answer = js_sys::Array::from(&results)
+        .iter()
+        .map(|frame| Reflect::get(&frame, &JsValue::from_str("result")).unwrap_or(JsValue::UNDEFINED))
+        .find(|result| !result.is_null() && !result.is_undefined());
+    let answer = answer.ok_or_else(|| ChromeError("the page did not answer".into()))?;
+    Ok(serde_wasm_bindgen::from_value(answer)?)
 }
 
 // ---- Check on stage: the stage tab and the toolbar button's tooltip ----

@@ -115,6 +115,7 @@ mod tests {
             git_sha: Some("a91c4e2".into()),
             console_errors: vec!["TypeError: x is undefined".into()],
             screenshot: Err("no permission".into()),
+            unreadable_frames: Vec::new(),
         };
         let kept = vec![Element { test_id: Some("orders.export".into()), ..Element::default() }];
         let id = "0b7e6a86-4a53-4c53-9a3f-0f0c1c7e1a11".to_owned();

@@ -10,10 +10,11 @@ use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 use web_sys::{Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort, Window};
 
-use redline_protocol::{Capture, Point};
+use redline_protocol::{Capture, Element as Circled, Point};
 
 use crate::capture::console;
-use crate::capture::dom::{self, PageContext};
+use crate::capture::dom::{self, Circle, PageContext};
+use crate::capture::frame_dom;
 use crate::capture::geometry::Polygon;
 use crate::capture::shot_ahead;
 use crate::capture::stroke_dom;
@@ -152,10 +153,11 @@ async fn capture_and_reply(stroke: Vec<Point>) {
     if let Some(p) = &performance {
         let _ = p.mark(CAPTURE_MARK);
     }
-    let elements = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take());
+    let circle = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take());
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
     }
+    let (elements, unreadable_frames) = enter_closed_frames(circle, &polygon).await;
     let context = PageContext::read(&window, &document);
     let console_errors = console::errors(&document);
     let screenshot = shot_ahead::for_release(&window, &document, &host).await;
@@ -173,8 +175,89 @@ async fn capture_and_reply(stroke: Vec<Point>) {
         git_sha: context.git_sha,
         console_errors,
         screenshot,
+        unreadable_frames,
     };
     let _ = port.post_message(&page_js::captured_event(&captured));
+}
+
+/// The circled frames of other origins, captured inside through the worker, which can
+/// enter a frame only where the person granted its origin: their elements replace the
+/// frame element, with boxes in this viewport and paths through the frame. A frame it
+/// cannot enter (or where nothing inside was circled) stays as itself; the origins of
+/// those it could not enter are returned.
+async fn enter_closed_frames(circle: Circle, polygon: &Polygon) -> (Vec<Circled>, Vec<String>) {
+    let mut replies = Vec::with_capacity(circle.closed_frames.len());
+    for closed in &circle.closed_frames {
+        let request = frame_dom::frame_path(&closed.frame).map(|path| {
+            let mut stroke = Vec::with_capacity(polygon.points().len());
+            for point in polygon.points() {
+                stroke.push(closed.view.into_frame(*point));
+            }
+            page_js::capture_in_frame_request(&path, &stroke)
+        });
+        replies.push(match request {
+            Some(request) => chrome::send_js_message(&request).await.ok(),
+            None => None,
+        });
+    }
+    with_frames_entered(circle, replies)
+}
+
+/// The circle with each closed frame replaced by what the worker's `reply` for it says
+/// was circled inside, and the origins of the frames it could not enter. (Plain loops:
+/// iterator adapters cost the page more code, see `page_js`.)
+fn with_frames_entered(circle: Circle, replies: Vec<Option<JsValue>>) -> (Vec<Circled>, Vec<String>) {
+    let Circle { elements, closed_frames } = circle;
+    let mut filed = Vec::with_capacity(elements.len());
+    let mut unreadable = Vec::new();
+    let mut next = 0;
+    for (index, element) in elements.into_iter().enumerate() {
+        let Some(closed) = closed_frames.get(next).filter(|c| c.index == index) else {
+            filed.push(element);
+            continue;
+        };
+        let reply = replies.get(next).and_then(Option::as_ref).map(page_js::frame_captured_reply);
+        next += 1;
+        let Some(Ok((inside, deeper))) = reply else {
+            unreadable.push(origin_of(&closed.frame));
+            filed.push(element);
+            continue;
+        };
+        unreadable.extend(deeper);
+        if inside.is_empty() {
+            filed.push(element);
+            continue;
+        }
+        for inner in inside {
+            let css_path = match (&element.css_path, &inner.css_path) {
+                (Some(frame), Some(path)) => Some(redline_protocol::element_path::in_frame(frame, path)),
+                _ => None,
+            };
+            filed.push(Circled { rect: inner.rect.map(|rect| closed.view.to_top(rect)), css_path, ..inner });
+        }
+    }
+    (filed, unreadable)
+}
+
+/// The origin a frame element shows, as the composer names it.
+fn origin_of(frame: &Element) -> String {
+    let src = frame.unchecked_ref::<HtmlIFrameElement>().src();
+    web_sys::Url::new(&src).map_or(src, |url| url.origin())
+}
+
+/// The worker runs this in a frame of another origin (one the person granted) when the
+/// top page's outline circles that frame: what the outline, in this frame's viewport,
+/// circles here, as `WorkerReply::FrameCaptured`'s fields. Frames of other origins
+/// inside this one are filed as their frame element (one frame of another origin is
+/// entered per circle), their origins listed.
+#[wasm_bindgen]
+pub fn capture_frame(stroke: JsValue) -> Result<JsValue, JsValue> {
+    let stroke = page_js::stroke(&stroke).ok_or("the outline is not a list of points")?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let circle = dom::circled_elements(&document, &Polygon::new(stroke), None, None);
+    let unreadable: Vec<String> =
+        circle.closed_frames.iter().map(|closed| origin_of(&closed.frame)).collect();
+    Ok(page_js::frame_captured(&circle.elements, &unreadable))
 }
 
 /// The overlay is up: hand it its end of a new channel for the capture (posted to the

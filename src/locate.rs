@@ -107,6 +107,49 @@ impl Located {
     }
 }
 
+/// An element whose path enters a frame the page it was looked for in may not read (of
+/// another origin): the worker looks for it in that frame, with the rest of its path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InFrame {
+    /// The element's place in the list that was looked for.
+    pub index: usize,
+    /// Where the frame sits among the tab's frames (`frame_dom::frame_path`).
+    pub frame_path: Vec<u32>,
+    /// The element's path inside that frame.
+    pub css_path: String,
+}
+
+/// What one page answers "Show on page": what it found for each element, and the
+/// elements it hands on to frames of other origins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shown {
+    pub located: Vec<Located>,
+    pub in_frames: Vec<InFrame>,
+}
+
+/// A frame's path among the tab's frames and the elements to look for in it, each with
+/// its place in the list the person asked about.
+pub type FrameElements = (Vec<u32>, Vec<(usize, Element)>);
+
+/// The elements to look for in each frame, each with its place in `elements` (the list
+/// `handed_on` refers to, whose places are `places`' indices): one list per frame, so a
+/// frame outlines all of its elements at once.
+pub fn by_frame(handed_on: &[InFrame], elements: &[Element], places: &[usize]) -> Vec<FrameElements> {
+    let mut frames: Vec<FrameElements> = Vec::new();
+    for handed in handed_on {
+        let Some(element) = elements.get(handed.index) else { continue };
+        let element = Element { css_path: Some(handed.css_path.clone()), ..element.clone() };
+        let place = places.get(handed.index).copied().unwrap_or(handed.index);
+        match frames.iter_mut().find(|(path, _)| *path == handed.frame_path) {
+            Some((_, list)) => list.push((place, element)),
+            None => frames.push((handed.frame_path.clone(), vec![(place, element)])),
+        }
+    }
+    frames
+}
+
 /// The name the panel uses for an element.
 pub fn element_label(element: &Element) -> String {
     element
@@ -144,6 +187,34 @@ mod tests {
         assert_eq!(attempts(&Element::default()), vec![]);
         assert_eq!(element_label(&element), "orders.export");
         assert_eq!(element_label(&Element { tag: "div".into(), ..Element::default() }), "div");
+    }
+
+    #[test]
+    fn elements_handed_on_to_frames_are_grouped_by_frame_and_keep_their_places() {
+        let elements: Vec<Element> = ["a", "b", "c"]
+            .map(|tag| Element {
+                tag: tag.into(),
+                css_path: Some(format!("#f |> {tag}")),
+                ..Element::default()
+            })
+            .into();
+        let handed = |index, frame: u32, path: &str| InFrame {
+            index,
+            frame_path: vec![0, frame],
+            css_path: path.into(),
+        };
+        let frames =
+            by_frame(&[handed(0, 7, "a"), handed(2, 9, "c"), handed(1, 7, "#g |> b")], &elements, &[4, 5, 6]);
+        let summary: Vec<String> = frames
+            .into_iter()
+            .map(|(path, list)| {
+                let list: Vec<String> =
+                    list.into_iter().map(|(at, e)| format!("{at}:{}", e.css_path.unwrap())).collect();
+                format!("{path:?} {}", list.join(", "))
+            })
+            .collect();
+        assert_eq!(summary, ["[0, 7] 4:a, 5:#g |> b", "[0, 9] 6:c"]);
+        assert_eq!(by_frame(&[handed(3, 7, "x")], &elements, &[0, 1, 2]), vec![], "no such element");
     }
 
     #[test]

@@ -55,6 +55,15 @@ pub enum WorkerRequest {
         url: String,
         elements: Vec<Element>,
     },
+    /// The content script circled a frame of another origin: capture what `stroke` (in
+    /// that frame's viewport) circles inside the frame of the sender's tab at
+    /// `framePath` (`frame_dom::frame_path`), which works only where the person granted
+    /// the frame's origin; answered with [`WorkerReply::FrameCaptured`].
+    CaptureInFrame {
+        #[serde(rename = "framePath")]
+        frame_path: Vec<u32>,
+        stroke: Vec<Point>,
+    },
     /// The content script is about to mount the overlay in its tab with this secret
     /// (`?channel=`); answered with [`WorkerReply::Overlay`].
     OverlayMounting { channel: String },
@@ -92,9 +101,9 @@ impl WorkerRequest {
     /// extension pages' to ask.
     pub fn may_come_from(&self, sender: Sender) -> bool {
         match self {
-            WorkerRequest::CaptureVisibleTab | WorkerRequest::OverlayMounting { .. } => {
-                sender == Sender::ContentScript
-            }
+            WorkerRequest::CaptureVisibleTab
+            | WorkerRequest::OverlayMounting { .. }
+            | WorkerRequest::CaptureInFrame { .. } => sender == Sender::ContentScript,
             _ => sender == Sender::ExtensionPage,
         }
     }
@@ -144,6 +153,13 @@ pub enum WorkerReply {
         tab_id: i32,
         check: Result<crate::verify::PageCheck, String>,
         screenshot: Result<String, String>,
+    },
+    /// What [`WorkerRequest::CaptureInFrame`] captured in the frame, boxes and paths in
+    /// the frame's own terms, and the origins of frames inside it it could not read.
+    FrameCaptured {
+        elements: Vec<Element>,
+        #[serde(rename = "unreadableFrames")]
+        unreadable_frames: Vec<String>,
     },
     /// Whether the overlay asking was mounted in its tab by our content script.
     Overlay {
@@ -214,6 +230,10 @@ pub struct Captured {
     pub console_errors: Vec<String>,
     /// A PNG `data:` URL of the viewport, or why there is none.
     pub screenshot: Result<String, String>,
+    /// The origins of circled frames Redline could not look inside (the person has not
+    /// granted them): each frame element is captured instead, and the composer says why.
+    #[serde(default)]
+    pub unreadable_frames: Vec<String>,
 }
 
 /// The command name of the `Alt+Shift+C` shortcut in `manifest.json`.
@@ -311,9 +331,11 @@ mod tests {
             assert_eq!(Sender::of(page, origin), Sender::ContentScript, "{page}");
         }
 
-        for request in
-            [WorkerRequest::CaptureVisibleTab, WorkerRequest::OverlayMounting { channel: "c".into() }]
-        {
+        for request in [
+            WorkerRequest::CaptureVisibleTab,
+            WorkerRequest::OverlayMounting { channel: "c".into() },
+            WorkerRequest::CaptureInFrame { frame_path: vec![1, 0], stroke: vec![] },
+        ] {
             assert!(request.may_come_from(Sender::ContentScript), "{request:?}");
             assert!(!request.may_come_from(Sender::ExtensionPage), "{request:?}");
         }

@@ -12,7 +12,7 @@ use js_sys::{Array, Object, Reflect};
 use redline_protocol::{Capture, Element, Point, Rect, Viewport};
 use wasm_bindgen::JsValue;
 
-use crate::locate::{Located, MatchedBy};
+use crate::locate::{InFrame, Located, MatchedBy};
 use crate::messages::{Captured, OverlayEvent};
 
 /// A value as serde-wasm-bindgen's `json_compatible` serializer writes it.
@@ -136,7 +136,42 @@ pub fn captured_event(captured: &Captured) -> JsValue {
         ("gitSha", captured.git_sha.to_js()),
         ("consoleErrors", captured.console_errors.to_js()),
         ("screenshot", screenshot),
+        ("unreadableFrames", captured.unreadable_frames.to_js()),
     ])
+}
+
+/// What `capture_frame` answers the worker (`WorkerReply::FrameCaptured`'s fields).
+pub fn frame_captured(elements: &[Element], unreadable_frames: &[String]) -> JsValue {
+    object(&[("elements", elements.to_js()), ("unreadableFrames", unreadable_frames.to_js())])
+}
+
+/// `WorkerRequest::CaptureInFrame`.
+pub fn capture_in_frame_request(frame_path: &[u32], stroke: &[Point]) -> JsValue {
+    object(&[
+        ("kind", JsValue::from_str("captureInFrame")),
+        ("framePath", frame_path.to_js()),
+        ("stroke", stroke.to_js()),
+    ])
+}
+
+/// The worker's answer to [`capture_in_frame_request`]: the frame's elements and the
+/// frames inside it it could not read, or why the frame could not be captured.
+pub fn frame_captured_reply(reply: &JsValue) -> Result<(Vec<Element>, Vec<String>), String> {
+    match string(reply, "kind").as_deref() {
+        Some("frameCaptured") => {
+            let unreadable = items(&field(reply, "unreadableFrames"))
+                .map(|list| list.filter_map(|o| o.as_string()).collect())
+                .unwrap_or_default();
+            Ok((elements(&field(reply, "elements")).unwrap_or_default(), unreadable))
+        }
+        Some("error") => Err(string(reply, "message").unwrap_or_default()),
+        _ => Err("unexpected answer to a frame's capture".into()),
+    }
+}
+
+/// The outline `capture_frame` is given, in the frame's viewport.
+pub fn stroke(value: &JsValue) -> Option<Vec<Point>> {
+    items(value)?.map(|p| point(&p)).collect()
 }
 
 impl ToJs for Located {
@@ -153,6 +188,16 @@ impl ToJs for Located {
             ("label", self.label.to_js()),
             ("matchedBy", matched_by.unwrap_or(JsValue::NULL)),
             ("count", self.count.to_js()),
+        ])
+    }
+}
+
+impl ToJs for InFrame {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("index", (self.index as f64).to_js()),
+            ("framePath", self.frame_path.to_js()),
+            ("cssPath", self.css_path.to_js()),
         ])
     }
 }
@@ -185,7 +230,7 @@ fn items(value: &JsValue) -> Option<impl Iterator<Item = JsValue>> {
 
 /// A message from the overlay frame; `None` for anything else the page's window hears.
 pub fn overlay_event(data: &JsValue) -> Option<OverlayEvent> {
-    let stroke = || items(&field(data, "stroke"))?.map(|p| point(&p)).collect::<Option<Vec<Point>>>();
+    let stroke = || stroke(&field(data, "stroke"));
     Some(match string(data, "type")?.as_str() {
         "redline:ready" => OverlayEvent::Ready,
         "redline:close" => OverlayEvent::Close,
@@ -282,6 +327,7 @@ mod tests {
             git_sha: None,
             console_errors: vec!["TypeError: x is undefined".into()],
             screenshot,
+            unreadable_frames: vec!["https://pay.example".into()],
         }
     }
 
@@ -342,6 +388,34 @@ mod tests {
         ];
         let read: Vec<Located> = serde_wasm_bindgen::from_value(located.to_js()).unwrap();
         assert_eq!(read, located);
+        let handed_on = vec![InFrame { index: 2, frame_path: vec![1, 0], css_path: "#g |> button".into() }];
+        let read: Vec<InFrame> = serde_wasm_bindgen::from_value(handed_on.to_js()).unwrap();
+        assert_eq!(read, handed_on);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_frames_capture_goes_to_the_worker_and_back_as_it_reads_and_writes_them() {
+        let stroke = vec![Point { x: 1.0, y: 2.5 }, Point { x: 30.0, y: 4.0 }];
+        let request: WorkerRequest =
+            serde_wasm_bindgen::from_value(capture_in_frame_request(&[2, 0], &stroke)).unwrap();
+        assert_eq!(request, WorkerRequest::CaptureInFrame { frame_path: vec![2, 0], stroke: stroke.clone() });
+        assert_eq!(self::stroke(&serde_js(&stroke)), Some(stroke));
+
+        let elements = vec![element(), Element { tag: "div".into(), ..Element::default() }];
+        let unreadable = vec!["https://ads.example".to_owned()];
+        let written = frame_captured(&elements, &unreadable);
+        let reply =
+            WorkerReply::FrameCaptured { elements: elements.clone(), unreadable_frames: unreadable.clone() };
+        assert_eq!(
+            json(&written),
+            json(&object(&[("elements", serde_js(&elements)), ("unreadableFrames", serde_js(&unreadable))]))
+        );
+        assert_eq!(frame_captured_reply(&serde_js(&reply)), Ok((elements, unreadable)));
+        let error = WorkerReply::Error { message: "Cannot access contents of the page.".into() };
+        assert_eq!(
+            frame_captured_reply(&serde_js(&error)),
+            Err("Cannot access contents of the page.".into())
+        );
     }
 
     #[wasm_bindgen_test]

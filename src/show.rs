@@ -9,8 +9,9 @@ use redline_protocol::Element as Captured;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
 
-use crate::capture::selector_dom::resolve_css_path;
-use crate::locate::{self, Attempt, Located};
+use crate::capture::frame_dom;
+use crate::capture::selector_dom::{PathStop, path_document, resolve_css_path};
+use crate::locate::{self, Attempt, InFrame, Located};
 use crate::page_js::{self, ToJs};
 
 /// The id of the element that holds the outlines.
@@ -25,6 +26,25 @@ type Removal = (i32, Closure<dyn FnMut()>);
 
 thread_local! {
     static TIMER: RefCell<Option<Removal>> = const { RefCell::new(None) };
+}
+
+/// For "Show on page" in frames of other origins, which this page may not read: the
+/// elements (as given to [`show_elements`]) whose path enters such a frame, as a JSON
+/// array of [`InFrame`], for the worker to look for them there.
+#[wasm_bindgen]
+pub fn elements_in_closed_frames(elements: JsValue) -> Result<JsValue, JsValue> {
+    let elements = page_js::elements(&elements).ok_or("the elements are not a list")?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let handed_on = js_sys::Array::new();
+    for (index, element) in elements.iter().enumerate() {
+        let Some(path) = element.css_path.as_deref() else { continue };
+        if let Err(PathStop::ClosedFrame { frame, rest }) = path_document(&document, path)
+            && let Some(frame_path) = frame_dom::frame_path(&frame)
+        {
+            handed_on.push(&InFrame { index, frame_path, css_path: rest }.to_js());
+        }
+    }
+    Ok(handed_on.into())
 }
 
 /// Outlines the captured `elements` (a JSON array of the protocol's Element) and answers
@@ -55,12 +75,18 @@ pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
     Ok(located.to_js())
 }
 
-fn find(document: &Document, element: &Captured) -> (Option<locate::MatchedBy>, Vec<Element>) {
+fn find(top: &Document, element: &Captured) -> (Option<locate::MatchedBy>, Vec<Element>) {
+    // An element captured inside a frame is looked for in that frame's document.
+    let document = match element.css_path.as_deref().map(|path| path_document(top, path)) {
+        Some(Ok((document, _))) => document,
+        Some(Err(_)) => return (None, Vec::new()),
+        None => top.clone(),
+    };
     for attempt in locate::attempts(element) {
         let matches = match &attempt {
-            Attempt::Selector(_, selector) => all(document, selector),
-            Attempt::CssPath(path) => resolve_css_path(document, path).into_iter().collect(),
-            Attempt::Text { tag, text } => by_text(document, tag, text),
+            Attempt::Selector(_, selector) => all(&document, selector),
+            Attempt::CssPath(path) => resolve_css_path(top, path).into_iter().collect(),
+            Attempt::Text { tag, text } => by_text(&document, tag, text),
         };
         if !matches.is_empty() {
             return (Some(attempt.matched_by()), matches);
@@ -115,19 +141,19 @@ fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element
     let shadow = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed))?;
     let mut boxes = Vec::new();
     for (label, element) in found {
-        let rect = element.get_bounding_client_rect();
+        let rect = frame_dom::rect_in_top(element, document);
         let outline = document.create_element("div")?;
         outline.set_attribute(
             "style",
             &[
                 "position: absolute; left: ",
-                &px(rect.left() + scroll_x),
+                &px(rect.x + scroll_x),
                 "; top: ",
-                &px(rect.top() + scroll_y),
+                &px(rect.y + scroll_y),
                 "; width: ",
-                &px(rect.width()),
+                &px(rect.width),
                 "; height: ",
-                &px(rect.height()),
+                &px(rect.height),
                 "; outline: 3px solid #dc2626; outline-offset: 2px; border-radius: 3px; \
                  box-shadow: 0 0 0 9999px rgba(220, 38, 38, 0.04);",
             ]
@@ -144,10 +170,10 @@ fn draw(window: &web_sys::Window, document: &Document, found: &[(String, Element
         shadow.append_child(&outline)?;
         boxes.push(page_js::object(&[
             ("label", label.to_js()),
-            ("x", rect.left().to_js()),
-            ("y", rect.top().to_js()),
-            ("width", rect.width().to_js()),
-            ("height", rect.height().to_js()),
+            ("x", rect.x.to_js()),
+            ("y", rect.y.to_js()),
+            ("width", rect.width.to_js()),
+            ("height", rect.height.to_js()),
         ]));
     }
     let boxes = js_sys::JSON::stringify(&boxes.into_iter().collect::<js_sys::Array>())?;

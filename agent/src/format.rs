@@ -286,6 +286,12 @@ pub fn show(
             }
             if let Some(p) = &e.css_path {
                 let _ = writeln!(s, "     css:       {p}");
+                // The page's own code for it is the framed page's, not the top page's.
+                let parts = redline_protocol::element_path::frame_parts(p);
+                if let Some((_, frames)) = parts.split_last().filter(|(_, frames)| !frames.is_empty()) {
+                    let frames = frames.join(redline_protocol::element_path::FRAME_SEPARATOR);
+                    let _ = writeln!(s, "     in frame:  {frames} (the rest of the path is in its page)");
+                }
             }
             if let Some(t) = e.text.as_deref().filter(|t| !t.trim().is_empty()) {
                 let _ = writeln!(s, "     text:      \"{}\"", one_line(t, 200));
@@ -564,6 +570,38 @@ mod tests {
             created_at: NOW,
             message_type: None,
         }
+    }
+
+    #[test]
+    fn an_element_inside_frames_says_which_frame_its_page_is_in() {
+        let mut c = change(8);
+        c.capture = Some(Capture {
+            stroke: vec![],
+            bounds: None,
+            elements: vec![
+                Element {
+                    css_path: Some("#checkout |> iframe.card |> form > button".into()),
+                    tag: "button".into(),
+                    ..Default::default()
+                },
+                Element {
+                    css_path: Some("main > button".into()),
+                    tag: "button".into(),
+                    ..Default::default()
+                },
+            ],
+            device_pixel_ratio: None,
+            scroll: None,
+        });
+        let out = GetChangeOutput { change: c, thread: vec![], stage_url: None };
+        let text = show(&out, None, &SavedImages::default(), NOW, &UTC);
+        assert!(
+            text.contains(
+                "     css:       #checkout |> iframe.card |> form > button\n     in frame:  #checkout |> iframe.card (the rest of the path is in its page)\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("in frame:").count(), 1, "an element of the top page is in no frame");
     }
 
     #[test]

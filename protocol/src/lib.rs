@@ -2,6 +2,7 @@
 //! by the extension (wasm), the changes server and the agent CLI.
 //!
 //! - [`client`]: what a status means to a client, the stage serving a URL, short shas.
+//! - [`element_path`]: **(ours)** how a `cssPath` crosses shadow roots and frames.
 //! - [`records`]: Change, Capture, Element, Group, Message, Stage and their enums.
 //! - [`rpc`]: every operation's input and output, and the [`Rpc`] trait tying an RPC
 //!   name to them (`client.call::<GetSession>(GetSessionInput {})`).
@@ -16,6 +17,7 @@
 
 pub mod bounded;
 pub mod client;
+pub mod element_path;
 pub mod records;
 pub mod rpc;
 pub mod rules;

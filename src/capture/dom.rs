@@ -8,6 +8,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Document, Element, Performance, Window};
 
 use super::element::{self, NameSources};
+use super::frame_dom::{self, frame_document};
+use super::frames::FrameView;
 use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 use super::selector_dom::CssPaths;
@@ -22,9 +24,92 @@ extern "C" {
     fn check_visibility(this: &Visible, options: &JsValue) -> bool;
 }
 
-/// The page's elements as the walk sees them, without our overlay.
+/// The page's elements as the walk sees them, without our overlay, and into the frames
+/// this page may read.
 struct PageTree {
     ignore: Option<Element>,
+    frames: Frames,
+}
+
+/// The frames of this page's origin a capture has entered, each with where it sits, so
+/// that boxes inside them are filed in the top viewport and their paths name the frame.
+struct Frames {
+    top: Document,
+    entered: Vec<Entered>,
+}
+
+struct Entered {
+    document: Document,
+    frame: Element,
+    view: FrameView,
+}
+
+impl Frames {
+    fn of(&self, element: &Element) -> Option<&Entered> {
+        if self.entered.is_empty() {
+            return None;
+        }
+        let document = element.owner_document()?;
+        self.entered.iter().find(|e| e.document == document)
+    }
+
+    /// The document inside `frame` and where it sits, when `frame` is a frame this page
+    /// may read; from then on its elements are part of the capture.
+    fn enter(&mut self, frame: &Element) -> Option<(Document, FrameView)> {
+        let document = frame_document(frame)?;
+        if let Some(known) = self.entered.iter().find(|e| e.document == document) {
+            return Some((document, known.view));
+        }
+        let view = frame_dom::view_inside(frame, &self.top);
+        self.entered.push(Entered { document: document.clone(), frame: frame.clone(), view });
+        Some((document, view))
+    }
+
+    /// The element's box in the top viewport.
+    fn rect(&self, element: &Element) -> Rect {
+        let rect = rect_of(element);
+        self.of(element).map_or(rect, |frame| frame.view.to_top(rect))
+    }
+
+    /// The parent element, stepping out of shadow roots and out of an entered frame to
+    /// its frame element.
+    fn parent(&self, element: &Element) -> Option<Element> {
+        parent_element(element).or_else(|| {
+            let frame = self.of(element)?;
+            (frame.document.document_element().as_ref() == Some(element)).then(|| frame.frame.clone())
+        })
+    }
+
+    /// The element's CSS path from the top document, through the frames it is in.
+    fn css_path(&self, element: &Element, paths: &mut CssPaths) -> Option<String> {
+        let own = paths.css_path(element)?;
+        match self.of(element) {
+            Some(frame) => {
+                let frame = frame.frame.clone();
+                Some(redline_protocol::element_path::in_frame(&self.css_path(&frame, paths)?, &own))
+            }
+            None => Some(own),
+        }
+    }
+
+    /// The topmost element at `point` (top viewport) in `document`, and inside the frames
+    /// of this page's origin it finds there.
+    fn hit(&mut self, document: &Document, point: Point) -> Option<Element> {
+        let mut hit = document.element_from_point(point.x as f32, point.y as f32)?;
+        self.hit_inside(&mut hit, point);
+        Some(hit)
+    }
+
+    /// From a frame element hit at `point`, the topmost element inside it (repeatedly).
+    fn hit_inside(&mut self, hit: &mut Element, point: Point) {
+        while let Some((document, view)) = self.enter(hit) {
+            let at = view.into_frame(point);
+            match document.element_from_point(at.x as f32, at.y as f32) {
+                Some(inner) => *hit = inner,
+                None => return,
+            }
+        }
+    }
 }
 
 impl PageTree {
@@ -43,11 +128,15 @@ impl Tree for PageTree {
     type Node = Element;
 
     fn rect(&mut self, node: &Element) -> Rect {
-        rect_of(node)
+        self.frames.rect(node)
     }
 
     fn children(&mut self, node: &Element) -> Vec<Element> {
         let mut children = Vec::new();
+        if let Some((document, _)) = self.frames.enter(node) {
+            children.extend(document.document_element());
+            return children;
+        }
         self.push_children(node.first_element_child(), &mut children);
         if let Some(shadow) = node.shadow_root() {
             self.push_children(shadow.first_element_child(), &mut children);
@@ -85,7 +174,10 @@ impl Capture {
             document: document.clone(),
             stroke: Stroke::new(document.body()?.unchecked_into()),
             samples: Vec::new(),
-            tree: PageTree { ignore: ignore.cloned() },
+            tree: PageTree {
+                ignore: ignore.cloned(),
+                frames: Frames { top: document.clone(), entered: Vec::new() },
+            },
             descriptions: Vec::new(),
             paths: CssPaths::new(),
         })
@@ -114,7 +206,7 @@ impl Capture {
                 }
                 Task::Describe(entry) => {
                     let element = self.stroke.walk.node(entry).clone();
-                    let description = describe(&element, &mut self.paths);
+                    let description = describe(&element, &mut self.paths, &self.tree.frames);
                     if self.descriptions.len() <= entry {
                         self.descriptions.resize_with(entry + 1, || None);
                     }
@@ -123,8 +215,9 @@ impl Capture {
                 }
                 Task::Sample(point) => {
                     let hit = topmost_below(&self.document, point, self.tree.ignore.as_ref());
-                    let hit = hit.map(|element| {
-                        let rect = rect_of(&element);
+                    let hit = hit.map(|mut element| {
+                        self.tree.frames.hit_inside(&mut element, point);
+                        let rect = self.tree.frames.rect(&element);
                         (element, rect)
                     });
                     self.samples.push((stroke::grid_key(point), hit));
@@ -141,8 +234,8 @@ impl Capture {
     /// Each element's box is read again now, so what is filed is the page at release;
     /// `Err` when a box moved since the stroke read it (the layout changed without a
     /// DOM change, an animation say), and the capture must start over.
-    fn finish(mut self, polygon: &Polygon) -> Result<Vec<Circled>, Stale> {
-        let Some(bounds) = polygon.bounds() else { return Ok(Vec::new()) };
+    fn finish(mut self, polygon: &Polygon) -> Result<Circle, Stale> {
+        let Some(bounds) = polygon.bounds() else { return Ok(Circle::default()) };
         let mut phases = Phases::start();
         let walk = &mut self.stroke.walk;
         walk.finish(&mut self.tree, bounds);
@@ -153,15 +246,16 @@ impl Capture {
             found.candidates.push(candidate);
         }
         phases.end("redline:capture:walk");
-        found.sample(&self.document, polygon, self.tree.ignore.as_ref(), &self.samples)?;
+        found.sample(&self.document, polygon, &mut self.tree, &self.samples)?;
         phases.end("redline:capture:samples");
+        found.mark_opaque(bounds);
         let picked = pick::circled(polygon, &found.candidates);
         phases.end("redline:capture:pick");
         let visible = js_sys::Object::new();
         for option in ["opacityProperty", "visibilityProperty"] {
             let _ = js_sys::Reflect::set(&visible, &option.into(), &JsValue::TRUE);
         }
-        let mut circled = Vec::with_capacity(picked.len());
+        let mut circled = Circle { elements: Vec::with_capacity(picked.len()), closed_frames: Vec::new() };
         for i in picked {
             let element = &found.elements[i];
             // One style lookup in the browser, with no strings brought back, and it also
@@ -169,18 +263,42 @@ impl Capture {
             if !element.unchecked_ref::<Visible>().check_visibility(&visible) {
                 continue;
             }
-            let rect = rect_of(element);
+            let rect = self.tree.frames.rect(element);
             if rect != found.candidates[i].rect {
                 return Err(Stale);
             }
             let described = found.entries[i].and_then(|e| self.descriptions.get_mut(e)?.take());
-            let described = described.unwrap_or_else(|| describe(element, &mut self.paths));
+            let described =
+                described.unwrap_or_else(|| describe(element, &mut self.paths, &self.tree.frames));
+            if frame_dom::is_closed_frame(element) {
+                let view = frame_dom::view_inside(element, &self.document);
+                circled.closed_frames.push(ClosedFrame {
+                    index: circled.elements.len(),
+                    frame: element.clone(),
+                    view,
+                });
+            }
             // The box as it is at release, whenever the rest was read.
-            circled.push(Circled { rect: Some(rect), ..described });
+            circled.elements.push(Circled { rect: Some(rect), ..described });
         }
         phases.end("redline:capture:describe");
         Ok(circled)
     }
+}
+
+/// What one release circled in a document: the elements, and which of them are frames
+/// of an origin this page may not read (captured as the frame element, for now).
+#[derive(Default)]
+pub struct Circle {
+    pub elements: Vec<Circled>,
+    pub closed_frames: Vec<ClosedFrame>,
+}
+
+/// A circled frame this page may not read inside: `elements[index]`, and where it sits.
+pub struct ClosedFrame {
+    pub index: usize,
+    pub frame: Element,
+    pub view: FrameView,
 }
 
 /// A grid point sampled during the stroke (as whole pixels), and the element found there
@@ -197,9 +315,9 @@ pub fn circled_elements(
     polygon: &Polygon,
     ignore: Option<&Element>,
     prepared: Option<Capture>,
-) -> Vec<Circled> {
+) -> Circle {
     let fresh = || Capture::new(document, ignore);
-    let Some(capture) = prepared.or_else(fresh) else { return Vec::new() };
+    let Some(capture) = prepared.or_else(fresh) else { return Circle::default() };
     match capture.finish(polygon) {
         Ok(circled) => circled,
         // Read again at once: every box of a fresh capture is read in this one task, so
@@ -287,7 +405,7 @@ impl Found {
         let i = self.elements.len();
         self.index().set(&element, &JsValue::from(i as f64));
         let has_test_id = element.has_attribute("data-testid");
-        self.candidates.push(Candidate { rect, parent, has_test_id });
+        self.candidates.push(Candidate { rect, parent, has_test_id, opaque: false });
         self.entries.push(None);
         self.elements.push(element);
         i
@@ -301,9 +419,10 @@ impl Found {
         &mut self,
         document: &Document,
         polygon: &Polygon,
-        ignore: Option<&Element>,
+        tree: &mut PageTree,
         sampled: &[Sample],
     ) -> Result<(), Stale> {
+        let ignore = tree.ignore.as_ref();
         // Our overlay covers the page; made transparent to hit testing while sampling,
         // the topmost page element at each point is what the person saw there. (During
         // the stroke the overlay must stay as it is, so the stroke asks for the list of
@@ -313,7 +432,7 @@ impl Found {
         for point in polygon.grid_inside(polygon.grid_step(SAMPLE_BUDGET)) {
             let key = stroke::grid_key(point);
             let hit = match sampled.iter().find(|(at, _)| *at == key) {
-                Some((_, Some((hit, rect)))) if rect_of(hit) != *rect => {
+                Some((_, Some((hit, rect)))) if tree.frames.rect(hit) != *rect => {
                     make_opaque(overlay_style.as_ref().filter(|_| transparent));
                     return Err(Stale);
                 }
@@ -323,11 +442,11 @@ impl Found {
                         let _ = style.set_property("pointer-events", "none");
                         transparent = true;
                     }
-                    document.element_from_point(point.x as f32, point.y as f32)
+                    tree.frames.hit(document, point)
                 }
             };
             if let Some(hit) = hit {
-                self.add_with_ancestors(hit, ignore);
+                self.add_with_ancestors(hit, ignore, &tree.frames);
             }
         }
         make_opaque(overlay_style.as_ref().filter(|_| transparent));
@@ -335,13 +454,13 @@ impl Found {
     }
 
     /// A sampled element the walk missed, with the ancestors that lead to it.
-    fn add_with_ancestors(&mut self, element: Element, ignore: Option<&Element>) {
+    fn add_with_ancestors(&mut self, element: Element, ignore: Option<&Element>, frames: &Frames) {
         if self.position(&element).is_some() || ignore.is_some_and(|i| *i == element) {
             return;
         }
         let mut chain = vec![element];
         let mut parent_index = None;
-        while let Some(parent) = parent_element(chain.last().expect("never empty")) {
+        while let Some(parent) = frames.parent(chain.last().expect("never empty")) {
             if let Some(i) = self.position(&parent) {
                 parent_index = Some(i);
                 break;
@@ -349,8 +468,23 @@ impl Found {
             chain.push(parent);
         }
         for element in chain.into_iter().rev() {
-            let rect = rect_of(&element);
+            let rect = frames.rect(&element);
             parent_index = Some(self.push(element, rect, parent_index));
+        }
+    }
+}
+
+impl Found {
+    /// Marks the candidates Redline cannot read inside (see `pick::circled`). Only those
+    /// whose box holds the middle of `bounds` can count for it, so only they are asked.
+    fn mark_opaque(&mut self, bounds: Rect) {
+        let (x, y) = (bounds.x + bounds.width / 2.0, bounds.y + bounds.height / 2.0);
+        for (candidate, element) in self.candidates.iter_mut().zip(&self.elements) {
+            let r = candidate.rect;
+            if x >= r.x && x <= r.x + r.width && y >= r.y && y <= r.y + r.height {
+                candidate.opaque = frame_dom::is_closed_frame(element)
+                    || element.shadow_root().is_none() && crate::chrome::has_closed_shadow_root(element);
+            }
         }
     }
 }
@@ -372,11 +506,13 @@ fn topmost_below(document: &Document, point: Point, ignore: Option<&Element>) ->
         .find(|e| ignore != Some(e))
 }
 
-/// The parent element, stepping out of a shadow root to its host.
+/// The parent element, stepping out of a shadow root to its host. (A shadow root is told
+/// by its node type: one inside a frame is not this window's `ShadowRoot`.)
 fn parent_element(element: &Element) -> Option<Element> {
     element.parent_element().or_else(|| {
         let root = element.get_root_node();
-        root.dyn_into::<web_sys::ShadowRoot>().ok().map(|shadow| shadow.host())
+        (root.node_type() == web_sys::Node::DOCUMENT_FRAGMENT_NODE)
+            .then(|| root.unchecked_into::<web_sys::ShadowRoot>().host())
     })
 }
 
@@ -399,7 +535,7 @@ fn nearest_attribute(element: &Element, attribute: &str, accept: impl Fn(&str) -
 
 /// Everything the protocol's Element records about one circled element but its box,
 /// which the caller reads at release.
-fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
+fn describe(el: &Element, paths: &mut CssPaths, frames: &Frames) -> Circled {
     let tag = el.local_name();
     let role = el.get_attribute("role").or_else(|| {
         element::implicit_role(&tag, el.get_attribute("type").as_deref(), el.has_attribute("href"))
@@ -410,7 +546,7 @@ fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
     Circled {
         test_id: nearest_attribute(el, "data-testid", |_| true),
         source_anchor: nearest_attribute(el, "data-fabric-src", |_| true),
-        css_path: paths.css_path(el),
+        css_path: frames.css_path(el, paths),
         text: content.as_deref().and_then(element::clean_text),
         rect: None,
         component_test_id: parent_element(el)
@@ -549,11 +685,52 @@ mod tests {
         let grid = cards();
         let stroke = ellipse(350.0, 150.0, 260.0, 130.0);
         let polygon = Polygon::new(stroke.clone());
-        let at_release = circled_elements(&document(), &polygon, None, None);
-        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke)));
+        let at_release = circled_elements(&document(), &polygon, None, None).elements;
+        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke))).elements;
         assert!(at_release.len() >= 8, "{:?}", test_ids(&at_release));
         assert_eq!(ahead, at_release);
         grid.remove();
+    }
+
+    #[wasm_bindgen_test]
+    async fn a_circle_inside_nested_frames_of_this_origin_files_the_element_with_a_path_through_both() {
+        // A frame at (40, 30) with a 3 px border, holding one at (50, 60) with none, holding
+        // the button: its box in the top viewport is offset by both frames' corners.
+        let document = document();
+        let outer = document.create_element("iframe").unwrap();
+        outer
+            .set_attribute(
+                "style",
+                "position: fixed; left: 40px; top: 30px; width: 500px; height: 300px; border: 3px solid;",
+            )
+            .unwrap();
+        outer
+            .set_attribute(
+                "srcdoc",
+                "<body style='margin: 0'><iframe title='inner' style='position: absolute; left: 50px; top: 60px; \
+                 width: 300px; height: 150px; border: 0' srcdoc='<body style=\"margin: 0\"><button \
+                 style=\"margin: 20px; width: 90px; height: 30px\">Pay</button>'></iframe>",
+            )
+            .unwrap();
+        let loaded = js_sys::Promise::new(&mut |resolve, _| {
+            outer.add_event_listener_with_callback("load", &resolve).unwrap();
+        });
+        document.body().unwrap().append_child(&outer).unwrap();
+        wasm_bindgen_futures::JsFuture::from(loaded).await.unwrap();
+
+        // The button sits at 40 + 3 + 50 + 20 = 113, 30 + 3 + 60 + 20 = 113.
+        let polygon = Polygon::new(ellipse(158.0, 128.0, 80.0, 35.0));
+        let circled = circled_elements(&document, &polygon, None, None);
+        assert!(circled.closed_frames.is_empty());
+        let tags: Vec<&str> = circled.elements.iter().map(|e| e.tag.as_str()).collect();
+        assert_eq!(tags, ["button"]);
+        let button = &circled.elements[0];
+        assert_eq!(button.rect, Some(Rect { x: 113.0, y: 113.0, width: 90.0, height: 30.0 }));
+        let path = button.css_path.clone().unwrap();
+        assert_eq!(redline_protocol::element_path::frame_parts(&path).len(), 3, "{path}");
+        let found = super::super::selector_dom::resolve_css_path(&document, &path).expect(&path);
+        assert_eq!(found.text_content().as_deref(), Some("Pay"));
+        outer.remove();
     }
 
     #[wasm_bindgen_test]
@@ -564,8 +741,8 @@ mod tests {
         let capture = prepared(&stroke);
         // Two rows down: other cards are under the lasso now.
         grid.set_attribute("style", &grid_style(120)).unwrap();
-        let ahead = circled_elements(&document(), &polygon, None, Some(capture));
-        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None));
+        let ahead = circled_elements(&document(), &polygon, None, Some(capture)).elements;
+        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None).elements);
         assert!(ahead.iter().all(|c| c.rect.is_some_and(|r| r.y >= 120.0)), "{:?}", test_ids(&ahead));
         grid.remove();
     }

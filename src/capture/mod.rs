@@ -3,6 +3,7 @@
 //! into the content module, which runs in the page.
 
 pub mod element;
+pub mod frames;
 pub mod geometry;
 pub mod pick;
 pub mod selector;
@@ -12,6 +13,8 @@ pub mod stroke;
 pub mod console;
 #[cfg(feature = "content")]
 pub mod dom;
+#[cfg(feature = "content")]
+pub mod frame_dom;
 #[cfg(feature = "content")]
 pub mod page_watch;
 #[cfg(feature = "content")]

@@ -1,7 +1,7 @@
 //! Which of the elements under the lasso count as circled. Pure: the page adapter
 //! supplies each candidate's box and family, this decides.
 
-use redline_protocol::Rect;
+use redline_protocol::{Point, Rect};
 
 use super::geometry::Polygon;
 
@@ -21,6 +21,9 @@ pub struct Candidate {
     pub parent: Option<usize>,
     /// Whether the element carries its own `data-testid`.
     pub has_test_id: bool,
+    /// Whether Redline cannot read what is inside it: the host of a closed shadow root,
+    /// or a frame of an origin it may not enter.
+    pub opaque: bool,
 }
 
 /// Whether the outline circles an element with box `rect`.
@@ -38,8 +41,19 @@ pub fn qualifies(polygon: &Polygon, rect: Rect) -> bool {
     polygon.coverage(rect) >= MIN_COVERAGE
 }
 
+/// Whether an element Redline cannot read inside counts: when it [`qualifies`], or when
+/// the middle of the outline's bounds (`centre`) is in its box, since then what was
+/// circled is inside it and the element is the nearest Redline can name.
+fn opaque_qualifies(polygon: &Polygon, rect: Rect, centre: Option<Point>) -> bool {
+    let inside = |c: Point| {
+        c.x >= rect.x && c.x <= rect.x + rect.width && c.y >= rect.y && c.y <= rect.y + rect.height
+    };
+    rect.width * rect.height > 0.0 && centre.is_some_and(inside) || qualifies(polygon, rect)
+}
+
 /// The circled elements among `candidates`, as indices in document order:
-/// - an element counts when [`qualifies`] says so;
+/// - an element counts when [`qualifies`] says so, and one Redline cannot read inside
+///   also when the circle's middle is in it;
 /// - nested picks collapse to the outermost qualifying ancestor that carries a test id
 ///   (circling a whole form files the form, not each of its fields);
 /// - an element without a test id inside a picked ancestor adds nothing and is dropped.
@@ -58,13 +72,19 @@ pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
     // What each candidate's ancestors (itself included) say to its descendants.
     let mut seen: Vec<Above> = Vec::with_capacity(candidates.len());
     let mut picked = Vec::new();
+    let centre = polygon.bounds().map(|b| Point { x: b.x + b.width / 2.0, y: b.y + b.height / 2.0 });
     for (i, candidate) in candidates.iter().enumerate() {
         let above = candidate.parent.map(|p| {
             debug_assert!(p < i, "ancestors come first");
             Above { depth: seen[p].depth + 1, ..seen[p] }
         });
         let above = above.unwrap_or_default();
-        let qualified = !above.named_qualified && qualifies(polygon, candidate.rect);
+        let qualified = !above.named_qualified
+            && if candidate.opaque {
+                opaque_qualifies(polygon, candidate.rect, centre)
+            } else {
+                qualifies(polygon, candidate.rect)
+            };
         if qualified && (candidate.has_test_id || !above.qualified) {
             picked.push(i);
         }
@@ -83,7 +103,6 @@ pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use redline_protocol::Point;
 
     fn rect(x: f64, y: f64, width: f64, height: f64) -> Rect {
         Rect { x, y, width, height }
@@ -99,7 +118,7 @@ mod tests {
     }
 
     fn candidate(rect: Rect, parent: Option<usize>, has_test_id: bool) -> Candidate {
-        Candidate { rect, parent, has_test_id }
+        Candidate { rect, parent, has_test_id, opaque: false }
     }
 
     #[test]
@@ -116,6 +135,29 @@ mod tests {
         assert!(qualifies(&lasso, rect(85.0, 40.0, 20.0, 20.0)), "a quarter outside, centre inside");
         assert!(!qualifies(&lasso, rect(95.0, 40.0, 20.0, 20.0)), "centre outside");
         assert!(!qualifies(&lasso, rect(10.0, 10.0, 0.0, 0.0)), "zero-size boxes never count");
+    }
+
+    #[test]
+    fn an_element_redline_cannot_read_inside_counts_when_the_circle_is_in_it() {
+        // A button circled inside a closed shadow root's host, or a frame of another origin.
+        let lasso = square(120.0, 40.0, 60.0);
+        let page = candidate(rect(0.0, 0.0, 1000.0, 800.0), None, false);
+        let host = Candidate { opaque: true, ..candidate(rect(100.0, 20.0, 400.0, 300.0), Some(0), false) };
+        assert_eq!(circled(&lasso, &[page.clone(), host.clone()]), [1]);
+        let readable = Candidate { opaque: false, ..host.clone() };
+        assert_eq!(
+            circled(&lasso, &[page.clone(), readable]),
+            Vec::<usize>::new(),
+            "a readable one must qualify"
+        );
+        // A circle beside it, only grazing it, does not pick it.
+        let beside = square(60.0, 40.0, 60.0);
+        assert_eq!(circled(&beside, &[page.clone(), host.clone()]), Vec::<usize>::new());
+        // Inside a circled ancestor with a test id it collapses like any other element.
+        let card = candidate(rect(110.0, 30.0, 80.0, 80.0), Some(0), true);
+        let small_host =
+            Candidate { opaque: true, ..candidate(rect(130.0, 50.0, 40.0, 40.0), Some(1), false) };
+        assert_eq!(circled(&square(100.0, 20.0, 100.0), &[page, card, small_host]), [1]);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Document, Element, HtmlElement, Window};
 
+use super::frame_dom;
 use crate::chrome;
 use crate::page_js;
 
@@ -25,20 +26,30 @@ pub async fn visible_tab(
     // Transparent rather than removed, so that the overlay keeps its focus, what the
     // filer is typing and its animation frames while the tab is captured.
     let hidden = Restyle::apply(overlay_host, "opacity", "0");
-    let masks: Vec<Restyle> = document
-        .query_selector_all(SENSITIVE_FIELDS)
-        .map(|list| {
-            (0..list.length())
-                .filter_map(|i| list.item(i)?.dyn_into::<Element>().ok())
-                .filter_map(|e| Restyle::apply(&e, "filter", MASK))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut fields = Vec::new();
+    sensitive_fields(document, &mut fields);
+    let masks: Vec<Restyle> = fields.iter().filter_map(|e| Restyle::apply(e, "filter", MASK)).collect();
     next_paint(window).await;
     let reply = chrome::send_js_message(&page_js::capture_visible_tab_request()).await;
     masks.into_iter().for_each(Restyle::undo);
     hidden.into_iter().for_each(Restyle::undo);
     reply.map_err(|error| error.0).and_then(|reply| page_js::screenshot_reply(&reply))
+}
+
+/// The sensitive fields of `document` and of the frames in it that this page may read
+/// (their pixels are in the tab's screenshot too).
+fn sensitive_fields(document: &Document, into: &mut Vec<Element>) {
+    let all = |selector: &str| {
+        let list = document.query_selector_all(selector).ok();
+        let length = list.as_ref().map_or(0, |l| l.length());
+        (0..length).filter_map(move |i| list.as_ref()?.item(i)).map(JsCast::unchecked_into::<Element>)
+    };
+    into.extend(all(SENSITIVE_FIELDS));
+    for frame in all("iframe, frame") {
+        if let Some(inside) = frame_dom::frame_document(&frame) {
+            sensitive_fields(&inside, into);
+        }
+    }
 }
 
 /// One inline style property set for the screenshot, and what it was before.
@@ -50,7 +61,8 @@ struct Restyle {
 
 impl Restyle {
     fn apply(element: &Element, property: &'static str, value: &str) -> Option<Restyle> {
-        let element = element.dyn_ref::<HtmlElement>()?.clone();
+        // Any element with an inline style (HTML or SVG, of this window or a frame's).
+        let element = element.unchecked_ref::<HtmlElement>().clone();
         let style = element.style();
         let before =
             (style.get_property_value(property).unwrap_or_default(), style.get_property_priority(property));

@@ -18,8 +18,7 @@ use std::collections::HashMap;
 /// Attributes set for tests; they name an element on purpose, so they are preferred
 /// over everything else and taken as they are.
 pub const TEST_ID_ATTRIBUTES: [&str; 3] = ["data-testid", "data-test", "data-cy"];
-/// Joins the per-root paths of an element inside open shadow roots, outermost first.
-pub const SHADOW_SEPARATOR: &str = " >>> ";
+pub use redline_protocol::element_path::{SHADOW_SEPARATOR, shadow_parts};
 
 /// Attributes other than test ids, ids and classes that describe what an element is.
 const DESCRIPTIVE_ATTRIBUTES: [&str; 12] = [
@@ -155,31 +154,6 @@ pub fn serialize_string(value: &str, out: &mut String) {
 fn escape_code_point(c: char, out: &mut String) {
     use std::fmt::Write;
     let _ = write!(out, "\\{:x} ", c as u32);
-}
-
-/// Splits a path at its shadow-boundary separators, ignoring any inside quoted strings.
-pub fn shadow_segments(path: &str) -> Vec<&str> {
-    let bytes = path.as_bytes();
-    let mut segments = Vec::new();
-    let (mut start, mut at, mut in_string, mut escaped) = (0, 0, false, false);
-    while at < bytes.len() {
-        let b = bytes[at];
-        if escaped {
-            escaped = false;
-        } else if b == b'\\' {
-            escaped = true;
-        } else if b == b'"' {
-            in_string = !in_string;
-        } else if !in_string && bytes[at..].starts_with(SHADOW_SEPARATOR.as_bytes()) {
-            segments.push(&path[start..at]);
-            at += SHADOW_SEPARATOR.len();
-            start = at;
-            continue;
-        }
-        at += 1;
-    }
-    segments.push(&path[start..]);
-    segments
 }
 
 // ---------------------------------------------------------------------------------
@@ -891,7 +865,7 @@ mod tests {
         fn resolve(&self, path: &str) -> Vec<usize> {
             let mut tree = 0;
             let mut found = Vec::new();
-            for segment in shadow_segments(path) {
+            for segment in shadow_parts(path) {
                 found = self.select(tree, segment);
                 let [only] = found[..] else { return found };
                 tree = only + 1;
@@ -1212,14 +1186,6 @@ mod tests {
         assert_eq!(steps, ["#\\31 abc", ".a\\ b", "[title=\"x > y\"]", "span:nth-of-type(2)"]);
     }
 
-    #[test]
-    fn shadow_segments_ignore_separators_inside_strings() {
-        assert_eq!(shadow_segments("#a >>> .b >>> c"), ["#a", ".b", "c"]);
-        assert_eq!(shadow_segments(".ünï >>> .✓"), [".ünï", ".✓"]);
-        assert_eq!(shadow_segments("[title=\"x >>> y\"] >>> c"), ["[title=\"x >>> y\"]", "c"]);
-        assert_eq!(shadow_segments("[title=\"q\\\" >>> \"]"), ["[title=\"q\\\" >>> \"]"]);
-    }
-
     // -----------------------------------------------------------------------------
     // Tokens
 
@@ -1351,7 +1317,7 @@ mod tests {
         let _second = dom.add_in_shadow_of(inner_host, "button", &[("class", "save")]);
         assert_eq!(path_of(&mut dom, inner_div), "my-app >>> div:nth-of-type(1)");
         let path = path_of(&mut dom, button);
-        assert_eq!(shadow_segments(&path).len(), 3, "{path}");
+        assert_eq!(shadow_parts(&path).len(), 3, "{path}");
         assert_eq!(dom.resolve(&path), [button], "{path}");
     }
 
@@ -1526,7 +1492,7 @@ mod tests {
                 let tree = dom.nodes[node].tree;
                 let has_unique = candidates(&dom.facts(&node)).iter().any(|c| dom.select(tree, &c.text) == [node]);
                 let path = path_of(&mut dom, node);
-                let inner = shadow_segments(&path).pop().unwrap();
+                let inner = shadow_parts(&path).pop().unwrap();
                 prop_assert!(!has_unique || !inner.contains(":nth-of-type"), "{}", path);
             }
         }

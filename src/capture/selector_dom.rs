@@ -1,6 +1,8 @@
 //! CSS paths in the page: [`selector::Dom`] for `web_sys::Element`. Counting is the
 //! browser's own `querySelectorAll`, on the element's root (document or shadow root) or
 //! on an ancestor for scoped steps, so what we verify is what `resolve_css_path` will see.
+//! Roots are told apart by node type, not `instanceof`: the elements of a frame belong to
+//! that frame's window, whose `Document` and `ShadowRoot` are not this window's.
 
 use js_sys::Map;
 use wasm_bindgen::{JsCast, JsValue};
@@ -15,10 +17,42 @@ pub fn css_path(element: &Element) -> Option<String> {
     CssPaths::new().css_path(element)
 }
 
-/// The element `path` (from [`css_path`]) names in `document`, following ` >>> ` into
-/// open shadow roots.
+/// The element `path` names in `document`, following ` |> ` into the frames this page
+/// may read and ` >>> ` into open shadow roots (`redline_protocol::element_path`).
 pub fn resolve_css_path(document: &Document, path: &str) -> Option<Element> {
-    let segments = selector::shadow_segments(path);
+    let (document, last) = path_document(document, path).ok()?;
+    resolve_in_document(&document, last)
+}
+
+/// Why a path could not be followed to the document it ends in.
+pub enum PathStop {
+    /// It names no element here (the page changed, or another page).
+    Missing,
+    /// It enters `frame`, a frame this page may not read; `rest` is the path inside it.
+    ClosedFrame { frame: Element, rest: String },
+}
+
+/// The document of the frame `path` ends in, and the part of `path` inside it.
+pub fn path_document<'a>(document: &Document, path: &'a str) -> Result<(Document, &'a str), PathStop> {
+    let parts = redline_protocol::element_path::frame_parts(path);
+    let (last, frames) = parts.split_last().ok_or(PathStop::Missing)?;
+    let mut document = document.clone();
+    for (i, part) in frames.iter().enumerate() {
+        let frame = resolve_in_document(&document, part).ok_or(PathStop::Missing)?;
+        document = match super::frame_dom::frame_document(&frame) {
+            Some(inside) => inside,
+            None => {
+                let rest = redline_protocol::element_path::inside_frames(path, i + 1).to_owned();
+                return Err(PathStop::ClosedFrame { frame, rest });
+            }
+        };
+    }
+    Ok((document, *last))
+}
+
+/// The element a path without frames names in `document`.
+fn resolve_in_document(document: &Document, path: &str) -> Option<Element> {
+    let segments = selector::shadow_parts(path);
     let (last, hosts) = segments.split_last()?;
     let mut root: Option<ShadowRoot> = None;
     for segment in hosts {
@@ -67,10 +101,10 @@ impl CssPaths {
 fn reachable_from_document(element: &Element) -> bool {
     let mut root = element.get_root_node();
     loop {
-        if root.is_instance_of::<Document>() {
+        if root.node_type() == Node::DOCUMENT_NODE {
             return true;
         }
-        let Some(shadow) = root.dyn_ref::<ShadowRoot>() else { return false };
+        let Some(shadow) = as_shadow_root(&root) else { return false };
         if shadow.mode() != ShadowRootMode::Open {
             return false;
         }
@@ -102,7 +136,7 @@ impl Dom for PageDom {
     }
 
     fn tree_host(&self, node: &Element) -> Option<Element> {
-        node.get_root_node().dyn_into::<ShadowRoot>().ok().map(|root| root.host())
+        as_shadow_root(&node.get_root_node()).map(ShadowRoot::host)
     }
 
     fn facts(&self, node: &Element) -> NodeFacts {
@@ -157,10 +191,17 @@ impl Dom for PageDom {
 /// `querySelectorAll` on the document or shadow root holding `node`.
 fn query_root(node: &Element, selector: &str) -> Option<NodeList> {
     let root = node.get_root_node();
-    if let Some(document) = root.dyn_ref::<Document>() {
-        return document.query_selector_all(selector).ok();
+    if root.node_type() == Node::DOCUMENT_NODE {
+        return root.unchecked_ref::<Document>().query_selector_all(selector).ok();
     }
-    root.dyn_ref::<ShadowRoot>()?.query_selector_all(selector).ok()
+    as_shadow_root(&root)?.query_selector_all(selector).ok()
+}
+
+/// The node as a shadow root, if it is one (of any window): a document fragment with a host.
+fn as_shadow_root(node: &Node) -> Option<&ShadowRoot> {
+    let is_shadow = node.node_type() == Node::DOCUMENT_FRAGMENT_NODE
+        && js_sys::Reflect::has(node, &JsValue::from_str("host")).unwrap_or(false);
+    is_shadow.then(|| node.unchecked_ref::<ShadowRoot>())
 }
 
 /// For `cargo xtask bench` only (feature `selector-bench`, never in `extension/`): the
@@ -273,7 +314,7 @@ mod tests {
             inner_root.query_selector_all("button").unwrap().get(1).unwrap().unchecked_into::<Element>();
 
         let path = css_path(&second).unwrap();
-        assert_eq!(selector::shadow_segments(&path).len(), 3, "{path}");
+        assert_eq!(selector::shadow_parts(&path).len(), 3, "{path}");
         assert_eq!(resolve_css_path(&document, &path), Some(second.clone()), "{path}");
         let host_path = css_path(&inner_host).unwrap();
         assert_eq!(resolve_css_path(&document, &host_path), Some(inner_host), "{host_path}");

@@ -147,7 +147,7 @@ impl<N: Clone> Walk<N> {
                 continue;
             }
             let me = found.len();
-            found.push((i, Candidate { rect, parent, has_test_id }));
+            found.push((i, Candidate { rect, parent, has_test_id, opaque: false }));
             stack.extend(children.rev().map(|c| (c, Some(me))));
         }
         found

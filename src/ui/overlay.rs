@@ -50,7 +50,7 @@ impl Page {
 /// Opens the composer on the capture; the screenshot is annotated in the composer.
 fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
     let Step::Capturing { outline } = step.get_untracked() else { return };
-    step.set(Step::Composing(Composition { outline, captured }));
+    step.set(Step::Composing(Box::new(Composition { outline, captured })));
 }
 
 /// The capture's screenshot with the outline drawn on it.
@@ -102,7 +102,7 @@ async fn find_target(page_url: String) -> Result<Target, String> {
 enum Step {
     Drawing,
     Capturing { outline: Vec<Point> },
-    Composing(Composition),
+    Composing(Box<Composition>),
 }
 
 /// What the composer shows and files.
@@ -243,7 +243,7 @@ fn Circling(page: Page) -> impl IntoView {
             }.into_any(),
             Step::Composing(composition) => view! {
                 <Outline points=composition.outline.clone() />
-                <Composer composition target draft_text on_filed />
+                <Composer composition=*composition target draft_text on_filed />
             }.into_any(),
         }}
         <StageNotice target />
@@ -416,6 +416,7 @@ fn Composer(
     on_filed: impl Fn(TrayItem) + Copy + 'static,
 ) -> impl IntoView {
     let kept = RwSignal::new(composition.captured.capture.elements.clone());
+    let unreadable_frames = composition.captured.unreadable_frames.clone();
     let position = composer_position(&composition);
     let (hidden, set_hidden) = signal(Redactions::new(composition.captured.viewport));
     let (redacting, set_redacting) = signal(false);
@@ -501,6 +502,7 @@ fn Composer(
                         <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
                     </For>
                 </ul>
+                {unreadable_frames.into_iter().map(|origin| view! { <UnreadableFrame origin /> }).collect_view()}
                 {move || match screenshot.get() {
                     None => view! { <p class="hint">"Adding the screenshot…"</p> }.into_any(),
                     Some(Ok(shot)) => view! {
@@ -527,6 +529,18 @@ fn Composer(
             let screenshot = backdrop.clone().filter(|_| redacting.get())?;
             Some(view! { <Redactor screenshot outline=outline.clone() hidden=hidden.get_untracked() on_done=on_hidden /> })
         }}
+    }
+}
+
+/// Why a circled frame is filed as the frame element alone: Redline may not look inside
+/// a frame of a site the person has not granted it.
+#[component]
+fn UnreadableFrame(origin: String) -> impl IntoView {
+    view! {
+        <p class="hint frame-note" role="note">
+            "Redline could not look inside the frame from " <strong>{origin}</strong>
+            ": it has no access to that site, so the frame itself is filed. Grant Redline that site to capture what is inside."
+        </p>
     }
 }
 

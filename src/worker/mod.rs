@@ -6,7 +6,8 @@ use wasm_bindgen::prelude::*;
 
 use std::cell::RefCell;
 
-use crate::chrome::{self, ChromeError, MessageSender, Tab};
+use crate::chrome::{self, ChromeError, FrameCall, MessageSender, Tab};
+use crate::locate::{self, Located, Shown};
 use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, Sender, WorkerReply, WorkerRequest};
 use crate::throttle::Throttle;
 use crate::timer;
@@ -50,6 +51,12 @@ async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
             },
             None => WorkerReply::Error { message: "Only a page in a tab can ask for a screenshot.".into() },
         },
+        WorkerRequest::CaptureInFrame { frame_path, stroke } => {
+            match sender.tab.as_ref().and_then(|t| t.id) {
+                Some(tab_id) => capture_in_frame(tab_id, &frame_path, stroke).await,
+                None => WorkerReply::Error { message: "Only a page in a tab has frames to capture.".into() },
+            }
+        }
         WorkerRequest::File { draft } => outbox::file(*draft).await,
         WorkerRequest::OutboxStatus => outbox::status().await,
         WorkerRequest::Deliver => outbox::deliver_now().await,
@@ -139,14 +146,65 @@ async fn show_on_page(tab_id: Option<i32>, elements: Vec<redline_protocol::Eleme
             Err(error) => return WorkerReply::Error { message: error.to_string() },
         },
     };
-    match chrome::show_in_tab::<_, Vec<crate::locate::Located>>(tab_id, &elements).await {
-        Ok(located) => WorkerReply::Shown { url: None, located },
+    match chrome::in_frame::<_, Shown>(tab_id, &[], FrameCall::Show, &elements).await {
+        Ok(shown) => {
+            let located = show_in_frames(tab_id, &elements, shown).await;
+            WorkerReply::Shown { url: None, located }
+        }
         Err(error) => WorkerReply::Error {
             message: format!(
                 "Redline cannot reach this tab ({error}). Open the stage in it, click Redline\u{2019}s toolbar button there once, and try again."
             ),
         },
     }
+}
+
+/// Captures inside one frame of the sender's own tab, with the content module run in
+/// that frame. Chrome runs it only where the person granted the frame's origin (the
+/// toolbar click's `activeTab` covers the top page's origin only); elsewhere the answer
+/// is Chrome's refusal, and the content script files the frame element instead.
+async fn capture_in_frame(
+    tab_id: i32,
+    frame_path: &[u32],
+    stroke: Vec<redline_protocol::Point>,
+) -> WorkerReply {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Inside {
+        elements: Vec<redline_protocol::Element>,
+        unreadable_frames: Vec<String>,
+    }
+    match chrome::in_frame::<_, Inside>(tab_id, frame_path, FrameCall::Capture, &stroke).await {
+        Ok(inside) => WorkerReply::FrameCaptured {
+            elements: inside.elements,
+            unreadable_frames: inside.unreadable_frames,
+        },
+        Err(error) => WorkerReply::Error { message: error.to_string() },
+    }
+}
+
+/// What the top page found, completed with what frames of other origins find of the
+/// elements it handed on to them (frames whose origin the person did not grant cannot
+/// be asked: theirs stay not found). Each frame may hand on to frames inside it.
+async fn show_in_frames(tab_id: i32, elements: &[redline_protocol::Element], top: Shown) -> Vec<Located> {
+    let mut located = top.located;
+    let places: Vec<usize> = (0..elements.len()).collect();
+    let mut pending = locate::by_frame(&top.in_frames, elements, &places);
+    while let Some((frame_path, list)) = pending.pop() {
+        let (places, inside): (Vec<usize>, Vec<_>) = list.into_iter().unzip();
+        let Ok(shown) = chrome::in_frame::<_, Shown>(tab_id, &frame_path, FrameCall::Show, &inside).await
+        else {
+            continue;
+        };
+        for (place, found) in places.iter().zip(shown.located) {
+            if let Some(entry) = located.get_mut(*place) {
+                entry.matched_by = found.matched_by;
+                entry.count = found.count;
+            }
+        }
+        pending.extend(locate::by_frame(&shown.in_frames, &inside, &places));
+    }
+    located
 }
 
 /// The id of the main-world script that buffers console errors (`static/console-buffer.js`).

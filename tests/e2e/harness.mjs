@@ -124,10 +124,11 @@ async function openBrowser(extension, profile) {
   if (!port) throw new Error("Chromium did not open its DevTools port");
   const browser = await chromium.connectOverCDP(`http://127.0.0.1:${port}`);
   const context = browser.contexts()[0];
-  // Chromium here has no internet: anything but this machine is refused at once.
+  // Chromium here has no internet: anything but this machine is refused at once. (Chromium
+  // resolves `*.localhost` to this machine too: a test's other sites.)
   await context.route("**/*", (route) => {
     const { hostname, protocol } = new URL(route.request().url());
-    const local = hostname === "127.0.0.1" || hostname === "localhost" || protocol === "chrome-extension:";
+    const local = hostname === "127.0.0.1" || hostname === "localhost" || hostname.endsWith(".localhost") || protocol === "chrome-extension:";
     return local ? route.continue() : route.abort();
   });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
