@@ -13,11 +13,12 @@ use web_sys::{
 
 use redline_protocol::{Capture, Point};
 
-use crate::capture::console;
+use crate::capture::console::PageLog;
 use crate::capture::dom::{self, PageContext};
 use crate::capture::geometry::Polygon;
 use crate::capture::screenshot;
 use crate::capture::stroke_dom;
+use crate::capture::styles_dom::StyleReader;
 use crate::chrome;
 use crate::messages::{Captured, OverlayEvent};
 use crate::page_js;
@@ -174,8 +175,8 @@ const CAPTURE_MEASURE: &str = "redline:capture";
 /// overlay through the channel only it holds the other end of: the page can neither read
 /// the capture nor send one the overlay would take.
 async fn capture_and_reply(stroke: Vec<Point>) {
-    let Some((host, Some(port))) =
-        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.port.clone())))
+    let Some((host, frame, Some(port))) =
+        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone(), m.port.clone())))
     else {
         return;
     };
@@ -188,12 +189,16 @@ async fn capture_and_reply(stroke: Vec<Point>) {
     if let Some(p) = &performance {
         let _ = p.mark(CAPTURE_MARK);
     }
-    let elements = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take());
+    // The default elements styles are compared with go into our frame's shadow root.
+    let mut styles = frame.parent_node().and_then(|root| StyleReader::new(&window, &document, &root));
+    let elements =
+        dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_mut());
+    drop(styles);
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
     }
     let context = PageContext::read(&window, &document);
-    let console_errors = console::errors(&document);
+    let log = PageLog::read(&document);
     let screenshot = screenshot::visible_tab(&window, &document, &host).await;
     let captured = Captured {
         capture: Capture {
@@ -202,12 +207,13 @@ async fn capture_and_reply(stroke: Vec<Point>) {
             elements,
             device_pixel_ratio: Some(context.device_pixel_ratio),
             scroll: Some(context.scroll),
+            failed_requests: log.failed_requests,
         },
         route: context.route,
         locale: context.locale,
         viewport: context.viewport,
         git_sha: context.git_sha,
-        console_errors,
+        console_errors: log.errors,
         screenshot,
     };
     let _ = port.post_message(&page_js::captured_event(&captured));

@@ -12,6 +12,7 @@ use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 use super::selector_dom::CssPaths;
 use super::stroke::{self, Stroke, Task, Tree};
+use super::styles_dom::{STYLED_ELEMENTS_MAX, StyleReader};
 
 #[wasm_bindgen]
 extern "C" {
@@ -141,7 +142,11 @@ impl Capture {
     /// Each element's box is read again now, so what is filed is the page at release;
     /// `Err` when a box moved since the stroke read it (the layout changed without a
     /// DOM change, an animation say), and the capture must start over.
-    fn finish(mut self, polygon: &Polygon) -> Result<Vec<Circled>, Stale> {
+    fn finish(
+        mut self,
+        polygon: &Polygon,
+        mut styles: Option<&mut StyleReader>,
+    ) -> Result<Vec<Circled>, Stale> {
         let Some(bounds) = polygon.bounds() else { return Ok(Vec::new()) };
         let mut phases = Phases::start();
         let walk = &mut self.stroke.walk;
@@ -175,8 +180,12 @@ impl Capture {
             }
             let described = found.entries[i].and_then(|e| self.descriptions.get_mut(e)?.take());
             let described = described.unwrap_or_else(|| describe(element, &mut self.paths));
+            let styles = match styles.as_deref_mut() {
+                Some(reader) if circled.len() < STYLED_ELEMENTS_MAX => reader.read(element),
+                _ => None,
+            };
             // The box as it is at release, whenever the rest was read.
-            circled.push(Circled { rect: Some(rect), ..described });
+            circled.push(Circled { rect: Some(rect), styles, ..described });
         }
         phases.end("redline:capture:describe");
         Ok(circled)
@@ -191,20 +200,22 @@ type Sample = ((i32, i32), Option<(Element, Rect)>);
 struct Stale;
 
 /// The circled elements of `document` under `polygon`, skipping `ignore` (our overlay),
-/// with whatever `prepared` already read during the stroke.
+/// with whatever `prepared` already read during the stroke, and the first few with their
+/// computed styles when given a `styles` reader.
 pub fn circled_elements(
     document: &Document,
     polygon: &Polygon,
     ignore: Option<&Element>,
     prepared: Option<Capture>,
+    mut styles: Option<&mut StyleReader>,
 ) -> Vec<Circled> {
     let fresh = || Capture::new(document, ignore);
     let Some(capture) = prepared.or_else(fresh) else { return Vec::new() };
-    match capture.finish(polygon) {
+    match capture.finish(polygon, styles.as_deref_mut()) {
         Ok(circled) => circled,
         // Read again at once: every box of a fresh capture is read in this one task, so
         // it cannot be stale.
-        Err(Stale) => fresh().and_then(|c| c.finish(polygon).ok()).unwrap_or_default(),
+        Err(Stale) => fresh().and_then(|c| c.finish(polygon, styles).ok()).unwrap_or_default(),
     }
 }
 
@@ -373,7 +384,7 @@ fn topmost_below(document: &Document, point: Point, ignore: Option<&Element>) ->
 }
 
 /// The parent element, stepping out of a shadow root to its host.
-fn parent_element(element: &Element) -> Option<Element> {
+pub(super) fn parent_element(element: &Element) -> Option<Element> {
     element.parent_element().or_else(|| {
         let root = element.get_root_node();
         root.dyn_into::<web_sys::ShadowRoot>().ok().map(|shadow| shadow.host())
@@ -418,6 +429,7 @@ fn describe(el: &Element, paths: &mut CssPaths) -> Circled {
         role,
         name,
         tag,
+        styles: None,
     }
 }
 
@@ -549,8 +561,8 @@ mod tests {
         let grid = cards();
         let stroke = ellipse(350.0, 150.0, 260.0, 130.0);
         let polygon = Polygon::new(stroke.clone());
-        let at_release = circled_elements(&document(), &polygon, None, None);
-        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke)));
+        let at_release = circled_elements(&document(), &polygon, None, None, None);
+        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke)), None);
         assert!(at_release.len() >= 8, "{:?}", test_ids(&at_release));
         assert_eq!(ahead, at_release);
         grid.remove();
@@ -564,8 +576,8 @@ mod tests {
         let capture = prepared(&stroke);
         // Two rows down: other cards are under the lasso now.
         grid.set_attribute("style", &grid_style(120)).unwrap();
-        let ahead = circled_elements(&document(), &polygon, None, Some(capture));
-        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None));
+        let ahead = circled_elements(&document(), &polygon, None, Some(capture), None);
+        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None, None));
         assert!(ahead.iter().all(|c| c.rect.is_some_and(|r| r.y >= 120.0)), "{:?}", test_ids(&ahead));
         grid.remove();
     }

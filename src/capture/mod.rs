@@ -18,3 +18,5 @@ pub mod screenshot;
 pub mod selector_dom;
 #[cfg(feature = "content")]
 pub mod stroke_dom;
+#[cfg(feature = "content")]
+pub mod styles_dom;

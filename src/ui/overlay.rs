@@ -61,7 +61,7 @@ fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
             }
             Err(why) => Err(why.clone()),
         };
-        step.set(Step::Composing(Composition { outline, captured, shot }));
+        step.set(Step::Composing(Box::new(Composition { outline, captured, shot })));
     });
 }
 
@@ -102,7 +102,7 @@ async fn find_target(page_url: String) -> Result<Target, String> {
 enum Step {
     Drawing,
     Capturing { outline: Vec<Point> },
-    Composing(Composition),
+    Composing(Box<Composition>),
 }
 
 /// What the composer shows and files.
@@ -244,7 +244,7 @@ fn Circling(page: Page) -> impl IntoView {
             }.into_any(),
             Step::Composing(composition) => view! {
                 <Outline points=composition.outline.clone() />
-                <Composer composition target draft_text on_filed />
+                <Composer composition=*composition target draft_text on_filed />
             }.into_any(),
         }}
         <StageNotice target />
