@@ -190,9 +190,9 @@ async fn capture_and_reply(stroke: Vec<Point>) {
         let _ = p.mark(CAPTURE_MARK);
     }
     // The default elements styles are compared with go into our frame's shadow root.
-    let mut styles = frame.parent_node().and_then(|root| StyleReader::new(&window, &document, &root));
+    let styles = frame.parent_node().and_then(|root| StyleReader::new(&window, &document, &root));
     let elements =
-        dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_mut());
+        dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_ref());
     drop(styles);
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);

@@ -316,7 +316,7 @@ mod tests {
                 elements: vec![element(), Element { tag: "div".into(), ..Element::default() }],
                 device_pixel_ratio: Some(2.0),
                 scroll: Some(Point { x: 0.0, y: 120.0 }),
-                failed_requests: vec![FailedRequest::new("post", "https://api.example/orders", 503)],
+                failed_requests: vec![FailedRequest::new("POST", "https://api.example/orders", 503)],
             },
             route: "/orders?page=2".into(),
             locale: Some("de-DE".into()),

@@ -21,7 +21,7 @@
   // a failure only as an HTTP status: its 0 is also any cross-origin success.
   const failed = (method, url, status) => {
     try {
-      keep(failedRequests, { method: String(method), url: new URL(url, document.baseURI).href, status });
+      keep(failedRequests, { method: String(method).toUpperCase(), url: new URL(url, document.baseURI).href, status });
     } catch {}
   };
   const describe = (value) => {

@@ -160,13 +160,24 @@ impl ElementStyles {
     }
 }
 
-/// `value` at most [`STYLE_VALUE_MAX_CHARS`] characters, cut with `…`.
+/// `value` in at most [`STYLE_VALUE_MAX_CHARS`] bytes (so as many characters), cut with `…`.
 fn cut(value: &str) -> String {
-    if crate::bounded::within_chars(value, STYLE_VALUE_MAX_CHARS) {
+    if value.len() <= STYLE_VALUE_MAX_CHARS {
         value.to_owned()
     } else {
-        value.chars().take(STYLE_VALUE_MAX_CHARS - 1).chain(['…']).collect()
+        [at_most_bytes(value, STYLE_VALUE_MAX_CHARS - '…'.len_utf8()), "…"].concat()
     }
+}
+
+/// The longest start of `s` of at most `max` bytes that ends on a character boundary.
+/// Bytes rather than characters: this runs in the page, where the code to count
+/// characters would cost more than the few characters it keeps.
+fn at_most_bytes(s: &str, max: usize) -> &str {
+    let mut at = max.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    &s[..at]
 }
 
 /// A failed request's method is a word; a longer one is cut to this.
@@ -190,12 +201,15 @@ pub struct FailedRequest {
 }
 
 impl FailedRequest {
-    /// A request as the page saw it: the method in capitals and cut, the URL without
-    /// its query string and fragment (which often carry tokens) and cut.
+    /// A request as the page saw it, the URL without its query string and fragment
+    /// (which often carry tokens), method and URL cut to their limits (in bytes, so
+    /// within them in characters too).
     pub fn new(method: &str, url: &str, status: u16) -> FailedRequest {
-        let method = method.to_ascii_uppercase().chars().take(REQUEST_METHOD_MAX_CHARS).collect();
-        let url = crate::without_query(url).chars().take(crate::URL_MAX_CHARS).collect();
-        FailedRequest { method, url, status: status.min(REQUEST_STATUS_MAX) }
+        FailedRequest {
+            method: at_most_bytes(method, REQUEST_METHOD_MAX_CHARS).to_owned(),
+            url: at_most_bytes(crate::without_query(url), crate::URL_MAX_CHARS).to_owned(),
+            status: status.min(REQUEST_STATUS_MAX),
+        }
     }
 }
 
@@ -247,14 +261,25 @@ mod tests {
         element[0] = "a".repeat(STYLE_VALUE_MAX_CHARS + 20);
         let styles = ElementStyles::classify(&element, Some(&values(&[])), &values(&[]));
         let family = styles.changed.get("font-family").unwrap();
-        assert_eq!(family.chars().count(), STYLE_VALUE_MAX_CHARS);
-        assert!(family.ends_with('…'));
-        element[0] = "é".repeat(STYLE_VALUE_MAX_CHARS);
+        assert_eq!(
+            family,
+            format!("{}…", "a".repeat(STYLE_VALUE_MAX_CHARS - 3)),
+            "within the limit in bytes"
+        );
+        element[0] = "a".repeat(STYLE_VALUE_MAX_CHARS);
         let styles = ElementStyles::classify(&element, Some(&values(&[])), &values(&[]));
         assert_eq!(
             styles.changed.get("font-family"),
-            Some("é".repeat(STYLE_VALUE_MAX_CHARS).as_str()),
+            Some(element[0].as_str()),
             "exactly at the limit is kept"
+        );
+        element[0] = "é".repeat(STYLE_VALUE_MAX_CHARS);
+        let styles = ElementStyles::classify(&element, Some(&values(&[])), &values(&[]));
+        let family = styles.changed.get("font-family").unwrap();
+        assert_eq!(
+            family,
+            format!("{}…", "é".repeat((STYLE_VALUE_MAX_CHARS - 3) / 2)),
+            "cut between characters"
         );
     }
 
@@ -283,16 +308,15 @@ mod tests {
 
     #[test]
     fn a_failed_request_keeps_no_query_and_a_short_method() {
-        let r = FailedRequest::new("post", "https://api.example/orders?token=s3cret#x", 500);
+        let r = FailedRequest::new("POST", "https://api.example/orders?token=s3cret#x", 500);
         assert_eq!(
             r,
             FailedRequest { method: "POST".into(), url: "https://api.example/orders".into(), status: 500 }
         );
         let long =
-            FailedRequest::new(&"x".repeat(50), &format!("https://a.example/{}", "p".repeat(3000)), 1200);
-        assert_eq!(
-            (long.method.len(), long.url.chars().count(), long.status),
-            (20, crate::URL_MAX_CHARS, 999)
-        );
+            FailedRequest::new(&"x".repeat(50), &format!("https://a.example/{}", "é".repeat(3000)), 1200);
+        assert_eq!((long.method.len(), long.status), (REQUEST_METHOD_MAX_CHARS, REQUEST_STATUS_MAX));
+        assert!(long.url.len() <= crate::URL_MAX_CHARS && long.url.len() >= crate::URL_MAX_CHARS - 1);
+        assert!(long.url.ends_with('é'), "cut between characters");
     }
 }

@@ -141,7 +141,7 @@ fn capture_and_element_names() {
         elements: vec![Element { test_id: Some("save".into()), tag: "button".into(), ..Default::default() }],
         device_pixel_ratio: Some(2.0),
         scroll: Some(Point { x: 0.0, y: 300.0 }),
-        failed_requests: vec![FailedRequest::new("get", "https://api.example/orders?page=2", 404)],
+        failed_requests: vec![FailedRequest::new("GET", "https://api.example/orders?page=2", 404)],
     };
     let v = serde_json::to_value(&capture).unwrap();
     assert_eq!(v["devicePixelRatio"], 2.0);

@@ -86,7 +86,7 @@ mod tests {
             let document = document.clone();
             move || {
                 let answer = r#"{"errors": ["boom", 3], "failedRequests": [
-                    {"method": "get", "url": "https://a.example/x?token=1", "status": 404},
+                    {"method": "GET", "url": "https://a.example/x?token=1", "status": 404},
                     {"method": "GET", "url": "https://a.example/no-status"},
                     {"method": "POST", "url": "https://a.example/z#me", "status": 0}]}"#;
                 let init = web_sys::CustomEventInit::new();

@@ -142,11 +142,7 @@ impl Capture {
     /// Each element's box is read again now, so what is filed is the page at release;
     /// `Err` when a box moved since the stroke read it (the layout changed without a
     /// DOM change, an animation say), and the capture must start over.
-    fn finish(
-        mut self,
-        polygon: &Polygon,
-        mut styles: Option<&mut StyleReader>,
-    ) -> Result<Vec<Circled>, Stale> {
+    fn finish(mut self, polygon: &Polygon, styles: Option<&StyleReader>) -> Result<Vec<Circled>, Stale> {
         let Some(bounds) = polygon.bounds() else { return Ok(Vec::new()) };
         let mut phases = Phases::start();
         let walk = &mut self.stroke.walk;
@@ -180,7 +176,7 @@ impl Capture {
             }
             let described = found.entries[i].and_then(|e| self.descriptions.get_mut(e)?.take());
             let described = described.unwrap_or_else(|| describe(element, &mut self.paths));
-            let styles = match styles.as_deref_mut() {
+            let styles = match styles {
                 Some(reader) if circled.len() < STYLED_ELEMENTS_MAX => reader.read(element),
                 _ => None,
             };
@@ -207,11 +203,11 @@ pub fn circled_elements(
     polygon: &Polygon,
     ignore: Option<&Element>,
     prepared: Option<Capture>,
-    mut styles: Option<&mut StyleReader>,
+    styles: Option<&StyleReader>,
 ) -> Vec<Circled> {
     let fresh = || Capture::new(document, ignore);
     let Some(capture) = prepared.or_else(fresh) else { return Vec::new() };
-    match capture.finish(polygon, styles.as_deref_mut()) {
+    match capture.finish(polygon, styles) {
         Ok(circled) => circled,
         // Read again at once: every box of a fresh capture is read in this one task, so
         // it cannot be stale.

@@ -20,8 +20,6 @@ pub struct StyleReader {
     window: Window,
     document: Document,
     defaults_box: Element,
-    /// The default element's values by tag and font size (em-sized margins follow it).
-    defaults: Vec<((String, String), Vec<String>)>,
 }
 
 impl StyleReader {
@@ -30,43 +28,34 @@ impl StyleReader {
         let defaults_box = document.create_element("div").ok()?;
         defaults_box.set_attribute("style", "display: none").ok()?;
         root.append_child(&defaults_box).ok()?;
-        Some(StyleReader {
-            window: window.clone(),
-            document: document.clone(),
-            defaults_box,
-            defaults: Vec::new(),
-        })
+        Some(StyleReader { window: window.clone(), document: document.clone(), defaults_box })
     }
 
     /// `element`'s compact set, sorted against its parent and its tag's default.
-    pub fn read(&mut self, element: &Element) -> Option<ElementStyles> {
+    pub fn read(&self, element: &Element) -> Option<ElementStyles> {
         let own = values(&self.window, element)?;
         let parent = parent_element(element).and_then(|p| values(&self.window, &p));
-        let font_size = STYLE_PROPERTIES.iter().position(|(name, _)| *name == "font-size")?;
-        let default = self.default_of(&element.local_name(), &own[font_size])?;
-        Some(ElementStyles::classify(&own, parent.as_deref(), default))
+        let default = self.default_of(&element.local_name(), own.get(FONT_SIZE)?)?;
+        Some(ElementStyles::classify(&own, parent.as_deref(), &default))
     }
 
-    fn default_of(&mut self, tag: &str, font_size: &str) -> Option<&[String]> {
-        let key = (tag.to_owned(), font_size.to_owned());
-        let at = match self.defaults.iter().position(|(k, _)| *k == key) {
-            Some(at) => at,
-            None => {
-                // Custom elements would run the page's constructors, and frames and
-                // plug-ins would load: all of them default like a `span` for this set.
-                let plain = tag.contains('-') || matches!(tag, "iframe" | "frame" | "object" | "embed");
-                let probe = self.document.create_element(if plain { "span" } else { tag }).ok()?;
-                probe.set_attribute("style", &format!("font-size: {font_size}")).ok()?;
-                self.defaults_box.append_child(&probe).ok()?;
-                let read = values(&self.window, &probe);
-                probe.remove();
-                self.defaults.push((key, read?));
-                self.defaults.len() - 1
-            }
-        };
-        Some(&self.defaults[at].1)
+    /// The compact set of a default element of `tag` at `font_size` (em-sized margins
+    /// follow it). Made for each element: a capture styles only a few.
+    fn default_of(&self, tag: &str, font_size: &str) -> Option<Vec<String>> {
+        // Custom elements would run the page's constructors, and frames and plug-ins
+        // would load: all of them default like a `span` for this set.
+        let plain = tag.contains('-') || matches!(tag, "iframe" | "frame" | "object" | "embed");
+        let probe = self.document.create_element(if plain { "span" } else { tag }).ok()?;
+        probe.set_attribute("style", &["font-size: ", font_size].concat()).ok()?;
+        self.defaults_box.append_child(&probe).ok()?;
+        let read = values(&self.window, &probe);
+        probe.remove();
+        read
     }
 }
+
+/// Where `font-size` is in [`STYLE_PROPERTIES`].
+const FONT_SIZE: usize = 1;
 
 impl Drop for StyleReader {
     fn drop(&mut self) {
@@ -107,7 +96,7 @@ mod tests {
         let host = document.create_element("div").unwrap();
         body.append_child(&host).unwrap();
         let root = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed)).unwrap();
-        let mut reader = StyleReader::new(&window, &document, &root).unwrap();
+        let reader = StyleReader::new(&window, &document, &root).unwrap();
 
         let p = reader.read(&page.query_selector("p").unwrap().unwrap()).unwrap();
         assert_eq!(value(&p.changed, "color"), Some("rgb(255, 0, 0)"));
@@ -116,6 +105,7 @@ mod tests {
         assert_eq!(value(&p.unchanged, "margin"), Some("20px 0px"), "a paragraph's default, 1em of its font");
         assert_eq!(value(&p.unchanged, "display"), Some("block"));
         assert_eq!(p.changed.len() + p.unchanged.len(), STYLE_PROPERTIES.len());
+        assert_eq!(STYLE_PROPERTIES[FONT_SIZE].0, "font-size");
 
         let span = reader.read(&page.query_selector("span").unwrap().unwrap()).unwrap();
         assert_eq!(value(&span.unchanged, "color"), Some("rgb(0, 0, 255)"));
