@@ -163,6 +163,7 @@ impl Capture {
             let _ = js_sys::Reflect::set(&visible, &option.into(), &JsValue::TRUE);
         }
         let mut circled = Vec::with_capacity(picked.len());
+        let mut styled = Vec::new();
         for i in picked {
             let element = &found.elements[i];
             // One style lookup in the browser, with no strings brought back, and it also
@@ -176,14 +177,19 @@ impl Capture {
             }
             let described = found.entries[i].and_then(|e| self.descriptions.get_mut(e)?.take());
             let described = described.unwrap_or_else(|| describe(element, &mut self.paths));
-            let styles = match styles {
-                Some(reader) if circled.len() < STYLED_ELEMENTS_MAX => reader.read(element),
-                _ => None,
-            };
+            if circled.len() < STYLED_ELEMENTS_MAX {
+                styled.push(element.clone());
+            }
             // The box as it is at release, whenever the rest was read.
-            circled.push(Circled { rect: Some(rect), styles, ..described });
+            circled.push(Circled { rect: Some(rect), ..described });
         }
         phases.end("redline:capture:describe");
+        if let Some(reader) = styles {
+            for (circled, styles) in circled.iter_mut().zip(reader.read(&styled)) {
+                circled.styles = styles;
+            }
+            phases.end("redline:capture:styles");
+        }
         Ok(circled)
     }
 }

@@ -31,26 +31,47 @@ impl StyleReader {
         Some(StyleReader { window: window.clone(), document: document.clone(), defaults_box })
     }
 
-    /// `element`'s compact set, sorted against its parent and its tag's default.
-    pub fn read(&self, element: &Element) -> Option<ElementStyles> {
-        let own = values(&self.window, element)?;
-        let parent = parent_element(element).and_then(|p| values(&self.window, &p));
-        let default = self.default_of(&element.local_name(), own.get(FONT_SIZE)?)?;
-        Some(ElementStyles::classify(&own, parent.as_deref(), &default))
+    /// The compact sets of `elements`, each sorted against its parent and its tag's
+    /// default. The page is read first and the default elements made after, all at once:
+    /// a default element added to the document makes the next read of a used size lay
+    /// the page out again, which once per element cost milliseconds on a large page.
+    pub fn read(&self, elements: &[Element]) -> Vec<Option<ElementStyles>> {
+        // Plain loops: each `collect` of its own iterator type is code of its own, and
+        // this code is loaded into every page.
+        let mut page = Vec::with_capacity(elements.len());
+        for element in elements {
+            let parent = parent_element(element).and_then(|p| values(&self.window, &p));
+            page.push((values(&self.window, element), parent));
+        }
+        let mut probes = Vec::with_capacity(elements.len());
+        for (element, (own, _)) in elements.iter().zip(&page) {
+            let font_size = own.as_ref().and_then(|own| own.get(FONT_SIZE));
+            probes.push(font_size.and_then(|size| self.default_element(&element.local_name(), size)));
+        }
+        let mut styles = Vec::with_capacity(elements.len());
+        for (probe, (own, parent)) in probes.iter().zip(&page) {
+            let default = probe.as_ref().and_then(|p| values(&self.window, p));
+            styles.push(match (own, default) {
+                (Some(own), Some(default)) => Some(ElementStyles::classify(own, parent.as_deref(), &default)),
+                _ => None,
+            });
+        }
+        for probe in probes.iter().flatten() {
+            probe.remove();
+        }
+        styles
     }
 
-    /// The compact set of a default element of `tag` at `font_size` (em-sized margins
-    /// follow it). Made for each element: a capture styles only a few.
-    fn default_of(&self, tag: &str, font_size: &str) -> Option<Vec<String>> {
+    /// A default element of `tag` at `font_size` (em-sized margins follow it), in the
+    /// hidden box.
+    fn default_element(&self, tag: &str, font_size: &str) -> Option<Element> {
         // Custom elements would run the page's constructors, and frames and plug-ins
         // would load: all of them default like a `span` for this set.
         let plain = tag.contains('-') || matches!(tag, "iframe" | "frame" | "object" | "embed");
         let probe = self.document.create_element(if plain { "span" } else { tag }).ok()?;
         probe.set_attribute("style", &["font-size: ", font_size].concat()).ok()?;
         self.defaults_box.append_child(&probe).ok()?;
-        let read = values(&self.window, &probe);
-        probe.remove();
-        read
+        Some(probe)
     }
 }
 
@@ -98,7 +119,9 @@ mod tests {
         let root = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed)).unwrap();
         let reader = StyleReader::new(&window, &document, &root).unwrap();
 
-        let p = reader.read(&page.query_selector("p").unwrap().unwrap()).unwrap();
+        let elements =
+            [page.query_selector("p").unwrap().unwrap(), page.query_selector("span").unwrap().unwrap()];
+        let [p, span] = <[_; 2]>::try_from(reader.read(&elements)).unwrap().map(Option::unwrap);
         assert_eq!(value(&p.changed, "color"), Some("rgb(255, 0, 0)"));
         assert_eq!(value(&p.changed, "padding"), Some("4px"));
         assert_eq!(value(&p.unchanged, "font-size"), Some("20px"), "inherited from the parent");
@@ -107,7 +130,6 @@ mod tests {
         assert_eq!(p.changed.len() + p.unchanged.len(), STYLE_PROPERTIES.len());
         assert_eq!(STYLE_PROPERTIES[FONT_SIZE].0, "font-size");
 
-        let span = reader.read(&page.query_selector("span").unwrap().unwrap()).unwrap();
         assert_eq!(value(&span.unchanged, "color"), Some("rgb(0, 0, 255)"));
         assert_eq!(value(&span.unchanged, "width"), Some("auto"), "an inline box has no width of its own");
 
