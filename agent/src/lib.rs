@@ -228,6 +228,8 @@ pub struct ShowArgs {
 /// `changes_show`'s `css`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// Written out where it is used: some MCP clients do not follow `$ref` (see `mcp.rs`).
+#[schemars(inline)]
 pub enum CssDetail {
     /// What differs from the element's parent (font, colour) or its tag's default (the rest).
     #[default]
