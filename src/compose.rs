@@ -108,6 +108,7 @@ mod tests {
                 elements: vec![Element::default(), Element::default()],
                 device_pixel_ratio: Some(2.0),
                 scroll: None,
+                failed_requests: vec![redline_protocol::FailedRequest::new("GET", "/api/totals", 404)],
             },
             route: "/orders?page=2".into(),
             locale: Some("en".into()),
@@ -133,5 +134,9 @@ mod tests {
         let capture = draft.input.capture.unwrap();
         assert_eq!(capture.elements, kept);
         assert_eq!(capture.device_pixel_ratio, Some(2.0));
+        assert_eq!(
+            capture.failed_requests, captured.capture.failed_requests,
+            "filed beside the console errors"
+        );
     }
 }

@@ -12,12 +12,13 @@ use web_sys::{Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, Message
 
 use redline_protocol::{Capture, Element as Circled, Point};
 
-use crate::capture::console;
+use crate::capture::console::PageLog;
 use crate::capture::dom::{self, Circle, PageContext};
 use crate::capture::frame_dom;
 use crate::capture::geometry::Polygon;
 use crate::capture::shot_ahead;
 use crate::capture::stroke_dom;
+use crate::capture::styles_dom::StyleReader;
 use crate::chrome;
 use crate::messages::{Captured, OverlayEvent};
 use crate::page_js;
@@ -139,8 +140,8 @@ const CAPTURE_MEASURE: &str = "redline:capture";
 /// overlay through the channel only it holds the other end of: the page can neither read
 /// the capture nor send one the overlay would take.
 async fn capture_and_reply(stroke: Vec<Point>) {
-    let Some((host, Some(port))) =
-        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.port.clone())))
+    let Some((host, frame, Some(port))) =
+        MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone(), m.port.clone())))
     else {
         return;
     };
@@ -153,13 +154,17 @@ async fn capture_and_reply(stroke: Vec<Point>) {
     if let Some(p) = &performance {
         let _ = p.mark(CAPTURE_MARK);
     }
-    let circle = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take());
+    // The default elements styles are compared with go into our frame's shadow root.
+    let styles = frame.parent_node().and_then(|root| StyleReader::new(&window, &document, &root));
+    let circle =
+        dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_ref());
+    drop(styles);
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
     }
     let (elements, unreadable_frames) = enter_closed_frames(circle, &polygon).await;
     let context = PageContext::read(&window, &document);
-    let console_errors = console::errors(&document);
+    let log = PageLog::read(&document);
     let screenshot = shot_ahead::for_release(&window, &document, &host).await;
     let captured = Captured {
         capture: Capture {
@@ -168,12 +173,13 @@ async fn capture_and_reply(stroke: Vec<Point>) {
             elements,
             device_pixel_ratio: Some(context.device_pixel_ratio),
             scroll: Some(context.scroll),
+            failed_requests: log.failed_requests,
         },
         route: context.route,
         locale: context.locale,
         viewport: context.viewport,
         git_sha: context.git_sha,
-        console_errors,
+        console_errors: log.errors,
         screenshot,
         unreadable_frames,
     };
@@ -254,7 +260,9 @@ fn origin_of(frame: &Element) -> String {
 pub fn capture_frame(stroke: JsValue) -> Result<JsValue, JsValue> {
     let stroke = page_js::stroke(&stroke).ok_or("the outline is not a list of points")?;
     let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-    let circle = dom::circled_elements(&document, &Polygon::new(stroke), None, None);
+    // No styles: their default elements would have to be made in this page, which has
+    // no element of ours to hold them unseen.
+    let circle = dom::circled_elements(&document, &Polygon::new(stroke), None, None, None);
     let unreadable: Vec<String> =
         circle.closed_frames.iter().map(|closed| origin_of(&closed.frame)).collect();
     Ok(page_js::frame_captured(&circle.elements, &unreadable))

@@ -9,7 +9,7 @@
 //! so a field renamed in `redline-protocol` or `messages.rs` fails here.
 
 use js_sys::{Array, Object, Reflect};
-use redline_protocol::{Capture, Element, Point, Rect, Viewport};
+use redline_protocol::{Capture, Element, ElementStyles, FailedRequest, Point, Rect, StyleValues, Viewport};
 use wasm_bindgen::JsValue;
 
 use crate::locate::{InFrame, Located, MatchedBy};
@@ -105,6 +105,33 @@ impl ToJs for Element {
             ("role", self.role.to_js()),
             ("name", self.name.to_js()),
             ("tag", self.tag.to_js()),
+            ("styles", self.styles.to_js()),
+        ])
+    }
+}
+
+impl ToJs for StyleValues {
+    fn to_js(&self) -> JsValue {
+        let object = Object::new();
+        for (key, value) in self.iter() {
+            let _ = Reflect::set(&object, &JsValue::from_str(key), &JsValue::from_str(value));
+        }
+        object.into()
+    }
+}
+
+impl ToJs for ElementStyles {
+    fn to_js(&self) -> JsValue {
+        object(&[("changed", self.changed.to_js()), ("unchanged", self.unchanged.to_js())])
+    }
+}
+
+impl ToJs for FailedRequest {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("method", self.method.to_js()),
+            ("url", self.url.to_js()),
+            ("status", u32::from(self.status).to_js()),
         ])
     }
 }
@@ -117,6 +144,7 @@ impl ToJs for Capture {
             ("elements", self.elements.to_js()),
             ("devicePixelRatio", self.device_pixel_ratio.to_js()),
             ("scroll", self.scroll.to_js()),
+            ("failedRequests", self.failed_requests.to_js()),
         ])
     }
 }
@@ -254,6 +282,8 @@ pub fn elements(value: &JsValue) -> Option<Vec<Element>> {
         role: string(&e, "role"),
         name: string(&e, "name"),
         tag: string(&e, "tag").unwrap_or_default(),
+        // "Show on page" finds elements; how they looked is not needed for that.
+        styles: None,
     };
     Some(items(value)?.map(element).collect())
 }
@@ -309,6 +339,11 @@ mod tests {
             role: Some("button".into()),
             name: Some("Export CSV".into()),
             tag: "button".into(),
+            // Not in alphabetical order: both sides keep the order the page read.
+            styles: Some(ElementStyles {
+                changed: [("padding", "4px 8px"), ("color", "rgb(255, 0, 0)")].into(),
+                unchanged: [("font-size", "16px")].into(),
+            }),
         }
     }
 
@@ -320,6 +355,7 @@ mod tests {
                 elements: vec![element(), Element { tag: "div".into(), ..Element::default() }],
                 device_pixel_ratio: Some(2.0),
                 scroll: Some(Point { x: 0.0, y: 120.0 }),
+                failed_requests: vec![FailedRequest::new("POST", "https://api.example/orders", 503)],
             },
             route: "/orders?page=2".into(),
             locale: Some("de-DE".into()),
@@ -375,7 +411,8 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn show_on_page_reads_elements_and_answers_as_the_worker_expects() {
-        let sent = vec![element(), Element { tag: "a".into(), ..Element::default() }];
+        let sent =
+            vec![Element { styles: None, ..element() }, Element { tag: "a".into(), ..Element::default() }];
         assert_eq!(elements(&serde_js(&sent)), Some(sent));
         assert_eq!(elements(&JsValue::NULL), None);
 

@@ -346,7 +346,7 @@ async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
     let saved = save_images(&ctx, &out.change, &out.thread).await;
     let shown =
         ShowJson { out: &out, screenshot_path: saved.screenshot.as_deref(), image_paths: &saved.attachments };
-    ctx.print(&shown, || format::show(&out, group.as_ref(), &saved, now(), &ctx.local()));
+    ctx.print(&shown, || format::show(&out, group.as_ref(), &saved, a.css, now(), &ctx.local()));
     Ok(exit::OK)
 }
 

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redline_protocol::{
-    AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput, GetChangeOutput, Group, Message,
-    MessageType, NotClaimableItem, NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question,
-    option_label, sent_back, short_sha,
+    AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput, ElementStyles, FailedRequest,
+    GetChangeOutput, Group, Message, MessageType, NotClaimableItem, NotClaimableReason, Timestamp,
+    VERDICT_SHOT_LABEL, open_question, option_label, sent_back, short_sha,
 };
+
+use crate::CssDetail;
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
 /// offset from UTC, in seconds, at an instant.
@@ -210,6 +212,7 @@ pub fn show(
     out: &GetChangeOutput,
     group: Option<&Group>,
     saved: &SavedImages,
+    css: CssDetail,
     now: Timestamp,
     local: &LocalTime<'_>,
 ) -> String {
@@ -306,12 +309,22 @@ pub fn show(
                     r.height.round()
                 );
             }
+            if let Some(styles) = e.styles.as_ref().and_then(|styles| styles_text(styles, css)) {
+                let _ = writeln!(s, "     styles:    {styles}");
+            }
         }
     }
     if !c.console_errors.is_empty() {
         let _ = writeln!(s, "\nConsole errors ({}):", c.console_errors.len());
         for e in &c.console_errors {
             let _ = writeln!(s, "  - {}", one_line(e, 300));
+        }
+    }
+    let failed = c.capture.as_ref().map(|cap| cap.failed_requests.as_slice()).unwrap_or_default();
+    if !failed.is_empty() {
+        let _ = writeln!(s, "\nFailed requests ({}):", failed.len());
+        for r in failed {
+            let _ = writeln!(s, "  - {}", failed_request(r));
         }
     }
     if !out.thread.is_empty() {
@@ -467,6 +480,67 @@ pub fn answer_lines(c: &Change, thread: &[Message], images: &BTreeMap<String, St
     )
 }
 
+/// An element's styles as `show` prints them, `name: value` declarations in the compact
+/// set's order; `None` when `css` asks for none.
+pub fn styles_text(styles: &ElementStyles, css: CssDetail) -> Option<String> {
+    let shown = match css {
+        CssDetail::None => return None,
+        CssDetail::Changed => styles.in_order(false),
+        CssDetail::Full => styles.in_order(true),
+    };
+    if shown.is_empty() {
+        return Some("none differ from its parent or its tag's default".to_owned());
+    }
+    let declarations: Vec<String> =
+        shown.iter().map(|(name, value)| format!("{}: {}", one_line(name, 40), compact_css(value))).collect();
+    Some(declarations.join("; "))
+}
+
+/// A computed value said shortly: `rgb()` colours as hex (`rgba()` with alpha too, a
+/// fully transparent one as `transparent`) and `0px` as `0`; anything else as it is.
+pub fn compact_css(value: &str) -> String {
+    let value = one_line(value, 200);
+    let mut out = String::new();
+    let mut rest = value.as_str();
+    while let Some(at) = rest.find("rgb") {
+        let (before, tail) = rest.split_at(at);
+        out.push_str(before);
+        let colour = tail.find(')').and_then(|end| Some((hex_colour(&tail[..=end])?, end + 1)));
+        let (said, used) = colour.unwrap_or_else(|| ("rgb".to_owned(), 3));
+        out.push_str(&said);
+        rest = &tail[used..];
+    }
+    out.push_str(rest);
+    out.split(' ').map(|word| if word == "0px" { "0" } else { word }).collect::<Vec<_>>().join(" ")
+}
+
+/// `rgb(r, g, b)` or `rgba(r, g, b, a)` as `#rrggbb`, `#rrggbbaa` or `transparent`.
+fn hex_colour(function: &str) -> Option<String> {
+    let args = function.strip_prefix("rgba(").or_else(|| function.strip_prefix("rgb("))?.strip_suffix(')')?;
+    let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+    let channel = |p: &str| p.parse::<u8>().ok();
+    let rgb = [channel(parts.first()?)?, channel(parts.get(1)?)?, channel(parts.get(2)?)?];
+    let hex: String = rgb.iter().map(|c| format!("{c:02x}")).collect();
+    match parts.get(3) {
+        None if parts.len() == 3 => Some(format!("#{hex}")),
+        Some(alpha) if parts.len() == 4 => {
+            let alpha = alpha.parse::<f64>().ok().filter(|a| (0.0..=1.0).contains(a))?;
+            Some(if alpha == 0.0 {
+                "transparent".to_owned()
+            } else {
+                format!("#{hex}{:02x}", (alpha * 255.0).round() as u8)
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `GET https://api.example/orders: 404`, or `: no response` for status 0.
+pub fn failed_request(r: &FailedRequest) -> String {
+    let status = if r.status == 0 { "no response".to_owned() } else { r.status.to_string() };
+    format!("{} {}: {status}", one_line(&r.method, 20), one_line(&r.url, 300))
+}
+
 fn indent(text: &str, prefix: &str) -> String {
     text.lines().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n")
 }
@@ -482,7 +556,7 @@ fn one_line(text: &str, max_chars: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use redline_protocol::{Attachment, Capture, Element, Rect, Viewport};
+    use redline_protocol::{Attachment, Capture, Element, ElementStyles, FailedRequest, Rect, Viewport};
 
     use super::*;
     use crate::rules::tests::{NOW, change, group};
@@ -572,6 +646,58 @@ mod tests {
         }
     }
 
+    fn styled() -> ElementStyles {
+        ElementStyles {
+            changed: [("color", "rgb(255, 0, 0)"), ("padding", "0px 12px"), ("display", "inline-flex")]
+                .into(),
+            unchanged: [("font-size", "16px"), ("background-color", "rgba(0, 0, 0, 0)")].into(),
+        }
+    }
+
+    #[test]
+    fn styles_print_what_changed_everything_or_nothing() {
+        assert_eq!(
+            styles_text(&styled(), CssDetail::Changed).as_deref(),
+            Some("color: #ff0000; padding: 0 12px; display: inline-flex")
+        );
+        assert_eq!(
+            styles_text(&styled(), CssDetail::Full).as_deref(),
+            Some(
+                "font-size: 16px; color: #ff0000; background-color: transparent; padding: 0 12px; display: inline-flex"
+            )
+        );
+        assert_eq!(styles_text(&styled(), CssDetail::None), None);
+        let plain = ElementStyles { changed: Default::default(), ..styled() };
+        assert_eq!(
+            styles_text(&plain, CssDetail::Changed).as_deref(),
+            Some("none differ from its parent or its tag's default")
+        );
+    }
+
+    #[test]
+    fn computed_values_are_said_shortly() {
+        assert_eq!(compact_css("rgb(51, 51, 51)"), "#333333");
+        assert_eq!(compact_css("rgba(0, 0, 0, 0)"), "transparent");
+        assert_eq!(compact_css("rgba(255, 0, 0, 0.5)"), "#ff000080");
+        assert_eq!(compact_css("0px 0px 16px"), "0 0 16px");
+        assert_eq!(
+            compact_css("linear-gradient(rgb(0, 0, 255), rgba(0, 0, 0, 0))"),
+            "linear-gradient(#0000ff, transparent)"
+        );
+        assert_eq!(compact_css("\"Inter\", system-ui"), "\"Inter\", system-ui", "anything else as it is");
+        assert_eq!(compact_css("rgb(300, 0, 0)"), "rgb(300, 0, 0)", "not a colour: left alone");
+        assert_eq!(compact_css("rgb(1, 2"), "rgb(1, 2");
+    }
+
+    #[test]
+    fn failed_requests_say_method_address_and_status() {
+        let r =
+            FailedRequest { method: "POST".into(), url: "https://api.example/orders".into(), status: 500 };
+        assert_eq!(failed_request(&r), "POST https://api.example/orders: 500");
+        let refused = FailedRequest { method: "GET".into(), url: "http://127.0.0.1:1/x".into(), status: 0 };
+        assert_eq!(failed_request(&refused), "GET http://127.0.0.1:1/x: no response");
+    }
+
     #[test]
     fn an_element_inside_frames_says_which_frame_its_page_is_in() {
         let mut c = change(8);
@@ -625,10 +751,16 @@ mod tests {
                 text: Some("Total:\n  42 €".into()),
                 rect: Some(Rect { x: 12.4, y: 340.0, width: 240.0, height: 31.6 }),
                 tag: "div".into(),
+                styles: Some(styled()),
                 ..Default::default()
             }],
             device_pixel_ratio: None,
             scroll: None,
+            failed_requests: vec![FailedRequest {
+                method: "GET".into(),
+                url: "https://demo.example.com/api/tax".into(),
+                status: 404,
+            }],
         });
         c.screenshot_url = Some("http://x/blobs/k".into());
         let mut ask = message(AuthorKind::Agent, "agent-a", "Which tax?");
@@ -657,7 +789,7 @@ mod tests {
             screenshot: Some("/cache/p-7-k.png".into()),
             attachments: [("s1.png".to_owned(), "/cache/p-7-s1.png".to_owned())].into(),
         };
-        let text = show(&out, None, &saved, NOW, &UTC);
+        let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC);
         let expected = "\
 #7 Total is wrong
 Status:   in_progress (in a group)
@@ -681,9 +813,13 @@ Circled elements (1):
      css:       main > div.total
      text:      \"Total: 42 €\"
      rect:      x 12 y 340, 240x32 (CSS px in the viewport)
+     styles:    color: #ff0000; padding: 0 12px; display: inline-flex
 
 Console errors (1):
   - TypeError: x is undefined
+
+Failed requests (1):
+  - GET https://demo.example.com/api/tax: 404
 
 Thread (3):
   [17:35] agent agent-a (question): Which tax?
@@ -769,7 +905,7 @@ Screenshot: /cache/p-7-k.png
              red on mobile\n    after-screenshot: /cache/p-3-a1.png"
         );
         let out = GetChangeOutput { change: c.clone(), thread: thread.clone(), stage_url: None };
-        let text = show(&out, None, &saved, NOW, &UTC);
+        let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC);
         assert!(
             text.contains(
                 "\nSent back at 17:35 by Ann: Still wrong: still red on mobile\n  after-screenshot: /cache/p-3-a1.png\n"
@@ -780,7 +916,7 @@ Screenshot: /cache/p-7-k.png
         // Once claimed again it is no longer "sent back"; the verdict stays in the thread.
         let mut claimed = out.clone();
         claimed.change.status = ChangeStatus::Claimed;
-        let text = show(&claimed, None, &saved, NOW, &UTC);
+        let text = show(&claimed, None, &saved, CssDetail::Changed, NOW, &UTC);
         assert!(!text.contains("Sent back"), "{text}");
         assert!(text.contains("Ann (verdict): Still wrong"), "{text}");
     }

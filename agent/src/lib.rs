@@ -108,9 +108,9 @@ pub enum AgentCommand {
     /// Show an item, its thread and its screenshot.
     ///
     /// Prints the title, body, status, when it is claimable, the stage URL and route, the
-    /// viewport, each circled element (test ids, source anchor, CSS path, text), console
-    /// errors and the thread with its options. The screenshot is saved to a temporary
-    /// file whose path is printed.
+    /// viewport, each circled element (test ids, source anchor, CSS path, text, computed
+    /// styles), console errors, failed requests and the thread with its options. The
+    /// screenshot is saved to a temporary file whose path is printed.
     Show(ShowArgs),
     /// Ask the filer a question, optionally with options to choose from.
     Ask(AskArgs),
@@ -217,8 +217,27 @@ pub struct ClaimArgs {
 pub struct ShowArgs {
     #[command(flatten)]
     pub item: ItemArg,
+    /// How much of each circled element's computed styles to print.
+    #[arg(long, value_enum, value_name = "DETAIL", default_value_t = CssDetail::Changed)]
+    pub css: CssDetail,
     #[command(flatten)]
     pub api: ApiArgs,
+}
+
+/// How much of a circled element's computed styles `show` prints (`--css`, and
+/// `changes_show`'s `css`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+// Written out where it is used: some MCP clients do not follow `$ref` (see `mcp.rs`).
+#[schemars(inline)]
+pub enum CssDetail {
+    /// What differs from the element's parent (font, colour) or its tag's default (the rest).
+    #[default]
+    Changed,
+    /// The whole compact set: font, colour, background, spacing, size, display, position.
+    Full,
+    /// No styles.
+    None,
 }
 
 #[derive(Args, Debug)]
@@ -375,5 +394,35 @@ fn report(e: &Error, json: bool) {
     eprintln!("redline: {}", format::terminal_safe(&e.to_string()));
     if let (true, Error::Api { body, .. }) = (json, e) {
         println!("{}", serde_json::to_string(body).expect("error bodies serialise"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        command: AgentCommand,
+    }
+
+    fn css_of(args: &[&str]) -> Result<CssDetail, clap::Error> {
+        match Cli::try_parse_from([&["redline", "show", "3"], args].concat())?.command {
+            AgentCommand::Show(show) => Ok(show.css),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn show_takes_how_much_css_to_print() {
+        assert_eq!(css_of(&[]).unwrap(), CssDetail::Changed);
+        assert_eq!(css_of(&["--css", "full"]).unwrap(), CssDetail::Full);
+        assert_eq!(css_of(&["--css", "none"]).unwrap(), CssDetail::None);
+        assert_eq!(css_of(&["--css=changed"]).unwrap(), CssDetail::Changed);
+        let refused = css_of(&["--css", "all"]).unwrap_err().to_string();
+        assert!(refused.contains("changed, full, none"), "{refused}");
     }
 }

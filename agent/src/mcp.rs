@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use super::CssDetail;
 use super::client::{Error, exit};
 use super::commands::{Ctx, done_text, file_label, now, read_image, save_images, shot_text};
 use super::format::{self, LocalTime, SavedImages};
@@ -49,8 +50,9 @@ const INSTRUCTIONS: &str = "Redline is a queue of UI change requests: a person c
 web app (a stage) and said what is wrong. Work it in a loop:
 1. changes_next {claim: true, claimedBy: YOUR_NAME} waits (up to timeoutSeconds, default 50) for claimable \
 items and claims them as one group with a 30-minute lease. \"nothing yet\" means nothing came: call it again.
-2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text), the \
-body, console errors, the thread, and the screenshot as an image.
+2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text, the \
+computed styles that differ; css: \"full\" for all, \"none\" for none), the body, console errors, failed requests, the \
+thread, and the screenshot as an image.
 3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} and then \
 changes_next {claimedBy: YOUR_NAME} wakes when they answer. changes_reply and changes_shot (option or evidence \
 images) add to the thread.
@@ -138,6 +140,11 @@ pub struct ClaimParams {
 pub struct ShowParams {
     /// The item: its number (3 or "#3") or its id.
     pub change_id: ItemRef,
+    /// How much of each circled element's computed styles to show: "changed" (the
+    /// default: what differs from its parent or its tag's default), "full" (font,
+    /// colour, background, spacing, size, display and position) or "none".
+    #[serde(default)]
+    pub css: Option<CssDetail>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -502,7 +509,8 @@ impl Tools {
     #[tool(
         description = "Show an item: title, body, status and lease, the stage URL and route, the viewport, each \
                        circled element (test id, component, source file:line as of the filed build, CSS path, \
-                       text), console errors and the thread with its options. Returns the screenshot the filer \
+                       text, computed styles: css \"changed\" by default, \"full\" or \"none\"), console errors, \
+                       the page's failed requests and the thread with its options. Returns the screenshot the filer \
                        took and the thread's option and evidence images as images (the screenshot is also \
                        saved to a temporary file, whose path is given).",
         annotations(read_only_hint = true)
@@ -651,7 +659,7 @@ impl Tools {
             };
             images.push((caption, saved.attachments.get(&a.key)));
         }
-        let shown = format::show(&out, group.as_ref(), &saved, now(), &local());
+        let shown = format::show(&out, group.as_ref(), &saved, p.css.unwrap_or_default(), now(), &local());
         let mut content = vec![ContentBlock::text(format::terminal_safe(&shown))];
         for (i, (caption, path)) in images.into_iter().enumerate() {
             if i == SHOW_IMAGES_MAX {
@@ -809,6 +817,10 @@ mod tests {
         let args: ShowParams = serde_json::from_str(r##"{"changeId": "#7"}"##).unwrap();
         assert_eq!(args.change_id.name(), "7");
         assert!(serde_json::from_str::<ShowParams>(r#"{"changeId": 7, "extra": 1}"#).is_err());
+        assert_eq!(args.css, None, "the styles that changed, by default");
+        let args: ShowParams = serde_json::from_str(r#"{"changeId": 7, "css": "full"}"#).unwrap();
+        assert_eq!(args.css, Some(CssDetail::Full));
+        assert!(serde_json::from_str::<ShowParams>(r#"{"changeId": 7, "css": "all"}"#).is_err());
     }
 
     #[test]

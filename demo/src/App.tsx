@@ -2,7 +2,7 @@
 // xtask/src/stage.rs), so its test ids and source anchors are the ones a team gets on
 // its own app: no data-fabric-src is written here, and a data-testid only where an
 // element has no translated text to name it.
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 
 type Order = { number: number; customer: string; status: string; total: number };
@@ -16,6 +16,13 @@ const ORDERS: Order[] = [
 
 export function App() {
   const [orders, setOrders] = useState(ORDERS);
+  // Only with ?live-totals (tests/e2e/context.test.mjs): the page asks an API this stage
+  // does not serve, so it has a failed request to file, as a page with a broken backend.
+  useEffect(() => {
+    if (new URLSearchParams(location.search).has("live-totals")) {
+      fetch(`api/order-totals?since=${ORDERS[ORDERS.length - 1].number}`).catch(() => {});
+    }
+  }, []);
   const add = (customer: string, total: number) =>
     setOrders([{ number: orders[0].number + 1, customer, status: "Pending", total }, ...orders]);
   return (

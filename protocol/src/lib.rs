@@ -11,6 +11,7 @@
 //! - [`rules`]: held, claimable, change references, limits, image types.
 //! - [`bounded`]: reading lists and strings no longer than their limits.
 //! - `schema` (feature `schema`): the forms and cross-field rules `/openapi.json` states.
+//! - [`styles`] **(ours)**: an element's computed styles, a page's failed requests.
 //! - [`sse`]: the event-stream parser both clients read change events with.
 //! - [`thread`]: what a message is, the open question and its choices, answers.
 //! - [`Timestamp`]: ISO-8601 UTC on the wire.
@@ -24,6 +25,7 @@ pub mod rules;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod sse;
+pub mod styles;
 pub mod thread;
 mod time;
 pub mod wire;
@@ -32,6 +34,7 @@ pub use client::*;
 pub use records::*;
 pub use rpc::*;
 pub use rules::*;
+pub use styles::{ElementStyles, FailedRequest, StyleValues};
 pub use thread::*;
 pub use time::{Timestamp, TimestampError};
 pub use wire::*;

@@ -250,7 +250,7 @@ pub struct Viewport {
 
 /// "`capture` = `{stroke: [{x,y}], bounds: {x,y,width,height}|null, elements: [Element]}`,
 /// in viewport CSS pixels at the moment of capture, plus **(ours)** `devicePixelRatio`
-/// and `scroll {x,y}`."
+/// and `scroll {x,y}`", and **(ours, beyond protocol.md)** `failedRequests`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -272,11 +272,20 @@ pub struct Capture {
     /// **(ours)** the page's scroll offset at capture.
     #[serde(default, deserialize_with = "crate::bounded::opt_object")]
     pub scroll: Option<Point>,
+    /// **(ours)** the page's requests that failed since it loaded, oldest first (on
+    /// stages whose console is kept); empty in items filed before there were any.
+    #[serde(
+        default,
+        deserialize_with = "crate::bounded::vec_of_objects::<_, _, { crate::styles::FAILED_REQUESTS_MAX }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::styles::FAILED_REQUESTS_MAX)))]
+    pub failed_requests: Vec<crate::FailedRequest>,
 }
 
 /// "Element = `{testId|null, sourceAnchor|null, cssPath|null, text|null, rect|null}`
 /// plus **(ours)** `componentTestId|null` (nearest ancestor component-root test id),
-/// `role|null`, `name|null` (accessible name), `tag`."
+/// `role|null`, `name|null` (accessible name), `tag`", and **(ours, beyond protocol.md)**
+/// `styles`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -312,6 +321,10 @@ pub struct Element {
     #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENT_WORD_MAX_CHARS)))]
     pub tag: String,
+    /// **(ours)** the compact set of computed styles; `null` for elements past the first
+    /// few of a capture and in items filed before there were any.
+    #[serde(default, deserialize_with = "crate::bounded::opt_object")]
+    pub styles: Option<crate::ElementStyles>,
 }
 
 /// "Change (an item)". `held` is computed on the server's clock (see [`crate::is_held`]);

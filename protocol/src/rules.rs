@@ -3,6 +3,10 @@
 //! passed in.
 
 use crate::records::{Capture, ChangeStatus};
+use crate::styles::{
+    ElementStyles, REQUEST_METHOD_MAX_CHARS, REQUEST_STATUS_MAX, STYLE_NAME_MAX_CHARS, STYLE_PROPERTIES_MAX,
+    STYLE_VALUE_MAX_CHARS,
+};
 use crate::wire::NotClaimableReason;
 use crate::{CreateChangeInput, Timestamp};
 
@@ -220,7 +224,8 @@ pub fn validate_title(field: &str, title: &str) -> Result<(), FieldError> {
     Ok(())
 }
 
-/// A capture: at most [`ELEMENTS_MAX`] elements and [`STROKE_POINTS_MAX`] stroke points.
+/// A capture: at most [`ELEMENTS_MAX`] elements and [`STROKE_POINTS_MAX`] stroke points,
+/// each element's strings and styles and each failed request within their limits.
 pub fn validate_capture(capture: &Capture) -> Result<(), FieldError> {
     if capture.elements.len() > ELEMENTS_MAX {
         return Err(FieldError::new("capture.elements", format!("at most {ELEMENTS_MAX} elements")));
@@ -247,6 +252,52 @@ pub fn validate_capture(capture: &Capture) -> Result<(), FieldError> {
                 return Err(FieldError::new(
                     format!("capture.elements[{i}].{field}"),
                     format!("at most {max} characters"),
+                ));
+            }
+        }
+        if let Some(styles) = &e.styles {
+            validate_styles(&format!("capture.elements[{i}].styles"), styles)?;
+        }
+    }
+    for (i, r) in capture.failed_requests.iter().enumerate() {
+        let field = |name: &str| format!("capture.failedRequests[{i}].{name}");
+        if r.method.chars().count() > REQUEST_METHOD_MAX_CHARS {
+            return Err(FieldError::new(
+                field("method"),
+                format!("at most {REQUEST_METHOD_MAX_CHARS} characters"),
+            ));
+        }
+        if r.url.chars().count() > URL_MAX_CHARS {
+            return Err(FieldError::new(field("url"), format!("at most {URL_MAX_CHARS} characters")));
+        }
+        if r.status > REQUEST_STATUS_MAX {
+            return Err(FieldError::new(field("status"), format!("at most {REQUEST_STATUS_MAX}")));
+        }
+    }
+    Ok(())
+}
+
+/// An element's `styles` at `field`: each half at most [`STYLE_PROPERTIES_MAX`]
+/// properties, names and values within their lengths.
+fn validate_styles(field: &str, styles: &ElementStyles) -> Result<(), FieldError> {
+    for (half, map) in [("changed", &styles.changed), ("unchanged", &styles.unchanged)] {
+        if map.len() > STYLE_PROPERTIES_MAX {
+            return Err(FieldError::new(
+                format!("{field}.{half}"),
+                format!("at most {STYLE_PROPERTIES_MAX} properties"),
+            ));
+        }
+        for (name, value) in map.iter() {
+            if name.chars().count() > STYLE_NAME_MAX_CHARS {
+                return Err(FieldError::new(
+                    format!("{field}.{half}"),
+                    format!("property names of at most {STYLE_NAME_MAX_CHARS} characters"),
+                ));
+            }
+            if value.chars().count() > STYLE_VALUE_MAX_CHARS {
+                return Err(FieldError::new(
+                    format!("{field}.{half}.{name}"),
+                    format!("at most {STYLE_VALUE_MAX_CHARS} characters"),
                 ));
             }
         }
@@ -401,12 +452,33 @@ mod tests {
             elements: vec![],
             device_pixel_ratio: None,
             scroll: None,
+            failed_requests: vec![],
         };
         capture.elements = vec![Default::default(); ELEMENTS_MAX + 1];
         assert_eq!(validate_capture(&capture).unwrap_err().field, "capture.elements");
         capture.elements.clear();
         capture.stroke = vec![crate::Point { x: 0.0, y: 0.0 }; STROKE_POINTS_MAX + 1];
         assert_eq!(validate_capture(&capture).unwrap_err().field, "capture.stroke");
+        capture.stroke.clear();
+        let long = "x".repeat(STYLE_VALUE_MAX_CHARS + 1);
+        let styles = ElementStyles { changed: [("color", long.as_str())].into(), ..Default::default() };
+        capture.elements =
+            vec![Default::default(), crate::Element { styles: Some(styles), ..Default::default() }];
+        assert_eq!(validate_capture(&capture).unwrap_err().field, "capture.elements[1].styles.changed.color");
+        let styles = ElementStyles {
+            unchanged: crate::StyleValues(
+                (0..=STYLE_PROPERTIES_MAX).map(|n| (format!("p{n}"), "0".into())).collect(),
+            ),
+            ..Default::default()
+        };
+        capture.elements = vec![crate::Element { styles: Some(styles), ..Default::default() }];
+        assert_eq!(validate_capture(&capture).unwrap_err().field, "capture.elements[0].styles.unchanged");
+        capture.elements.clear();
+        capture.failed_requests =
+            vec![crate::FailedRequest { method: "GET".into(), url: "/x".into(), status: 1000 }];
+        assert_eq!(validate_capture(&capture).unwrap_err().field, "capture.failedRequests[0].status");
+        capture.failed_requests[0].status = 404;
+        assert!(validate_capture(&capture).is_ok());
         let input =
             CreateChangeInput { change_id: Some("nope".into()), title: "t".into(), ..Default::default() };
         assert_eq!(validate_create_change(&input).unwrap_err().field, "changeId");

@@ -141,15 +141,41 @@ fn capture_and_element_names() {
         elements: vec![Element { test_id: Some("save".into()), tag: "button".into(), ..Default::default() }],
         device_pixel_ratio: Some(2.0),
         scroll: Some(Point { x: 0.0, y: 300.0 }),
+        failed_requests: vec![FailedRequest::new("GET", "https://api.example/orders?page=2", 404)],
     };
     let v = serde_json::to_value(&capture).unwrap();
     assert_eq!(v["devicePixelRatio"], 2.0);
+    assert_eq!(
+        v["failedRequests"],
+        serde_json::json!([{"method": "GET", "url": "https://api.example/orders", "status": 404}])
+    );
     assert_eq!(v["bounds"]["width"], 10.0);
     let el = &v["elements"][0];
-    for key in ["testId", "sourceAnchor", "cssPath", "text", "rect", "componentTestId", "role", "name", "tag"]
-    {
+    for key in [
+        "testId",
+        "sourceAnchor",
+        "cssPath",
+        "text",
+        "rect",
+        "componentTestId",
+        "role",
+        "name",
+        "tag",
+        "styles",
+    ] {
         assert!(el.get(key).is_some(), "{key}");
     }
+}
+
+#[test]
+fn captures_filed_before_styles_and_failed_requests_still_read() {
+    let old = serde_json::json!({"stroke": [], "bounds": null, "elements": [{"tag": "button"}]});
+    let capture: Capture = serde_json::from_value(old).unwrap();
+    assert_eq!((capture.elements[0].styles.as_ref(), capture.failed_requests.len()), (None, 0));
+    let styled = serde_json::json!({"elements": [{"styles": {"changed": {"color": "rgb(255, 0, 0)"}}}]});
+    let capture: Capture = serde_json::from_value(styled).unwrap();
+    let styles = capture.elements[0].styles.as_ref().unwrap();
+    assert_eq!((styles.changed.get("color"), styles.unchanged.len()), (Some("rgb(255, 0, 0)"), 0));
 }
 
 #[test]

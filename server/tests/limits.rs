@@ -124,6 +124,42 @@ async fn long_strings_are_refused_naming_the_field() {
 }
 
 #[tokio::test]
+async fn styles_and_failed_requests_are_kept_and_refused_past_their_limits() {
+    let s = TestServer::start().await;
+    let file = |capture: Value| json!({"stageId": s.stage_id, "title": "t", "capture": capture});
+    let styles = json!({"changed": {"color": "rgb(255, 0, 0)"}, "unchanged": {"display": "block"}});
+    let failed = json!([{"method": "GET", "url": "http://127.0.0.1:7879/api/totals", "status": 404}]);
+    let filed = s
+        .ok(
+            &s.ann,
+            "createChange",
+            file(json!({"elements": [{"tag": "p", "styles": styles}], "failedRequests": failed})),
+        )
+        .await;
+    let id = filed["change"]["changeId"].as_str().unwrap().to_owned();
+    let read = s.ok(&s.agent, "getChange", json!({"changeId": id})).await;
+    assert_eq!(read["change"]["capture"]["elements"][0]["styles"], styles);
+    assert_eq!(read["change"]["capture"]["failedRequests"], failed);
+
+    let long = json!({"changed": {"color": "x".repeat(101)}});
+    let many: serde_json::Map<String, Value> = (0..17).map(|n| (format!("p{n}"), json!("0"))).collect();
+    let request = |method: &str, status: Value| json!({"method": method, "url": "/x", "status": status});
+    for (capture, field) in [
+        (json!({"elements": [{}, {"styles": long}]}), "capture.elements[1].styles.changed.color"),
+        (json!({"elements": [{"styles": {"unchanged": many}}]}), "capture.elements[0].styles.unchanged"),
+        (json!({"failedRequests": [request("GET", json!(1000))]}), "capture.failedRequests[0].status"),
+        (
+            json!({"failedRequests": [request(&"M".repeat(21), json!(500))]}),
+            "capture.failedRequests[0].method",
+        ),
+        (json!({"failedRequests": vec![request("GET", json!(404)); 51]}), "capture.failedRequests"),
+        (json!({"failedRequests": [{"method": "GET", "url": "/x"}]}), "capture.failedRequests[0].status"),
+    ] {
+        refused(&s, &s.ann, "createChange", file(capture), field).await;
+    }
+}
+
+#[tokio::test]
 async fn bodies_over_their_rpcs_cap_get_413_naming_it() {
     let s = TestServer::start().await;
     // A small RPC: 64 KiB.
@@ -131,15 +167,15 @@ async fn bodies_over_their_rpcs_cap_get_413_naming_it() {
     let (status, body) = s.post(&s.ann, "getSession", padded).await;
     assert_eq!((status, body["code"].as_str()), (413, Some("too_large")), "{body}");
     assert_eq!(message(&body), "the request body is over getSession's limit of 65536 bytes");
-    // createChange: 2 MiB, whatever the body holds (here a million empty elements, ~3 MB).
-    let million = format!(
+    // createChange: 5 MiB, whatever the body holds (here two million empty elements, ~6 MB).
+    let millions = format!(
         r#"{{"stageId":"{}","title":"t","capture":{{"elements":[{}{{}}]}}}}"#,
         s.stage_id,
-        "{},".repeat(1_000_000 - 1)
+        "{},".repeat(2_000_000 - 1)
     );
-    let (status, body) = s.post(&s.ann, "createChange", million).await;
+    let (status, body) = s.post(&s.ann, "createChange", millions).await;
     assert_eq!(status, 413, "{body}");
-    assert!(message(&body).contains("createChange's limit of 2097152 bytes"), "{body}");
+    assert!(message(&body).contains("createChange's limit of 5242880 bytes"), "{body}");
     // The same list under the cap is refused at its 501st entry.
     let many = format!(
         r#"{{"stageId":"{}","title":"t","capture":{{"elements":[{}{{}}]}}}}"#,
@@ -157,8 +193,9 @@ async fn bodies_over_their_rpcs_cap_get_413_naming_it() {
 }
 
 /// The largest filing the extension makes fits `createChange`'s cap with room to spare:
-/// 500 elements with 200-character texts and names, a 10,000-point stroke at full
-/// precision, 50 console errors of 500 characters and a long body.
+/// 500 elements with 200-character texts and names, the first 20 with a whole compact
+/// set of styles at its longest, a 10,000-point stroke at full precision, 50 console
+/// errors of 500 characters, 50 failed requests with long addresses and a long body.
 #[tokio::test]
 async fn filing_bodies_fit_their_cap() {
     let s = TestServer::start().await;
@@ -173,12 +210,21 @@ async fn filing_bodies_fit_their_cap() {
             "role": "cell",
             "name": "n".repeat(200),
             "tag": "span",
+            "styles": (i < 20).then(|| {
+                let set = |from: usize, to: usize| -> serde_json::Map<String, Value> {
+                    redline_protocol::styles::STYLE_PROPERTIES[from..to]
+                        .iter()
+                        .map(|(name, _)| ((*name).to_owned(), json!("v".repeat(100))))
+                        .collect()
+                };
+                json!({"changed": set(0, 7), "unchanged": set(7, 14)})
+            }),
         })
     };
     let stroke: Vec<Value> = (0..10_000)
         .map(|i| json!({"x": 1000.0 + f64::from(i) / 7.0, "y": 700.0 - f64::from(i) / 3.0}))
         .collect();
-    let data = json!({
+    let mut data = json!({
         "stageId": s.stage_id,
         "title": "t".repeat(200),
         "body": "b".repeat(2_000),
@@ -192,6 +238,10 @@ async fn filing_bodies_fit_their_cap() {
         },
         "consoleErrors": vec!["e".repeat(500); 50],
     });
+    let failed: Vec<Value> = (0..50)
+        .map(|i| json!({"method": "DELETE", "url": format!("https://api.example/{}/{i}", "p".repeat(500)), "status": 503}))
+        .collect();
+    data["capture"]["failedRequests"] = json!(failed);
     let size = json!({"rpcName": "createChange", "data": data}).to_string().len();
     println!("the largest extension filing is {size} bytes");
     assert!(size < 2 * 1024 * 1024 / 2 + 200 * 1024, "{size} bytes");
@@ -287,7 +337,15 @@ async fn openapi_states_the_limits() {
     assert_eq!(ask["option"]["items"]["minLength"], 1);
     assert_eq!(ask["question"]["minLength"], 1);
     let paths = &doc["paths"];
-    assert_eq!(paths["/rpc/createChange"]["post"]["x-max-body-bytes"], 2 * 1024 * 1024);
+    assert_eq!(paths["/rpc/createChange"]["post"]["x-max-body-bytes"], 5 * 1024 * 1024);
+    let styles = &schemas["ElementStyles"]["properties"]["changed"];
+    assert_eq!(styles["maxProperties"], 16);
+    assert_eq!(styles["propertyNames"]["maxLength"], 32);
+    assert_eq!(styles["additionalProperties"]["maxLength"], 100);
+    assert_eq!(capture["failedRequests"]["maxItems"], 50);
+    let request = &schemas["FailedRequest"]["properties"];
+    assert_eq!((&request["method"]["maxLength"], &request["url"]["maxLength"]), (&json!(20), &json!(2048)));
+    assert_eq!(request["status"]["maximum"], 999);
     assert_eq!(paths["/rpc/getSession"]["post"]["x-max-body-bytes"], 64 * 1024);
     assert!(paths["/rpc/uploadShot"]["post"]["x-max-body-bytes"].as_u64().unwrap() > 11 << 20);
 }

@@ -25,3 +25,5 @@ pub mod selector_dom;
 pub mod shot_ahead;
 #[cfg(feature = "content")]
 pub mod stroke_dom;
+#[cfg(feature = "content")]
+pub mod styles_dom;

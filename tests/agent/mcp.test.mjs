@@ -130,7 +130,19 @@ before(async () => {
   const { screenshotKey } = await rpc("uploadShot", { projectId, contentType: "image/png", imageBase64: PNG }, filerToken);
   const { change } = await rpc(
     "createChange",
-    { stageId, title: "The order total is cut off", body: "On a phone the total runs off the card.", route: "/orders", screenshotKey },
+    {
+      stageId,
+      title: "The order total is cut off",
+      body: "On a phone the total runs off the card.",
+      route: "/orders",
+      screenshotKey,
+      capture: {
+        stroke: [],
+        bounds: null,
+        elements: [{ testId: "orders.total", tag: "p", styles: { changed: { "white-space": "nowrap" }, unchanged: { "font-size": "16px" } } }],
+        failedRequests: [{ method: "GET", url: "https://api.example/orders/total", status: 502 }],
+      },
+    },
     filerToken,
   );
   item = change;
@@ -173,6 +185,8 @@ test("lists the eight tools, each with a valid JSON Schema 2020-12 for its input
   assert.ok(!valid("changes_next", { timeoutSeconds: 601 }));
   assert.ok(valid("changes_show", { changeId: "#3" }) && valid("changes_show", { changeId: 3 }));
   assert.ok(!valid("changes_show", {}), "changeId is required");
+  assert.ok(["changed", "full", "none"].every((css) => valid("changes_show", { changeId: 3, css })));
+  assert.ok(!valid("changes_show", { changeId: 3, css: "all" }));
   assert.ok(valid("changes_ask", { changeId: "1", question: "Which?", options: ["A", "B", "C"] }));
   assert.ok(!valid("changes_ask", { changeId: "1", question: "Which?", options: ["1", "2", "3", "4", "5", "6", "7"] }));
   assert.ok(valid("changes_shot", { changeId: "1", label: "after", kind: "option", imageBase64: PNG }));
@@ -207,6 +221,12 @@ test("changes_show returns the item as text and its screenshot as an image", asy
   assert.match(first.text, /Status: {3}claimed \(claimed by mcp-agent until \d\d:\d\d\)/);
   assert.match(first.text, /On a phone the total runs off the card\./);
   assert.match(first.text, /Screenshot: \S+\.png/);
+  assert.match(first.text, /^ {5}styles: {4}white-space: nowrap$/m, "what changed, by default");
+  assert.match(first.text, /^ {2}- GET https:\/\/api\.example\/orders\/total: 502$/m);
+  const full = await call(client, "changes_show", { changeId: item.shortId, css: "full" });
+  assert.match(textOf(full), /^ {5}styles: {4}font-size: 16px; white-space: nowrap$/m);
+  const none = await call(client, "changes_show", { changeId: item.shortId, css: "none" });
+  assert.doesNotMatch(textOf(none), /styles:/);
   const images = result.content.filter((c) => c.type === "image");
   assert.equal(images.length, 1);
   assert.equal(images[0].mimeType, "image/png");

@@ -328,6 +328,25 @@ export async function openOverlay(browser, url, viewport = { width: 1200, height
   return { page, overlay };
 }
 
+/**
+ * Files an item as a person would: a lasso around `box` on `page`, `text` typed into the
+ * composer and Enter. Answers the item once `server` has it (up to 10 s), or undefined.
+ */
+export async function fileCircled(server, { page, overlay }, box, text) {
+  await drawLasso(page, box);
+  const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+  await composer.getByRole("textbox").fill(text);
+  await composer.getByRole("textbox").press("Enter");
+  await composer.waitFor({ state: "detached" });
+  const title = text.split("\n")[0];
+  for (let i = 0; i < 100; i++) {
+    const { changes } = await server.rpc("listChanges", { projectId: server.projectId, includeDone: true });
+    const filed = changes.find((c) => c.title === title);
+    if (filed) return filed;
+    await page.waitForTimeout(100);
+  }
+}
+
 /** With REDLINE_PANEL_SCREENSHOTS=DIR, saves `panel` as NAME-light.png and NAME-dark.png (the README's pictures). */
 export async function savePanelScreenshots(panel, name) {
   const dir = process.env.REDLINE_PANEL_SCREENSHOTS;
