@@ -718,9 +718,10 @@ mod tests {
             ],
             device_pixel_ratio: None,
             scroll: None,
+            failed_requests: vec![],
         });
         let out = GetChangeOutput { change: c, thread: vec![], stage_url: None };
-        let text = show(&out, None, &SavedImages::default(), NOW, &UTC);
+        let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC);
         assert!(
             text.contains(
                 "     css:       #checkout |> iframe.card |> form > button\n     in frame:  #checkout |> iframe.card (the rest of the path is in its page)\n"
