@@ -438,7 +438,9 @@ mod tests {
         assert_eq!(request, WorkerRequest::CaptureInFrame { frame_path: vec![2, 0], stroke: stroke.clone() });
         assert_eq!(self::stroke(&serde_js(&stroke)), Some(stroke));
 
-        let elements = vec![element(), Element { tag: "div".into(), ..Element::default() }];
+        // A frame's elements carry no styles (see `content::capture_frame`).
+        let elements =
+            vec![Element { styles: None, ..element() }, Element { tag: "div".into(), ..Element::default() }];
         let unreadable = vec!["https://ads.example".to_owned()];
         let written = frame_captured(&elements, &unreadable);
         let reply =
