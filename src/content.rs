@@ -27,10 +27,25 @@ use crate::page_js;
 /// `ready` once the overlay app is up.
 pub const STATE_ATTRIBUTE: &str = "data-redline-state";
 
+#[wasm_bindgen]
+extern "C" {
+    /// The mount script's pen (`static/content.js`): the layer that takes the stroke
+    /// from the gesture on, until the overlay is up.
+    pub type Pen;
+
+    /// Calls `take` with the stroke drawn on the pen (a list of `{x, y}`) once it is
+    /// released, at once if it already is, and never if none was begun; the pen leaves
+    /// the page now or at that release.
+    #[wasm_bindgen(method, js_name = handOver)]
+    fn hand_over(this: &Pen, take: &JsValue);
+}
+
 /// The page listeners of a mounted overlay, kept so unmounting removes exactly them.
 struct Mounted {
     host: Element,
     frame: HtmlIFrameElement,
+    /// Until the overlay is up: the pen taking the stroke meanwhile.
+    pen: Option<Pen>,
     /// Our end of the channel the capture goes through, once the overlay has its end.
     port: Option<MessagePort>,
     on_key: Closure<dyn FnMut(KeyboardEvent)>,
@@ -44,10 +59,17 @@ thread_local! {
 /// Takes over the overlay that the mount script (`static/content.js`) put in the page
 /// before this module had loaded: listens to its frame, hands it the capture's channel
 /// with the secret `channel` once it is ready, and then takes the screenshot ahead of the
-/// stroke. `early` holds what the frame posted before this module was there.
+/// stroke. `early` holds what the frame posted before this module was there; `pen` is
+/// the layer over the frame that takes a stroke until then.
 #[wasm_bindgen]
-pub fn attach(host: Element, frame: HtmlIFrameElement, channel: String, early: Array) -> Result<(), JsValue> {
-    attach_overlay(host, frame, &chrome::extension_origin(), &channel)?;
+pub fn attach(
+    host: Element,
+    frame: HtmlIFrameElement,
+    channel: String,
+    early: Array,
+    pen: Pen,
+) -> Result<(), JsValue> {
+    attach_overlay(host, frame, Some(pen), &chrome::extension_origin(), &channel)?;
     let listener = MOUNTED.with_borrow(|m| m.as_ref().map(|m| m.on_message.as_ref().clone()));
     if let Some(listener) = listener.and_then(|l| l.dyn_into::<Function>().ok()) {
         for event in early {
@@ -62,6 +84,7 @@ pub fn attach(host: Element, frame: HtmlIFrameElement, channel: String, early: A
 pub fn attach_overlay(
     host: Element,
     frame: HtmlIFrameElement,
+    pen: Option<Pen>,
     overlay_origin: &str,
     channel: &str,
 ) -> Result<(), JsValue> {
@@ -110,7 +133,7 @@ pub fn attach_overlay(
     });
     window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref())?;
 
-    MOUNTED.set(Some(Mounted { host, frame, port: None, on_key, on_message }));
+    MOUNTED.set(Some(Mounted { host, frame, pen, port: None, on_key, on_message }));
     Ok(())
 }
 
@@ -156,8 +179,7 @@ async fn capture_and_reply(stroke: Vec<Point>) {
     }
     // The default elements styles are compared with go into our frame's shadow root.
     let styles = frame.parent_node().and_then(|root| StyleReader::new(&window, &document, &root));
-    let circle =
-        dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_ref());
+    let circle = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_ref());
     drop(styles);
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
@@ -269,11 +291,12 @@ pub fn capture_frame(stroke: JsValue) -> Result<JsValue, JsValue> {
 }
 
 /// The overlay is up: hand it its end of a new channel for the capture (posted to the
-/// extension's origin only, with the secret it was loaded with), focus it, and take the
-/// screenshot ahead of the stroke: only now, so that capturing the tab does not compete
-/// with the overlay's loading for the machine.
+/// extension's origin only, with the secret it was loaded with), focus it, have the pen
+/// hand it the stroke drawn meanwhile, and take the screenshot ahead of the stroke: only
+/// now, so that capturing the tab does not compete with the overlay's loading for the
+/// machine.
 fn overlay_ready(channel: &str, overlay_origin: &str) {
-    let host = MOUNTED.with_borrow_mut(|m| {
+    let Some((host, pen)) = MOUNTED.with_borrow_mut(|m| {
         let m = m.as_mut()?;
         if let (Ok(pair), Some(target)) = (MessageChannel::new(), m.frame.content_window()) {
             let transfer = js_sys::Array::of1(&pair.port2());
@@ -288,9 +311,19 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
         let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
         // Keyboard focus moves into the frame so `Esc` reaches the overlay.
         let _ = m.frame.focus();
-        Some(m.host.clone())
-    });
-    if let (Some(host), Some(window)) = (host, web_sys::window())
+        Some((m.host.clone(), m.pen.take()))
+    }) else {
+        return;
+    };
+    // Outside the borrow above: the pen may hand its stroke over at once.
+    if let Some(pen) = pen {
+        pen.hand_over(&Closure::once_into_js(|stroke: JsValue| {
+            if let Some(port) = MOUNTED.with_borrow(|m| m.as_ref().and_then(|m| m.port.clone())) {
+                let _ = port.post_message(&page_js::drawn_event(stroke));
+            }
+        }));
+    }
+    if let Some(window) = web_sys::window()
         && let Some(document) = window.document()
     {
         shot_ahead::take(&window, &document, &host);
@@ -318,7 +351,7 @@ mod tests {
         frame.set_src("about:blank");
         shadow.append_child(&frame).unwrap();
         document.document_element().unwrap().append_child(&host).unwrap();
-        attach_overlay(host, frame, ORIGIN, "secret").unwrap();
+        attach_overlay(host, frame, None, ORIGIN, "secret").unwrap();
     }
 
     /// Whether an overlay is mounted in this page.

@@ -212,6 +212,11 @@ pub enum PageEvent {
     /// cannot read. The overlay takes the port only with it.
     #[serde(rename = "redline:port")]
     Port { token: String },
+    /// A stroke the mount script's pen took over the page before the overlay was up (the
+    /// pointer's positions, viewport CSS pixels): the overlay takes it as if drawn on its
+    /// lasso. Sent only through that port.
+    #[serde(rename = "redline:drawn")]
+    Drawn { stroke: Vec<Point> },
     /// What was circled, where, and how it looked: sent only through that port.
     #[serde(rename = "redline:captured")]
     Captured(Box<Captured>),

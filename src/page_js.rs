@@ -294,6 +294,12 @@ pub fn port_event(channel: &str) -> JsValue {
     object(&[("type", JsValue::from_str("redline:port")), ("token", JsValue::from_str(channel))])
 }
 
+/// `PageEvent::Drawn`: a stroke the mount script's pen took before the overlay was up,
+/// as the pen recorded it (a list of `{x, y}`).
+pub fn drawn_event(stroke: JsValue) -> JsValue {
+    object(&[("type", JsValue::from_str("redline:drawn")), ("stroke", stroke)])
+}
+
 /// The screenshot request to the worker (`WorkerRequest::CaptureVisibleTab`).
 pub fn capture_visible_tab_request() -> JsValue {
     object(&[("kind", JsValue::from_str("captureVisibleTab"))])
@@ -383,6 +389,17 @@ mod tests {
     fn the_overlay_reads_the_channel_hand_over() {
         let read: PageEvent = serde_wasm_bindgen::from_value(port_event("s3cret")).unwrap();
         assert_eq!(read, PageEvent::Port { token: "s3cret".into() });
+    }
+
+    #[wasm_bindgen_test]
+    fn the_overlay_reads_a_stroke_the_pen_took() {
+        let stroke = Array::new();
+        for (x, y) in [(10.0, 20.0), (30.5, 40.0)] {
+            stroke.push(&object(&[("x", JsValue::from_f64(x)), ("y", JsValue::from_f64(y))]));
+        }
+        let read: PageEvent = serde_wasm_bindgen::from_value(drawn_event(stroke.into())).unwrap();
+        let expected = vec![Point { x: 10.0, y: 20.0 }, Point { x: 30.5, y: 40.0 }];
+        assert_eq!(read, PageEvent::Drawn { stroke: expected });
     }
 
     #[wasm_bindgen_test]

@@ -28,7 +28,8 @@
   // A transparent frame needs the same (normal) color scheme as its content, or Chrome
   // paints an opaque backdrop behind it.
   frame.setAttribute("style", "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; background: transparent; color-scheme: normal;");
-  host.attachShadow({ mode: "closed" }).append(frame);
+  const pen = takeStrokeAtOnce();
+  host.attachShadow({ mode: "closed" }).append(frame, pen.layer);
   globalThis.redlineOverlay = { host, frame };
   // What the frame posts before the module is there, the module reads when it is.
   const early = [];
@@ -38,7 +39,7 @@
   addEventListener("message", keep);
   const start = (module) => {
     removeEventListener("message", keep);
-    module.attach(host, frame, channel, early);
+    module.attach(host, frame, channel, early, pen);
   };
   const fail = (error) => {
     removeEventListener("message", keep);
@@ -47,11 +48,76 @@
   };
   // The worker keeps the secret for this tab before the overlay exists: the overlay runs
   // only once the worker confirms that this tab's content script mounted it with it.
+  document.documentElement.append(host);
+  requestAnimationFrame(() => performance.mark("redline:pen-ready"));
   chrome.runtime.sendMessage({ kind: "overlayMounting", channel }).then(() => {
     // What is kept of a page's address: no query string or fragment (`without_query`).
     const page = location.href.split(/[?#]/)[0];
     frame.src = `${chrome.runtime.getURL("overlay.html")}?page=${encodeURIComponent(page)}&channel=${channel}`;
-    document.documentElement.append(host);
     return content.then(start);
   }).catch(fail);
+
+  // The pen: a layer over the frame that takes the stroke from the gesture on, while the
+  // overlay app loads behind it (a frame and its wasm take a few hundred ms; a person
+  // starts drawing sooner). It only records where the pointer went and draws that line:
+  // what the stroke circles is decided in Rust. Once the overlay is up, the content
+  // module calls `handOver`, and the stroke, at once or when it is released, goes to the
+  // overlay as if drawn there; the layer then leaves, and the overlay takes the pointer.
+  function takeStrokeAtOnce() {
+    const layer = document.createElement("div");
+    // The CSSOM, not a style attribute: a page's CSP may forbid inline styles.
+    layer.style.cssText = "position: fixed; inset: 0; cursor: crosshair; touch-action: none; background: rgb(220 38 38 / 0.04); outline: 2px solid rgb(220 38 38 / 0.6); outline-offset: -2px;";
+    const svgNs = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(svgNs, "svg");
+    svg.setAttribute("aria-hidden", "true");
+    svg.style.cssText = "position: fixed; inset: 0; width: 100%; height: 100%; pointer-events: none;";
+    const line = document.createElementNS(svgNs, "path");
+    for (const [name, value] of [["fill", "rgb(220 38 38 / 0.08)"], ["stroke", "#dc2626"], ["stroke-width", "3"], ["stroke-linejoin", "round"], ["stroke-linecap", "round"]]) {
+      line.setAttribute(name, value);
+    }
+    svg.append(line);
+    layer.append(svg);
+    let points = [];
+    let pressed = false;
+    let released = false;
+    let taker = null;
+    const draw = () => line.setAttribute("d", points.map((p, i) => `${i ? "L" : "M"}${p.x} ${p.y}`).join(""));
+    const give = () => {
+      layer.remove();
+      if (released) taker(points);
+    };
+    // Only the person's own input: a page script can dispatch events here too.
+    layer.addEventListener("pointerdown", (event) => {
+      if (!event.isTrusted || event.button !== 0 || pressed || released) return;
+      layer.setPointerCapture(event.pointerId);
+      pressed = true;
+      points = [{ x: event.clientX, y: event.clientY }];
+      draw();
+    });
+    layer.addEventListener("pointermove", (event) => {
+      if (!event.isTrusted || !pressed) return;
+      points.push({ x: event.clientX, y: event.clientY });
+      draw();
+    });
+    layer.addEventListener("pointerup", (event) => {
+      if (!event.isTrusted || !pressed) return;
+      pressed = false;
+      released = true;
+      if (taker) give();
+    });
+    layer.addEventListener("pointercancel", () => {
+      if (!pressed) return;
+      pressed = false;
+      points = [];
+      draw();
+      if (taker) give();
+    });
+    return {
+      layer,
+      handOver(take) {
+        taker = take;
+        if (!pressed) give();
+      },
+    };
+  }
 })();

@@ -166,10 +166,22 @@ fn Circling(page: Page) -> impl IntoView {
             }
         }
     });
+    let on_circled = {
+        let page = page.clone();
+        move |outline: Vec<Point>| {
+            tell_page(&OverlayEvent::Circled { stroke: outline.clone() }, &page);
+            step.set(Step::Capturing { outline });
+        }
+    };
+    let on_abandoned = {
+        let page = page.clone();
+        move || tell_page(&OverlayEvent::StrokeAbandoned, &page)
+    };
     // The capture's channel from the content script, and its listener kept alive with it.
     let channel = StoredValue::new_local(None::<(MessagePort, Closure<dyn FnMut(MessageEvent)>)>);
     let on_message = window_event_listener(ev::message, {
         let page = page.clone();
+        let (on_circled, on_abandoned) = (on_circled.clone(), on_abandoned.clone());
         move |event| {
             let from_parent = window().parent().ok().flatten().is_some_and(|parent| {
                 event.source().is_some_and(|source| JsValue::from(source) == JsValue::from(parent))
@@ -185,9 +197,14 @@ fn Circling(page: Page) -> impl IntoView {
             else {
                 return;
             };
+            let (on_circled, on_abandoned) = (on_circled.clone(), on_abandoned.clone());
             let on_captured = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-                if let Ok(PageEvent::Captured(captured)) = serde_wasm_bindgen::from_value(event.data()) {
-                    show_capture(*captured, step);
+                match serde_wasm_bindgen::from_value(event.data()) {
+                    Ok(PageEvent::Captured(captured)) => show_capture(*captured, step),
+                    Ok(PageEvent::Drawn { stroke }) if matches!(step.get_untracked(), Step::Drawing) => {
+                        release(&stroke, &on_circled, &on_abandoned);
+                    }
+                    _ => {}
                 }
             });
             port.set_onmessage(Some(on_captured.as_ref().unchecked_ref()));
@@ -209,21 +226,10 @@ fn Circling(page: Page) -> impl IntoView {
         move || tell_page(&OverlayEvent::Ready, &page)
     });
 
-    let on_circled = {
-        let page = page.clone();
-        move |outline: Vec<Point>| {
-            tell_page(&OverlayEvent::Circled { stroke: outline.clone() }, &page);
-            step.set(Step::Capturing { outline });
-        }
-    };
     // The page reads ahead while the person draws (see capture/stroke.rs).
     let on_drawing = {
         let page = page.clone();
         move |stroke: Vec<Point>| tell_page(&OverlayEvent::Drawing { stroke }, &page)
-    };
-    let on_abandoned = {
-        let page = page.clone();
-        move || tell_page(&OverlayEvent::StrokeAbandoned, &page)
     };
     let on_filed = move |item: TrayItem| {
         draft_text.set(String::new());
@@ -291,13 +297,8 @@ fn Lasso(
                     return;
                 }
                 pressed.set(false);
-                let polygon = Polygon::from_stroke(&points.get_untracked(), SIMPLIFY_TOLERANCE);
+                release(&points.get_untracked(), &on_circled, &*on_abandoned);
                 points.set(Vec::new());
-                if polygon.is_area() {
-                    on_circled(polygon.points().to_vec());
-                } else {
-                    on_abandoned();
-                }
             }
             on:pointercancel=move |_| {
                 pressed.set(false);
@@ -309,6 +310,17 @@ fn Lasso(
                 <path d=move || path_data(&points.get(), false) />
             </svg>
         </div>
+    }
+}
+
+/// A stroke released, on the lasso or on the mount script's pen: circled when its
+/// simplified outline has an area, abandoned when not.
+fn release(stroke: &[Point], on_circled: &impl Fn(Vec<Point>), on_abandoned: &impl Fn()) {
+    let polygon = Polygon::from_stroke(stroke, SIMPLIFY_TOLERANCE);
+    if polygon.is_area() {
+        on_circled(polygon.points().to_vec());
+    } else {
+        on_abandoned();
     }
 }
 

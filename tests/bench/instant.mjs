@@ -1,8 +1,10 @@
 // The waits a person sees, this build against the build of the commit before, in one run
 // (`cargo xtask bench instant`, also part of `cargo xtask bench`):
-// - gesture → overlay ready: from the toolbar click (`Extensions.triggerAction`) to the
-//   overlay's host reading `ready` (the overlay app is up and has told the content
-//   script), noted by the page itself;
+// - gesture → lasso takes a stroke: from the toolbar click (`Extensions.triggerAction`)
+//   to the frame in which the mount script's pen takes input (its `redline:pen-ready`
+//   mark); the build before had no pen, so there the overlay app being up is the moment;
+// - gesture → overlay app up: from the click to the overlay's host reading `ready` (the
+//   overlay app is up and has told the content script), noted by the page itself;
 // - release → composer open: from the lasso's `pointerup` in the overlay to the frame
 //   after the composer dialog is in the DOM with its text box focused, noted by the
 //   overlay itself;
@@ -73,7 +75,13 @@ async function measure(browser, url) {
   });
   const clickedAt = await browser.clickAction(page);
   await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
-  const ready = (await page.evaluate(() => window.benchReadyAt)) - clickedAt;
+  const readyAt = await page.evaluate(() => window.benchReadyAt);
+  const penAt = await page.evaluate(() => {
+    const mark = performance.getEntriesByName("redline:pen-ready")[0];
+    return mark && performance.timeOrigin + mark.startTime;
+  });
+  const ready = readyAt - clickedAt;
+  const drawable = (penAt ?? readyAt) - clickedAt;
 
   const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
   await overlay.evaluate(() => {
@@ -91,7 +99,7 @@ async function measure(browser, url) {
   const composer = await overlay.evaluate(() => window.benchOpenAt - window.benchReleasedAt);
   const retaken = await page.evaluate(() => performance.getEntriesByName("redline:screenshot-retaken").length);
   await page.close();
-  return { ready, composer, retaken };
+  return { drawable, ready, composer, retaken };
 }
 
 const results = {};
@@ -100,8 +108,9 @@ for (let run = 0; run < RUNS; run++) {
   const order = run % 2 === 0 ? builds : [...builds].reverse();
   for (const page of pages) {
     for (const build of order) {
-      const { ready, composer, retaken } = await measure(build.browser, page.url);
-      const r = (results[`${build.name}|${page.name}`] ??= { ready: [], composer: [], retaken: 0 });
+      const { drawable, ready, composer, retaken } = await measure(build.browser, page.url);
+      const r = (results[`${build.name}|${page.name}`] ??= { drawable: [], ready: [], composer: [], retaken: 0 });
+      r.drawable.push(drawable);
       r.ready.push(ready);
       r.composer.push(composer);
       r.retaken += retaken;
@@ -112,7 +121,11 @@ console.log(`load average at the end: ${load()}; ${RUNS} runs of each`);
 const cell = (xs) => `median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms`;
 for (const page of pages) {
   const [before, now] = builds.map((b) => results[`${b.name}|${page.name}`]);
-  for (const [what, key] of [["gesture → overlay ready", "ready"], ["release → composer open", "composer"]]) {
+  for (const [what, key] of [
+    ["gesture → lasso takes a stroke", "drawable"],
+    ["gesture → overlay app up", "ready"],
+    ["release → composer open", "composer"],
+  ]) {
     const ratio = quantile(now[key], 0.5) / quantile(before[key], 0.5);
     console.log(`${page.name}, ${what}:`);
     console.log(`  ${builds[0].name.padEnd(16)} ${cell(before[key])}`);

@@ -187,6 +187,39 @@ describe("circle and file", () => {
     });
   }
 
+  test("a stroke drawn before the overlay app is up is taken and filed with what it circled", async () => {
+    const page = await browser.context.newPage();
+    await page.setViewportSize(VIEWPORT);
+    await page.goto(`${stage.url}/strict/`);
+    await page.bringToFront();
+    const errors = watchErrors(page);
+    const host = page.locator("#redline-overlay-host");
+    await browser.clickAction(page);
+    // The mount script marks when its pen takes input; the overlay app loads behind it.
+    await page.waitForFunction(() => performance.getEntriesByName("redline:pen-ready").length > 0);
+    const box = await page.getByTestId("orders.export").boundingBox();
+    const stateAtStart = await host.getAttribute("data-redline-state");
+    await drawLasso(page, box);
+    const stateAtRelease = await host.getAttribute("data-redline-state");
+    console.log(`overlay app ${stateAtStart} when the stroke began, ${stateAtRelease} at its release`);
+    assert.equal(stateAtStart, "loading", "the stroke began before the overlay app was up");
+
+    await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
+    const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+    const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+    await composer.waitFor();
+    await composer.getByRole("textbox").fill("Drawn at once");
+    await composer.getByRole("textbox").press("Enter");
+    await composer.waitFor({ state: "detached" });
+    const filed = await filedAs(page, "Drawn at once");
+    assert.ok(filed, "the server has the item");
+    assert.deepEqual(filed.capture.elements.map((e) => e.testId), ["orders.export"]);
+    const { x, y } = filed.capture.bounds;
+    assert.ok(x < box.x && y < box.y, "the outline is the stroke drawn around the button");
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test("a page script cannot stand in for the content script: its forged captures are ignored", async () => {
     const { page, overlay } = await openStage("/");
     const errors = watchErrors(page);
