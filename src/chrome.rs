@@ -199,11 +199,16 @@ pub async fn execute_script(tab_id: i32, files: &[&str]) -> Result<(), ChromeErr
         tab_id: i32,
     }
     #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
     struct Injection<'a> {
         target: Target,
         files: &'a [&'a str],
+        /// Into a loaded page at once, rather than when its renderer next idles: the
+        /// script answers a gesture, and a person waits for it.
+        inject_immediately: bool,
     }
-    settle(scripting_execute_script(&to_js(&Injection { target: Target { tab_id }, files })?)).await?;
+    let injection = Injection { target: Target { tab_id }, files, inject_immediately: true };
+    settle(scripting_execute_script(&to_js(&injection)?)).await?;
     Ok(())
 }
 

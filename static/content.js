@@ -12,7 +12,6 @@
     mounted.frame.focus();
     return;
   }
-  const content = import(chrome.runtime.getURL("content/content.js"));
   // A secret between this script and the overlay: the frame's address sits in a closed
   // shadow root and the page cannot read a frame of the extension's origin, so only the
   // overlay learns it, and it takes the capture's channel only with it.
@@ -29,7 +28,8 @@
   // paints an opaque backdrop behind it.
   frame.setAttribute("style", "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; background: transparent; color-scheme: normal;");
   const pen = takeStrokeAtOnce();
-  host.attachShadow({ mode: "closed" }).append(frame, pen.layer);
+  const shadow = host.attachShadow({ mode: "closed" });
+  shadow.append(pen.layer);
   globalThis.redlineOverlay = { host, frame };
   // What the frame posts before the module is there, the module reads when it is.
   const early = [];
@@ -49,11 +49,21 @@
   // The worker keeps the secret for this tab before the overlay exists: the overlay runs
   // only once the worker confirms that this tab's content script mounted it with it.
   document.documentElement.append(host);
-  requestAnimationFrame(() => performance.mark("redline:pen-ready"));
-  chrome.runtime.sendMessage({ kind: "overlayMounting", channel }).then(() => {
+  // The pen is painted first: starting the module's import and putting a frame in the
+  // page both cost the page's main thread tens of milliseconds, so they wait for the
+  // task after the pen's first frame.
+  const penPainted = new Promise((resolve) => {
+    requestAnimationFrame(() => {
+      performance.mark("redline:pen-ready");
+      setTimeout(resolve);
+    });
+  });
+  const content = penPainted.then(() => import(chrome.runtime.getURL("content/content.js")));
+  Promise.all([chrome.runtime.sendMessage({ kind: "overlayMounting", channel }), penPainted]).then(() => {
     // What is kept of a page's address: no query string or fragment (`without_query`).
     const page = location.href.split(/[?#]/)[0];
     frame.src = `${chrome.runtime.getURL("overlay.html")}?page=${encodeURIComponent(page)}&channel=${channel}`;
+    shadow.prepend(frame);
     return content.then(start);
   }).catch(fail);
 
