@@ -75,6 +75,8 @@
   // overlay as if drawn there; the layer then leaves, and the overlay takes the pointer.
   function takeStrokeAtOnce() {
     const layer = document.createElement("div");
+    // Looks as the overlay's lasso does (`.lasso.active` and `.stroke path` in
+    // overlay.css, which cannot reach this shadow root), so the hand-over is not seen.
     // The CSSOM, not a style attribute: a page's CSP may forbid inline styles.
     layer.style.cssText = "position: fixed; inset: 0; cursor: crosshair; touch-action: none; background: rgb(220 38 38 / 0.04); outline: 2px solid rgb(220 38 38 / 0.6); outline-offset: -2px;";
     const svgNs = "http://www.w3.org/2000/svg";
