@@ -126,7 +126,7 @@ pub fn attach_overlay(
             }
             Some(OverlayEvent::StrokeAbandoned) => stroke_dom::cancel(),
             Some(OverlayEvent::Circled { stroke }) => {
-                wasm_bindgen_futures::spawn_local(capture_and_reply(stroke));
+                capture_and_reply(stroke);
             }
             None => {}
         }
@@ -159,10 +159,13 @@ pub fn unmount() -> Result<(), JsValue> {
 const CAPTURE_MARK: &str = "redline:capture-start";
 const CAPTURE_MEASURE: &str = "redline:capture";
 
-/// Reads what the outline circles, screenshots the viewport, and hands both to the
-/// overlay through the channel only it holds the other end of: the page can neither read
-/// the capture nor send one the overlay would take.
-async fn capture_and_reply(stroke: Vec<Point>) {
+/// Reads what the outline circles and hands it to the overlay through the channel only
+/// it holds the other end of, with the id of the screenshot posted there ahead of it:
+/// the page can neither read the capture nor send one the overlay would take. All in
+/// the task of the release's message unless frames of other origins must be entered or
+/// the screenshot taken again (a future spawned there began 4–14 ms later on the demo
+/// stage).
+fn capture_and_reply(stroke: Vec<Point>) {
     let Some((host, frame, Some(port))) =
         MOUNTED.with_borrow(|m| m.as_ref().map(|m| (m.host.clone(), m.frame.clone(), m.port.clone())))
     else {
@@ -177,17 +180,44 @@ async fn capture_and_reply(stroke: Vec<Point>) {
     if let Some(p) = &performance {
         let _ = p.mark(CAPTURE_MARK);
     }
-    // The default elements styles are compared with go into our frame's shadow root.
-    let styles = frame.parent_node().and_then(|root| StyleReader::new(&window, &document, &root));
-    let circle = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take(), styles.as_ref());
-    drop(styles);
+    let circle = dom::circled_elements(&document, &polygon, Some(&host), stroke_dom::take());
     if let Some(p) = &performance {
         let _ = p.measure_with_start_mark(CAPTURE_MEASURE, CAPTURE_MARK);
     }
-    let (elements, unreadable_frames) = enter_closed_frames(circle, &polygon).await;
-    let context = PageContext::read(&window, &document);
-    let log = PageLog::read(&document);
-    let screenshot = shot_ahead::for_release(&window, &document, &host).await;
+    let page = Page { window, document, host, frame };
+    match shot_ahead::current() {
+        // The usual case, all in this task: nothing to wait for.
+        Some(id) if circle.closed_frames.is_empty() => {
+            post_capture(&page, &port, &polygon, with_frames_entered(circle, Vec::new()), Ok(id));
+        }
+        _ => wasm_bindgen_futures::spawn_local(async move {
+            let filed = enter_closed_frames(circle, &polygon).await;
+            let screenshot = shot_ahead::for_release(&page.window, &page.document, &page.host, &port).await;
+            post_capture(&page, &port, &polygon, filed, screenshot);
+        }),
+    }
+}
+
+/// The page a capture is read from, and our overlay in it.
+struct Page {
+    window: Window,
+    document: web_sys::Document,
+    host: Element,
+    frame: HtmlIFrameElement,
+}
+
+/// Posts the capture with the page's context and the id of its `screenshot`, then its
+/// styles.
+fn post_capture(
+    page: &Page,
+    port: &MessagePort,
+    polygon: &Polygon,
+    filed: Filed,
+    screenshot: Result<u32, String>,
+) {
+    let Filed { elements, unreadable_frames, styled } = filed;
+    let context = PageContext::read(&page.window, &page.document);
+    let log = PageLog::read(&page.document);
     let captured = Captured {
         capture: Capture {
             bounds: polygon.bounds(),
@@ -206,6 +236,31 @@ async fn capture_and_reply(stroke: Vec<Point>) {
         unreadable_frames,
     };
     let _ = port.post_message(&page_js::captured_event(&captured));
+    post_styles(page, port, &styled);
+}
+
+/// Reads the computed styles of the elements just handed over (`styled[i]` is filed
+/// element `i`, where it is one whose styles are read) and sends them after the capture:
+/// a page's computed styles take milliseconds to read, which the composer need not wait
+/// for.
+fn post_styles(page: &Page, port: &MessagePort, styled: &[Option<Element>]) {
+    let mut present = Vec::with_capacity(styled.len());
+    let mut filed_at = Vec::with_capacity(styled.len());
+    for (index, element) in styled.iter().enumerate() {
+        if let Some(element) = element {
+            present.push(element.clone());
+            filed_at.push(index);
+        }
+    }
+    // The default elements styles are compared with go into our frame's shadow root.
+    let reader =
+        page.frame.parent_node().and_then(|root| StyleReader::new(&page.window, &page.document, &root));
+    let read = reader.map(|reader| reader.read(&present)).unwrap_or_default();
+    let mut elements = vec![None; styled.len()];
+    for (index, styles) in filed_at.into_iter().zip(read) {
+        elements[index] = styles;
+    }
+    let _ = port.post_message(&page_js::styles_event(&elements));
 }
 
 /// The circled frames of other origins, captured inside through the worker, which can
@@ -213,7 +268,7 @@ async fn capture_and_reply(stroke: Vec<Point>) {
 /// frame element, with boxes in this viewport and paths through the frame. A frame it
 /// cannot enter (or where nothing inside was circled) stays as itself; the origins of
 /// those it could not enter are returned.
-async fn enter_closed_frames(circle: Circle, polygon: &Polygon) -> (Vec<Circled>, Vec<String>) {
+async fn enter_closed_frames(circle: Circle, polygon: &Polygon) -> Filed {
     let mut replies = Vec::with_capacity(circle.closed_frames.len());
     for closed in &circle.closed_frames {
         let request = frame_dom::frame_path(&closed.frame).map(|path| {
@@ -231,29 +286,49 @@ async fn enter_closed_frames(circle: Circle, polygon: &Polygon) -> (Vec<Circled>
     with_frames_entered(circle, replies)
 }
 
+/// What a circle files once its closed frames were entered.
+struct Filed {
+    elements: Vec<Circled>,
+    /// The origins of the circled frames that could not be entered.
+    unreadable_frames: Vec<String>,
+    /// `styled[i]` is the page's element filed as `elements[i]`, where its styles are read.
+    styled: Vec<Option<Element>>,
+}
+
+impl Filed {
+    fn push(&mut self, element: Circled, styled: Option<Element>) {
+        self.elements.push(element);
+        self.styled.push(styled);
+    }
+}
+
 /// The circle with each closed frame replaced by what the worker's `reply` for it says
 /// was circled inside, and the origins of the frames it could not enter. (Plain loops:
 /// iterator adapters cost the page more code, see `page_js`.)
-fn with_frames_entered(circle: Circle, replies: Vec<Option<JsValue>>) -> (Vec<Circled>, Vec<String>) {
-    let Circle { elements, closed_frames } = circle;
-    let mut filed = Vec::with_capacity(elements.len());
-    let mut unreadable = Vec::new();
+fn with_frames_entered(circle: Circle, replies: Vec<Option<JsValue>>) -> Filed {
+    let Circle { elements, closed_frames, styled } = circle;
+    let mut filed = Filed {
+        elements: Vec::with_capacity(elements.len()),
+        unreadable_frames: Vec::new(),
+        styled: Vec::with_capacity(elements.len()),
+    };
     let mut next = 0;
     for (index, element) in elements.into_iter().enumerate() {
+        let itself = styled.get(index).cloned();
         let Some(closed) = closed_frames.get(next).filter(|c| c.index == index) else {
-            filed.push(element);
+            filed.push(element, itself);
             continue;
         };
         let reply = replies.get(next).and_then(Option::as_ref).map(page_js::frame_captured_reply);
         next += 1;
         let Some(Ok((inside, deeper))) = reply else {
-            unreadable.push(origin_of(&closed.frame));
-            filed.push(element);
+            filed.unreadable_frames.push(origin_of(&closed.frame));
+            filed.push(element, itself);
             continue;
         };
-        unreadable.extend(deeper);
+        filed.unreadable_frames.extend(deeper);
         if inside.is_empty() {
-            filed.push(element);
+            filed.push(element, itself);
             continue;
         }
         for inner in inside {
@@ -261,10 +336,14 @@ fn with_frames_entered(circle: Circle, replies: Vec<Option<JsValue>>) -> (Vec<Ci
                 (Some(frame), Some(path)) => Some(redline_protocol::element_path::in_frame(frame, path)),
                 _ => None,
             };
-            filed.push(Circled { rect: inner.rect.map(|rect| closed.view.to_top(rect)), css_path, ..inner });
+            // A frame's own capture carries no styles (see `capture_frame`).
+            filed.push(
+                Circled { rect: inner.rect.map(|rect| closed.view.to_top(rect)), css_path, ..inner },
+                None,
+            );
         }
     }
-    (filed, unreadable)
+    filed
 }
 
 /// The origin a frame element shows, as the composer names it.
@@ -284,7 +363,7 @@ pub fn capture_frame(stroke: JsValue) -> Result<JsValue, JsValue> {
     let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     // No styles: their default elements would have to be made in this page, which has
     // no element of ours to hold them unseen.
-    let circle = dom::circled_elements(&document, &Polygon::new(stroke), None, None, None);
+    let circle = dom::circled_elements(&document, &Polygon::new(stroke), None, None);
     let unreadable: Vec<String> =
         circle.closed_frames.iter().map(|closed| origin_of(&closed.frame)).collect();
     Ok(page_js::frame_captured(&circle.elements, &unreadable))
@@ -296,7 +375,7 @@ pub fn capture_frame(stroke: JsValue) -> Result<JsValue, JsValue> {
 /// now, so that capturing the tab does not compete with the overlay's loading for the
 /// machine.
 fn overlay_ready(channel: &str, overlay_origin: &str) {
-    let Some((host, pen)) = MOUNTED.with_borrow_mut(|m| {
+    let Some((host, pen, port)) = MOUNTED.with_borrow_mut(|m| {
         let m = m.as_mut()?;
         if let (Ok(pair), Some(target)) = (MessageChannel::new(), m.frame.content_window()) {
             let transfer = js_sys::Array::of1(&pair.port2());
@@ -311,7 +390,7 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
         let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
         // Keyboard focus moves into the frame so `Esc` reaches the overlay.
         let _ = m.frame.focus();
-        Some((m.host.clone(), m.pen.take()))
+        Some((m.host.clone(), m.pen.take(), m.port.clone()))
     }) else {
         return;
     };
@@ -325,8 +404,9 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
     }
     if let Some(window) = web_sys::window()
         && let Some(document) = window.document()
+        && let Some(port) = port
     {
-        shot_ahead::take(&window, &document, &host);
+        shot_ahead::take(&window, &document, &host, &port);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The messages the extension's contexts send each other. Pure serde types: the worker,
 //! panel, overlay and content script all agree on them through this one module.
 
-use redline_protocol::{Capture, Element, Point, Rect, Viewport};
+use redline_protocol::{Capture, Element, ElementStyles, Point, Rect, Viewport};
 use serde::{Deserialize, Serialize};
 
 use crate::locate::Located;
@@ -194,6 +194,16 @@ pub enum OverlayEvent {
 }
 
 impl Captured {
+    /// The elements to file: those captured but the ones the filer `removed` (indexes
+    /// into `capture.elements`), in the captured order, each with its computed styles
+    /// from `styles` (`PageEvent::Styles`).
+    pub fn filed_elements(&self, removed: &[usize], styles: &[Option<ElementStyles>]) -> Vec<Element> {
+        let elements = self.capture.elements.iter().enumerate().filter(|(i, _)| !removed.contains(i));
+        elements
+            .map(|(i, element)| Element { styles: styles.get(i).cloned().flatten(), ..element.clone() })
+            .collect()
+    }
+
     /// The circle's bounds, or the whole viewport when the outline had none.
     pub fn bounds_or_viewport(&self) -> Rect {
         let viewport = Rect { x: 0.0, y: 0.0, width: self.viewport.width, height: self.viewport.height };
@@ -217,9 +227,20 @@ pub enum PageEvent {
     /// lasso. Sent only through that port.
     #[serde(rename = "redline:drawn")]
     Drawn { stroke: Vec<Point> },
+    /// A screenshot of the viewport (a PNG `data:` URL), posted through that port as soon
+    /// as it is taken, ahead of the stroke, so that a release does not wait for it to
+    /// cross to the overlay: a capture names it by `id`. Each one posted is newer than
+    /// those before it.
+    #[serde(rename = "redline:screenshot")]
+    Screenshot { id: u32, image: String },
     /// What was circled, where, and how it looked: sent only through that port.
     #[serde(rename = "redline:captured")]
     Captured(Box<Captured>),
+    /// The computed styles of the capture just sent, read after it was handed over so
+    /// that the composer does not wait for them: `elements[i]` are those of the
+    /// capture's `elements[i]` (none past the list's end). One follows every capture.
+    #[serde(rename = "redline:styles")]
+    Styles { elements: Vec<Option<ElementStyles>> },
 }
 
 /// The page side of one circle: elements, context and the screenshot.
@@ -233,8 +254,9 @@ pub struct Captured {
     pub git_sha: Option<String>,
     /// What the page logged as errors since it loaded (stages with console capture on).
     pub console_errors: Vec<String>,
-    /// A PNG `data:` URL of the viewport, or why there is none.
-    pub screenshot: Result<String, String>,
+    /// The `id` of the viewport's screenshot, posted on the channel before this
+    /// (`PageEvent::Screenshot`), or why there is none.
+    pub screenshot: Result<u32, String>,
     /// The origins of circled frames Redline could not look inside (the person has not
     /// granted them): each frame element is captured instead, and the composer says why.
     #[serde(default)]
@@ -368,5 +390,43 @@ mod tests {
     fn overlay_events_are_namespaced() {
         assert_eq!(serde_json::to_value(OverlayEvent::Close).unwrap(), json!({"type": "redline:close"}));
         assert!(serde_json::from_value::<OverlayEvent>(json!({"type": "close"})).is_err());
+    }
+
+    #[test]
+    fn the_elements_not_removed_are_filed_in_order_with_the_styles_that_came_after() {
+        let element = |id: &str| Element { test_id: Some(id.into()), ..Element::default() };
+        let captured = Captured {
+            capture: Capture {
+                stroke: Vec::new(),
+                bounds: None,
+                elements: vec![element("a"), element("b"), element("c")],
+                device_pixel_ratio: None,
+                scroll: None,
+                failed_requests: Vec::new(),
+            },
+            route: "/".into(),
+            locale: None,
+            viewport: Viewport { width: 800.0, height: 600.0 },
+            git_sha: None,
+            console_errors: Vec::new(),
+            screenshot: Ok(1),
+            unreadable_frames: Vec::new(),
+        };
+        let red = ElementStyles { changed: [("color", "rgb(255, 0, 0)")].into(), ..ElementStyles::default() };
+        // Styles for the first two only (the rest were past the styled maximum); the
+        // filer removed `b`.
+        let filed = captured.filed_elements(&[1], &[Some(red.clone()), None]);
+        assert_eq!(filed, vec![Element { styles: Some(red), ..element("a") }, element("c")]);
+        assert_eq!(captured.filed_elements(&[], &[]), captured.capture.elements, "no styles came");
+        assert_eq!(captured.filed_elements(&[7], &[]).len(), 3, "an index past the capture removes nothing");
+    }
+
+    #[test]
+    fn the_styles_after_a_capture_keep_each_element_in_its_place() {
+        let message = PageEvent::Styles { elements: vec![None, Some(ElementStyles::default())] };
+        let written = serde_json::to_value(&message).unwrap();
+        assert_eq!(written["type"], "redline:styles");
+        assert_eq!(written["elements"][0], serde_json::Value::Null);
+        assert_eq!(serde_json::from_value::<PageEvent>(written).unwrap(), message);
     }
 }

@@ -152,7 +152,7 @@ impl ToJs for Capture {
 /// `PageEvent::Captured`: the captured fields beside the message's `type`.
 pub fn captured_event(captured: &Captured) -> JsValue {
     let screenshot = match &captured.screenshot {
-        Ok(url) => object(&[("Ok", url.to_js())]),
+        Ok(id) => object(&[("Ok", id.to_js())]),
         Err(why) => object(&[("Err", why.to_js())]),
     };
     object(&[
@@ -166,6 +166,11 @@ pub fn captured_event(captured: &Captured) -> JsValue {
         ("screenshot", screenshot),
         ("unreadableFrames", captured.unreadable_frames.to_js()),
     ])
+}
+
+/// `PageEvent::Styles`: the computed styles of the capture just sent, by element.
+pub fn styles_event(elements: &[Option<ElementStyles>]) -> JsValue {
+    object(&[("type", JsValue::from_str("redline:styles")), ("elements", elements.to_js())])
 }
 
 /// What `capture_frame` answers the worker (`WorkerReply::FrameCaptured`'s fields).
@@ -300,6 +305,12 @@ pub fn drawn_event(stroke: JsValue) -> JsValue {
     object(&[("type", JsValue::from_str("redline:drawn")), ("stroke", stroke)])
 }
 
+/// `PageEvent::Screenshot`: `image` is the PNG's `data:` URL as the worker answered it,
+/// posted without passing through this module's memory.
+pub fn screenshot_event(id: u32, image: &JsValue) -> JsValue {
+    object(&[("type", JsValue::from_str("redline:screenshot")), ("id", id.to_js()), ("image", image.clone())])
+}
+
 /// The screenshot request to the worker (`WorkerRequest::CaptureVisibleTab`).
 pub fn capture_visible_tab_request() -> JsValue {
     object(&[("kind", JsValue::from_str("captureVisibleTab"))])
@@ -353,7 +364,7 @@ mod tests {
         }
     }
 
-    fn captured(screenshot: Result<String, String>) -> Captured {
+    fn captured(screenshot: Result<u32, String>) -> Captured {
         Captured {
             capture: Capture {
                 stroke: vec![Point { x: 1.0, y: 2.5 }, Point { x: 3.0, y: 4.0 }],
@@ -375,7 +386,7 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn the_overlay_reads_the_capture_exactly_as_written() {
-        for screenshot in [Ok("data:image/png;base64,AAAA".to_owned()), Err("no permission".to_owned())] {
+        for screenshot in [Ok(7), Err("no permission".to_owned())] {
             let sent = captured(screenshot);
             let written = captured_event(&sent);
             let read: PageEvent = serde_wasm_bindgen::from_value(written.clone()).unwrap();
@@ -383,6 +394,21 @@ mod tests {
             // The same JSON as serde writes, so nothing reads differently downstream.
             assert_eq!(json(&written), json(&serde_js(&PageEvent::Captured(Box::new(sent)))));
         }
+    }
+
+    #[wasm_bindgen_test]
+    fn the_overlay_reads_a_screenshot_posted_ahead() {
+        let image = JsValue::from_str("data:image/png;base64,AAAA");
+        let read: PageEvent = serde_wasm_bindgen::from_value(screenshot_event(3, &image)).unwrap();
+        assert_eq!(read, PageEvent::Screenshot { id: 3, image: "data:image/png;base64,AAAA".into() });
+    }
+
+    #[wasm_bindgen_test]
+    fn the_overlay_reads_the_styles_after_a_capture() {
+        let elements = vec![element().styles, None];
+        let read: PageEvent = serde_wasm_bindgen::from_value(styles_event(&elements)).unwrap();
+        assert_eq!(read, PageEvent::Styles { elements: elements.clone() });
+        assert_eq!(json(&styles_event(&elements)), json(&serde_js(&PageEvent::Styles { elements })));
     }
 
     #[wasm_bindgen_test]

@@ -14,7 +14,7 @@ use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 use super::selector_dom::CssPaths;
 use super::stroke::{self, Stroke, Task, Tree};
-use super::styles_dom::{STYLED_ELEMENTS_MAX, StyleReader};
+use super::styles_dom::STYLED_ELEMENTS_MAX;
 
 #[wasm_bindgen]
 extern "C" {
@@ -235,7 +235,7 @@ impl Capture {
     /// Each element's box is read again now, so what is filed is the page at release;
     /// `Err` when a box moved since the stroke read it (the layout changed without a
     /// DOM change, an animation say), and the capture must start over.
-    fn finish(mut self, polygon: &Polygon, styles: Option<&StyleReader>) -> Result<Circle, Stale> {
+    fn finish(mut self, polygon: &Polygon) -> Result<Circle, Stale> {
         let Some(bounds) = polygon.bounds() else { return Ok(Circle::default()) };
         let mut phases = Phases::start();
         let walk = &mut self.stroke.walk;
@@ -256,8 +256,11 @@ impl Capture {
         for option in ["opacityProperty", "visibilityProperty"] {
             let _ = js_sys::Reflect::set(&visible, &option.into(), &JsValue::TRUE);
         }
-        let mut circled = Circle { elements: Vec::with_capacity(picked.len()), closed_frames: Vec::new() };
-        let mut styled = Vec::new();
+        let mut circled = Circle {
+            elements: Vec::with_capacity(picked.len()),
+            closed_frames: Vec::new(),
+            styled: Vec::new(),
+        };
         for i in picked {
             let element = &found.elements[i];
             // One style lookup in the browser, with no strings brought back, and it also
@@ -273,7 +276,7 @@ impl Capture {
             let described =
                 described.unwrap_or_else(|| describe(element, &mut self.paths, &self.tree.frames));
             if circled.elements.len() < STYLED_ELEMENTS_MAX {
-                styled.push(element.clone());
+                circled.styled.push(element.clone());
             }
             if frame_dom::is_closed_frame(element) {
                 let view = frame_dom::view_inside(element, &self.document);
@@ -287,12 +290,6 @@ impl Capture {
             circled.elements.push(Circled { rect: Some(rect), ..described });
         }
         phases.end("redline:capture:describe");
-        if let Some(reader) = styles {
-            for (circled, styles) in circled.elements.iter_mut().zip(reader.read(&styled)) {
-                circled.styles = styles;
-            }
-            phases.end("redline:capture:styles");
-        }
         Ok(circled)
     }
 }
@@ -303,6 +300,10 @@ impl Capture {
 pub struct Circle {
     pub elements: Vec<Circled>,
     pub closed_frames: Vec<ClosedFrame>,
+    /// The first few circled elements themselves (`elements[i]` is `styled[i]`), whose
+    /// computed styles are read once the capture has been handed over
+    /// (`styles_dom::STYLED_ELEMENTS_MAX`).
+    pub styled: Vec<Element>,
 }
 
 /// A circled frame this page may not read inside: `elements[index]`, and where it sits.
@@ -320,22 +321,20 @@ type Sample = ((i32, i32), Option<(Element, Rect)>);
 struct Stale;
 
 /// The circled elements of `document` under `polygon`, skipping `ignore` (our overlay),
-/// with whatever `prepared` already read during the stroke, and the first few with their
-/// computed styles when given a `styles` reader.
+/// with whatever `prepared` already read during the stroke.
 pub fn circled_elements(
     document: &Document,
     polygon: &Polygon,
     ignore: Option<&Element>,
     prepared: Option<Capture>,
-    styles: Option<&StyleReader>,
 ) -> Circle {
     let fresh = || Capture::new(document, ignore);
     let Some(capture) = prepared.or_else(fresh) else { return Circle::default() };
-    match capture.finish(polygon, styles) {
+    match capture.finish(polygon) {
         Ok(circled) => circled,
         // Read again at once: every box of a fresh capture is read in this one task, so
         // it cannot be stale.
-        Err(Stale) => fresh().and_then(|c| c.finish(polygon, styles).ok()).unwrap_or_default(),
+        Err(Stale) => fresh().and_then(|c| c.finish(polygon).ok()).unwrap_or_default(),
     }
 }
 
@@ -699,8 +698,8 @@ mod tests {
         let grid = cards();
         let stroke = ellipse(350.0, 150.0, 260.0, 130.0);
         let polygon = Polygon::new(stroke.clone());
-        let at_release = circled_elements(&document(), &polygon, None, None, None).elements;
-        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke)), None).elements;
+        let at_release = circled_elements(&document(), &polygon, None, None).elements;
+        let ahead = circled_elements(&document(), &polygon, None, Some(prepared(&stroke))).elements;
         assert!(at_release.len() >= 8, "{:?}", test_ids(&at_release));
         assert_eq!(ahead, at_release);
         grid.remove();
@@ -734,7 +733,7 @@ mod tests {
 
         // The button sits at 40 + 3 + 50 + 20 = 113, 30 + 3 + 60 + 20 = 113.
         let polygon = Polygon::new(ellipse(158.0, 128.0, 80.0, 35.0));
-        let circled = circled_elements(&document, &polygon, None, None, None);
+        let circled = circled_elements(&document, &polygon, None, None);
         assert!(circled.closed_frames.is_empty());
         let tags: Vec<&str> = circled.elements.iter().map(|e| e.tag.as_str()).collect();
         assert_eq!(tags, ["button"]);
@@ -755,8 +754,8 @@ mod tests {
         let capture = prepared(&stroke);
         // Two rows down: other cards are under the lasso now.
         grid.set_attribute("style", &grid_style(120)).unwrap();
-        let ahead = circled_elements(&document(), &polygon, None, Some(capture), None).elements;
-        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None, None).elements);
+        let ahead = circled_elements(&document(), &polygon, None, Some(capture)).elements;
+        assert_eq!(ahead, circled_elements(&document(), &polygon, None, None).elements);
         assert!(ahead.iter().all(|c| c.rect.is_some_and(|r| r.y >= 120.0)), "{:?}", test_ids(&ahead));
         grid.remove();
     }

@@ -1,6 +1,7 @@
 //! The screenshot taken ahead of the stroke, so that releasing the lasso does not wait
-//! for one: taken once the overlay is ready, and used for every circle released while the
-//! page has not changed since. A change (the DOM, a scroll, a resize, a resource loaded,
+//! for one: taken once the overlay is ready, posted to the overlay as soon as it is taken
+//! (a capture then names it by its id instead of carrying it), and used for every circle
+//! released while the page has not changed since. A change (the DOM, a scroll, a resize, a resource loaded,
 //! typing, a transition or animation ending) makes the next release take a new one, which
 //! is then kept for the circles after it. What no event reports (a running animation, a
 //! video) shows as it was when the shot was taken.
@@ -11,10 +12,11 @@ use std::rc::Rc;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Document, Element, MutationObserver, MutationRecord, Window};
+use web_sys::{Document, Element, MessagePort, MutationObserver, MutationRecord, Window};
 
 use super::page_watch;
 use super::screenshot::{self, SENSITIVE_FIELDS};
+use crate::page_js;
 
 /// The window events after which the page may look different without a DOM change.
 const CHANGING_EVENTS: [&str; 6] = ["scroll", "resize", "load", "input", "transitionend", "animationend"];
@@ -24,9 +26,11 @@ const RETAKEN_MARK: &str = "redline:screenshot-retaken";
 
 /// A screenshot under way or taken, and whether the page changed since it was begun.
 struct ShotAhead {
-    /// Resolves with the PNG's `data:` URL, or with an `Error` saying why there is none
-    /// (never rejects: nobody may be waiting for it).
+    /// Resolves with the shot's id once it has been posted to the overlay, or with an
+    /// `Error` saying why there is none (never rejects: nobody may be waiting for it).
     shot: Promise,
+    /// The shot's id once it has been posted.
+    posted: Rc<Cell<Option<u32>>>,
     changed: Rc<Cell<bool>>,
     observer: MutationObserver,
     _on_mutations: Closure<dyn FnMut(Array)>,
@@ -35,10 +39,17 @@ struct ShotAhead {
 
 thread_local! {
     static AHEAD: RefCell<Option<ShotAhead>> = const { RefCell::new(None) };
+    /// The id the next screenshot is posted with.
+    static NEXT_ID: Cell<u32> = const { Cell::new(1) };
 }
 
 impl ShotAhead {
-    fn take(window: &Window, document: &Document, overlay_host: &Element) -> Option<ShotAhead> {
+    fn take(
+        window: &Window,
+        document: &Document,
+        overlay_host: &Element,
+        overlay: &MessagePort,
+    ) -> Option<ShotAhead> {
         let changed = Rc::new(Cell::new(false));
         let on_mutations = Closure::<dyn FnMut(Array)>::new({
             let changed = changed.clone();
@@ -56,14 +67,22 @@ impl ShotAhead {
             move || changed.set(true)
         });
         page_watch::listen(window, &CHANGING_EVENTS, on_event.as_ref().unchecked_ref());
-        let (window, document, host) = (window.clone(), document.clone(), overlay_host.clone());
-        let shot = wasm_bindgen_futures::future_to_promise(async move {
-            Ok(match screenshot::visible_tab(&window, &document, &host).await {
-                Ok(url) => JsValue::from(url),
-                Err(why) => js_sys::Error::new(&why).into(),
-            })
+        let (window, document, host, overlay) =
+            (window.clone(), document.clone(), overlay_host.clone(), overlay.clone());
+        let posted = Rc::new(Cell::new(None));
+        let shot = wasm_bindgen_futures::future_to_promise({
+            let posted = posted.clone();
+            async move {
+                Ok(match shoot_and_post(&window, &document, &host, &overlay).await {
+                    Ok(id) => {
+                        posted.set(Some(id));
+                        JsValue::from(id)
+                    }
+                    Err(why) => js_sys::Error::new(&why).into(),
+                })
+            }
         });
-        Some(ShotAhead { shot, changed, observer, _on_mutations: on_mutations, on_event })
+        Some(ShotAhead { shot, posted, changed, observer, _on_mutations: on_mutations, on_event })
     }
 }
 
@@ -85,19 +104,27 @@ fn is_ours(record: &MutationRecord, overlay_host: &Element) -> bool {
             && target.matches(SENSITIVE_FIELDS).unwrap_or(false))
 }
 
-/// Begins the screenshot ahead of the stroke (the overlay is hidden while it is taken).
-pub fn take(window: &Window, document: &Document, overlay_host: &Element) {
-    AHEAD.set(ShotAhead::take(window, document, overlay_host));
+/// Begins the screenshot ahead of the stroke (the overlay is hidden while it is taken),
+/// to be posted to the `overlay` end of the capture's channel.
+pub fn take(window: &Window, document: &Document, overlay_host: &Element, overlay: &MessagePort) {
+    AHEAD.set(ShotAhead::take(window, document, overlay_host, overlay));
 }
 
-/// The screenshot for a circle released now: the one taken ahead if it was taken and the
-/// page has not changed since it was begun, else a new one, kept for the circles after
-/// this.
+/// The id of the screenshot taken ahead, if it has been posted and the page has not
+/// changed since it was begun: what [`for_release`] would answer, without waiting.
+pub fn current() -> Option<u32> {
+    AHEAD.with_borrow(|a| a.as_ref().filter(|a| !a.changed.get()).and_then(|a| a.posted.get()))
+}
+
+/// The id of the screenshot for a circle released now, posted to `overlay` by the time
+/// this answers: the one taken ahead if it was taken and the page has not changed since
+/// it was begun, else a new one, kept for the circles after this.
 pub async fn for_release(
     window: &Window,
     document: &Document,
     overlay_host: &Element,
-) -> Result<String, String> {
+    overlay: &MessagePort,
+) -> Result<u32, String> {
     let ahead = AHEAD.with_borrow(|a| a.as_ref().map(|a| (a.shot.clone(), a.changed.clone())));
     if let Some((shot, changed)) = ahead {
         let taken = as_result(JsFuture::from(shot).await);
@@ -109,11 +136,26 @@ pub async fn for_release(
     if let Some(performance) = window.performance() {
         let _ = performance.mark(RETAKEN_MARK);
     }
-    take(window, document, overlay_host);
+    take(window, document, overlay_host, overlay);
     let Some(shot) = AHEAD.with_borrow(|a| a.as_ref().map(|a| a.shot.clone())) else {
-        return screenshot::visible_tab(window, document, overlay_host).await;
+        return shoot_and_post(window, document, overlay_host, overlay).await;
     };
     as_result(JsFuture::from(shot).await)
+}
+
+/// Screenshots the tab and posts the image to `overlay`: its id.
+async fn shoot_and_post(
+    window: &Window,
+    document: &Document,
+    overlay_host: &Element,
+    overlay: &MessagePort,
+) -> Result<u32, String> {
+    let image = screenshot::visible_tab(window, document, overlay_host).await?;
+    let id = NEXT_ID.replace(NEXT_ID.get().wrapping_add(1));
+    overlay
+        .post_message(&page_js::screenshot_event(id, &JsValue::from(image)))
+        .map_err(|_| "the screenshot could not be sent to the overlay".to_owned())?;
+    Ok(id)
 }
 
 /// Stops watching the page (the overlay was removed).
@@ -121,10 +163,10 @@ pub fn stop() {
     AHEAD.set(None);
 }
 
-fn as_result(taken: Result<JsValue, JsValue>) -> Result<String, String> {
+fn as_result(taken: Result<JsValue, JsValue>) -> Result<u32, String> {
     let taken = taken.unwrap_or_else(|error| error);
     match taken.dyn_ref::<js_sys::Error>() {
         Some(error) => Err(error.message().into()),
-        None => taken.as_string().ok_or_else(|| "a screenshot without its image".to_owned()),
+        None => taken.as_f64().map(|id| id as u32).ok_or_else(|| "a screenshot without its id".to_owned()),
     }
 }

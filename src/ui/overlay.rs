@@ -7,12 +7,12 @@ use leptos::prelude::*;
 use redline_protocol::rpc::{
     GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput, ResolveStage, ResolveStageInput,
 };
-use redline_protocol::{Element, Point, Rect, ResolvedStage};
+use redline_protocol::{Element, ElementStyles, Point, Rect, ResolvedStage, Viewport};
 use serde::Serialize;
 use wasm_bindgen::prelude::{Closure, JsCast, JsValue};
 use web_sys::{MessageEvent, MessagePort};
 
-use super::shot::{self, Shot};
+use super::shot::{self, PageShot, PageShots, Shot};
 use super::{ErrorLine, held};
 use crate::api::{ApiError, Client};
 use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
@@ -47,19 +47,26 @@ impl Page {
     }
 }
 
-/// Opens the composer on the capture; the screenshot is annotated in the composer.
-fn show_capture(captured: Captured, step: RwSignal<Step, LocalStorage>) {
+/// Hands the composer, open since the release, the capture and the screenshot it names
+/// from those posted ahead of it; the screenshot is annotated in the composer. A capture
+/// that comes after the filer went back to drawing is dropped.
+fn show_capture(
+    captured: Captured,
+    shots: StoredValue<PageShots, LocalStorage>,
+    step: RwSignal<Step, LocalStorage>,
+) {
     let Step::Capturing { outline } = step.get_untracked() else { return };
-    step.set(Step::Composing(Box::new(Composition { outline, captured })));
+    let page_shot = shots.with_value(|shots| shots.named(&captured.screenshot));
+    step.set(Step::Composing(Box::new(Composition { outline, captured, page_shot })));
 }
 
 /// The capture's screenshot with the outline drawn on it.
 async fn annotated(composition: &Composition) -> Result<std::rc::Rc<Shot>, String> {
     let captured = &composition.captured;
-    let data_url = captured.screenshot.as_ref().map_err(Clone::clone)?;
+    let page_shot = composition.page_shot.as_ref().map_err(Clone::clone)?;
     let bounds = captured.bounds_or_viewport();
     let dpr = captured.capture.device_pixel_ratio.unwrap_or(1.0);
-    shot::annotate(data_url, &composition.outline, bounds, dpr)
+    shot::annotate(page_shot, &composition.outline, bounds, dpr)
         .await
         .map(std::rc::Rc::new)
         .map_err(|e| format!("{e:?}"))
@@ -105,11 +112,33 @@ enum Step {
     Composing(Box<Composition>),
 }
 
+impl Step {
+    /// The released outline the composer is open on: from release on, while the circle
+    /// is captured and once it has been.
+    fn outline(&self) -> Option<Vec<Point>> {
+        match self {
+            Step::Drawing => None,
+            Step::Capturing { outline } => Some(outline.clone()),
+            Step::Composing(composition) => Some(composition.outline.clone()),
+        }
+    }
+
+    /// What was captured, once the page has handed it over.
+    fn composition(&self) -> Option<Composition> {
+        match self {
+            Step::Composing(composition) => Some((**composition).clone()),
+            _ => None,
+        }
+    }
+}
+
 /// What the composer shows and files.
 #[derive(Clone)]
 struct Composition {
     outline: Vec<Point>,
     captured: Captured,
+    /// The page's pixels when it was circled, or why there are none.
+    page_shot: Result<PageShot, String>,
 }
 
 /// The overlay runs only where Redline's content script mounted it: the worker confirms
@@ -179,6 +208,9 @@ fn Circling(page: Page) -> impl IntoView {
     };
     // The capture's channel from the content script, and its listener kept alive with it.
     let channel = StoredValue::new_local(None::<(MessagePort, Closure<dyn FnMut(MessageEvent)>)>);
+    let shots = StoredValue::new_local(PageShots::default());
+    // The computed styles of the capture being composed, which follow it.
+    let (styles, set_styles) = signal_local(None::<Vec<Option<ElementStyles>>>);
     let on_message = window_event_listener(ev::message, {
         let page = page.clone();
         let (on_circled, on_abandoned) = (on_circled.clone(), on_abandoned.clone());
@@ -199,8 +231,16 @@ fn Circling(page: Page) -> impl IntoView {
             };
             let (on_circled, on_abandoned) = (on_circled.clone(), on_abandoned.clone());
             let on_captured = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+                if let Some(shot) = PageShot::posted(&event.data()) {
+                    shots.update_value(|shots| shots.keep(shot));
+                    return;
+                }
                 match serde_wasm_bindgen::from_value(event.data()) {
-                    Ok(PageEvent::Captured(captured)) => show_capture(*captured, step),
+                    Ok(PageEvent::Captured(captured)) => {
+                        set_styles.set(None);
+                        show_capture(*captured, shots, step);
+                    }
+                    Ok(PageEvent::Styles { elements }) => set_styles.set(Some(elements)),
                     Ok(PageEvent::Drawn { stroke }) if matches!(step.get_untracked(), Step::Drawing) => {
                         release(&stroke, &on_circled, &on_abandoned);
                     }
@@ -237,19 +277,19 @@ fn Circling(page: Page) -> impl IntoView {
         step.set(Step::Drawing);
     };
 
+    // The composer opens at release, and stays as the capture joins it: the filer can
+    // type at once, and what they type is never moved to another text box.
+    let open_on = Memo::new(move |_| step.with(Step::outline));
+    let capture = Signal::derive_local(move || step.with(Step::composition));
     view! {
         <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_drawing on_abandoned on_circled />
-        {move || match step.get() {
-            Step::Drawing => view! {
+        {move || match open_on.get() {
+            None => view! {
                 <p class="overlay-hint">"Circle what is wrong · " <kbd>"Esc"</kbd> " to leave"</p>
             }.into_any(),
-            Step::Capturing { outline } => view! {
-                <Outline points=outline />
-                <p class="overlay-hint">"Capturing…"</p>
-            }.into_any(),
-            Step::Composing(composition) => view! {
-                <Outline points=composition.outline.clone() />
-                <Composer composition=*composition target draft_text on_filed />
+            Some(outline) => view! {
+                <Outline points=outline.clone() />
+                <Composer outline capture styles target draft_text on_filed />
             }.into_any(),
         }}
         <StageNotice target />
@@ -402,10 +442,8 @@ fn ConsoleWatch(pattern: String) -> impl IntoView {
     }
 }
 
-/// Where the composer sits: beside the circle, inside the viewport.
-fn composer_position(composition: &Composition) -> String {
-    let viewport = composition.captured.viewport;
-    let bounds = composition.captured.bounds_or_viewport();
+/// Where the composer sits: beside the circle (`bounds`), inside the `viewport`.
+fn composer_position(bounds: Rect, viewport: Viewport) -> String {
     let (width, height) = (340.0, 320.0);
     let right_of_circle = bounds.x + bounds.width + 16.0;
     let left = if right_of_circle + width <= viewport.width {
@@ -417,46 +455,69 @@ fn composer_position(composition: &Composition) -> String {
     format!("left: {left:.0}px; top: {top:.0}px; width: {width:.0}px;")
 }
 
+/// The overlay's viewport, which is the page's: its frame is the size of the page's
+/// window (`100vw` × `100vh`, as the page's `innerWidth` and `innerHeight` count).
+fn overlay_viewport() -> Viewport {
+    let size = |value: Result<JsValue, JsValue>| value.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    Viewport { width: size(window().inner_width()), height: size(window().inner_height()) }
+}
+
 /// Says what is wrong: first line the title, the rest the body; `Enter` files,
 /// `Shift+Enter` is a new line. The elements caught show as chips the filer can remove;
 /// parts of the screenshot can be hidden before it is filed.
 #[component]
 fn Composer(
-    composition: Composition,
+    /// The released outline, in the overlay's (the page's) viewport.
+    outline: Vec<Point>,
+    /// What the page captured for it, once handed over.
+    capture: Signal<Option<Composition>, LocalStorage>,
+    /// The capture's computed styles, once they have followed it.
+    styles: ReadSignal<Option<Vec<Option<ElementStyles>>>, LocalStorage>,
     target: LocalResource<Result<Target, String>>,
     draft_text: RwSignal<String>,
     on_filed: impl Fn(TrayItem) + Copy + 'static,
 ) -> impl IntoView {
-    let kept = RwSignal::new(composition.captured.capture.elements.clone());
-    let unreadable_frames = composition.captured.unreadable_frames.clone();
-    let position = composer_position(&composition);
-    let (hidden, set_hidden) = signal(Redactions::new(composition.captured.viewport));
+    let viewport = overlay_viewport();
+    let bounds = Polygon::new(outline.clone()).bounds().unwrap_or(Rect {
+        x: 0.0,
+        y: 0.0,
+        width: viewport.width,
+        height: viewport.height,
+    });
+    let position = composer_position(bounds, viewport);
+    // Indexes into the capture's elements of the chips the filer removed.
+    let removed = RwSignal::new(Vec::<usize>::new());
+    let (hidden, set_hidden) = signal(Redactions::new(viewport));
     let (redacting, set_redacting) = signal(false);
-    // The composer opens at once; the annotated screenshot joins it when drawn, and an
-    // item filed before that waits for it.
-    let screenshot = LocalResource::new({
-        let composition = composition.clone();
-        move || {
-            let composition = composition.clone();
-            async move { annotated(&composition).await }
+    // The annotated screenshot joins the composer once the capture has, begun once the
+    // composer has been painted so that drawing it does not hold that frame back; an
+    // item filed before that waits for it. `None` until there is a capture.
+    let screenshot = LocalResource::new(move || {
+        let composition = capture.get();
+        async move {
+            let composition = composition?;
+            after_next_paint().await;
+            Some(annotated(&composition).await)
         }
     });
-    // The page's pixels as captured, which the filer hides parts of.
-    let backdrop = composition.captured.screenshot.clone().ok();
-    let outline = composition.outline.clone();
     let file = Action::new_local(move |_: &()| {
-        let composition = composition.clone();
         let text = draft_text.get_untracked();
-        let elements = kept.get_untracked();
+        let removed = removed.get_untracked();
         let hidden = hidden.get_untracked();
         async move {
             let target = target.await?;
+            let composition = when_here(|| capture.get_untracked(), CAPTURE_WAIT_MS).await.ok_or(
+                "The page did not hand over what was circled, nothing was filed; your text is kept.",
+            )?;
+            let styles = when_here(|| styles.get_untracked(), STYLES_WAIT_MS).await.unwrap_or_default();
+            let elements = composition.captured.filed_elements(&removed, &styles);
             let change_id = window().crypto().map_err(|e| format!("{e:?}"))?.random_uuid();
-            let image = match screenshot.await {
-                Ok(shot) => Some(shot.redacted(&hidden).await.map_err(|e| {
+            let annotated = when_here(|| screenshot.get_untracked().flatten(), CAPTURE_WAIT_MS).await;
+            let image = match annotated {
+                Some(Ok(shot)) => Some(shot.redacted(&hidden).await.map_err(|e| {
                     format!("The screenshot could not be prepared, nothing was filed: {e:?}")
                 })?),
-                Err(_) => None,
+                Some(Err(_)) | None => None,
             };
             let draft =
                 compose::draft(&target.stage, &composition.captured, elements, &text, change_id, image)
@@ -509,13 +570,11 @@ fn Composer(
                         }
                     }
                 ></textarea>
-                <ul class="chips" aria-label="Circled elements">
-                    <For each=move || kept.get().into_iter().enumerate() key=|(i, e)| (*i, e.css_path.clone()) let((index, element))>
-                        <Chip element on_remove=move || kept.update(|k| { k.remove(index); }) />
-                    </For>
-                </ul>
-                {unreadable_frames.into_iter().map(|origin| view! { <UnreadableFrame origin /> }).collect_view()}
-                {move || match screenshot.get() {
+                {move || match capture.get() {
+                    None => view! { <p class="hint" role="status">"Capturing what you circled…"</p> }.into_any(),
+                    Some(composition) => view! { <CircledElements composition removed /> }.into_any(),
+                }}
+                {move || match screenshot.get().flatten() {
                     None => view! { <p class="hint">"Adding the screenshot…"</p> }.into_any(),
                     Some(Ok(shot)) => view! {
                         <ShotPreview shot hidden />
@@ -538,10 +597,69 @@ fn Composer(
             </form>
         </div>
         {move || {
-            let screenshot = backdrop.clone().filter(|_| redacting.get())?;
+            let backdrop = capture.with(|c| c.as_ref().and_then(|c| c.page_shot.clone().ok()));
+            let screenshot = backdrop.filter(|_| redacting.get())?.data_url();
             Some(view! { <Redactor screenshot outline=outline.clone() hidden=hidden.get_untracked() on_done=on_hidden /> })
         }}
     }
+}
+
+/// The circled elements as chips the filer can remove, and the frames Redline could not
+/// look inside.
+#[component]
+fn CircledElements(composition: Composition, removed: RwSignal<Vec<usize>>) -> impl IntoView {
+    let elements = composition.captured.capture.elements;
+    let count = elements.len();
+    let elements = StoredValue::new(elements);
+    let kept = move || (0..count).filter(|i| !removed.with(|r| r.contains(i))).collect::<Vec<_>>();
+    view! {
+        <ul class="chips" aria-label="Circled elements">
+            <For each=kept key=|index| *index let(index)>
+                <Chip
+                    element=elements.with_value(|elements| elements[index].clone())
+                    on_remove=move || removed.update(|r| r.push(index))
+                />
+            </For>
+        </ul>
+        {composition.captured.unreadable_frames.into_iter().map(|origin| view! { <UnreadableFrame origin /> }).collect_view()}
+    }
+}
+
+/// How long filing waits for the capture (and its screenshot) to reach the composer:
+/// entering a frame of another origin or taking the screenshot again takes a moment,
+/// but a page that stopped answering must not hold the filer's text hostage.
+const CAPTURE_WAIT_MS: f64 = 10_000.0;
+
+/// How long filing waits for a capture's computed styles to follow it: they come
+/// milliseconds after it, and without them an item is still worth filing.
+const STYLES_WAIT_MS: f64 = 1_000.0;
+/// How often a wait of [`when_here`] looks again.
+const LOOK_AGAIN_MS: f64 = 10.0;
+
+/// What `read` finds, as soon as it finds something, or `None` after `wait_ms`: for a
+/// filer who files before what the page sends has arrived.
+async fn when_here<T>(read: impl Fn() -> Option<T>, wait_ms: f64) -> Option<T> {
+    let mut waited = 0.0;
+    loop {
+        if let Some(value) = read() {
+            return Some(value);
+        }
+        if waited >= wait_ms {
+            return None;
+        }
+        crate::timer::sleep(LOOK_AGAIN_MS).await;
+        waited += LOOK_AGAIN_MS;
+    }
+}
+
+/// Resolves once the next frame has been painted: in a task after that frame's
+/// animation callbacks, which run before its paint.
+async fn after_next_paint() {
+    let frame = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = window().request_animation_frame(&resolve);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(frame).await;
+    crate::timer::sleep(0.0).await;
 }
 
 /// Why a circled frame is filed as the frame element alone: Redline may not look inside

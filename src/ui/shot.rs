@@ -2,7 +2,7 @@
 //! filer hid blacked out, plus a crop around the circle for the composer. Encoded by
 //! the browser (`OffscreenCanvas`), so no image codec is compiled into wasm.
 
-use js_sys::Promise;
+use js_sys::{JsString, Promise};
 use redline_protocol::{Point, Rect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -23,6 +23,84 @@ const STROKE: &str = "#dc2626";
 /// before the tab is captured (`capture/screenshot.rs`).
 const HIDDEN: &str = "#000000";
 
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch`, given a URL as the JS string it arrived as: a screenshot's
+    /// `data:` URL runs to megabytes, which web-sys's `&str` would copy through wasm.
+    #[wasm_bindgen(js_name = fetch)]
+    fn fetch_js_string(url: &JsString) -> Promise;
+}
+
+/// A screenshot of the page as the content script posted it, ahead of the stroke
+/// (`PageEvent::Screenshot`), decoded as soon as it arrives so that a composer opening on
+/// it does not wait.
+#[derive(Clone)]
+pub struct PageShot {
+    id: u32,
+    /// The PNG's `data:` URL, kept as the JS string it arrived as.
+    image: JsString,
+    /// Resolves with the decoded `ImageBitmap`, or with an `Error` (never rejects: no
+    /// composer may ever await it).
+    bitmap: Promise,
+}
+
+impl PageShot {
+    /// The screenshot a message from the content script posts, if it is one: read by
+    /// hand rather than with serde, so that the image is not copied into wasm.
+    pub fn posted(message: &JsValue) -> Option<PageShot> {
+        let field = |name: &str| js_sys::Reflect::get(message, &JsValue::from_str(name)).ok();
+        if field("type")?.as_string()? != "redline:screenshot" {
+            return None;
+        }
+        let id = field("id")?.as_f64().filter(|id| id.fract() == 0.0 && *id >= 0.0)? as u32;
+        let image = field("image")?.dyn_into::<JsString>().ok()?;
+        let fetched = fetch_js_string(&image);
+        let bitmap = wasm_bindgen_futures::future_to_promise(async move {
+            Ok(match bitmap_of_fetched(fetched).await {
+                Ok(bitmap) => bitmap.into(),
+                Err(error) => {
+                    js_sys::Error::new(&format!("the screenshot could not be decoded: {error:?}")).into()
+                }
+            })
+        });
+        Some(PageShot { id, image, bitmap })
+    }
+
+    /// The PNG's `data:` URL, to show.
+    pub fn data_url(&self) -> String {
+        self.image.clone().into()
+    }
+
+    async fn bitmap(&self) -> Result<ImageBitmap, JsValue> {
+        // Not a bitmap: the `Error` saying why.
+        JsFuture::from(self.bitmap.clone()).await?.dyn_into()
+    }
+}
+
+/// The screenshots the content script posted, newest last. A capture names the newest
+/// one posted before it; the one before that is kept too, for a capture still under way
+/// when a newer shot was taken.
+#[derive(Default)]
+pub struct PageShots(Vec<PageShot>);
+
+impl PageShots {
+    const KEPT: usize = 2;
+
+    pub fn keep(&mut self, shot: PageShot) {
+        if self.0.len() == Self::KEPT {
+            self.0.remove(0);
+        }
+        self.0.push(shot);
+    }
+
+    /// The screenshot a capture names (`Captured::screenshot`), or why there is none.
+    pub fn named(&self, screenshot: &Result<u32, String>) -> Result<PageShot, String> {
+        let id = screenshot.as_ref().map_err(Clone::clone)?;
+        let found = self.0.iter().find(|shot| shot.id == *id);
+        found.cloned().ok_or_else(|| "the screenshot did not reach the overlay".to_owned())
+    }
+}
+
 /// The annotated screenshot, kept in the overlay until it is filed: only an image with
 /// the hidden areas blacked out is encoded, so no other copy leaves the composer.
 pub struct Shot {
@@ -33,15 +111,15 @@ pub struct Shot {
     crop: Rect,
 }
 
-/// Draws `outline` (CSS px) on the viewport screenshot `data_url` (device px, hence
+/// Draws `outline` (CSS px) on the viewport screenshot `page_shot` (device px, hence
 /// `device_pixel_ratio`) and keeps a crop around the outline's `bounds` to show.
 pub async fn annotate(
-    data_url: &str,
+    page_shot: &PageShot,
     outline: &[Point],
     bounds: Rect,
     device_pixel_ratio: f64,
 ) -> Result<Shot, JsValue> {
-    let bitmap = bitmap_of(data_url).await?;
+    let bitmap = page_shot.bitmap().await?;
     let (width, height) = (bitmap.width() as f64, bitmap.height() as f64);
     let (canvas, context) = canvas_of(&bitmap)?;
     draw_outline(&context, outline, device_pixel_ratio);
@@ -143,9 +221,15 @@ async fn image_of(blob: &Blob) -> Result<Image, JsValue> {
     Ok(Image { content_type: CONTENT_TYPE.to_owned(), base64: base64_of(blob).await? })
 }
 
-async fn bitmap_of(data_url: &str) -> Result<ImageBitmap, JsValue> {
+async fn bitmap_of(url: &str) -> Result<ImageBitmap, JsValue> {
     let window = web_sys::window().ok_or("no window")?;
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(data_url)).await?.dyn_into()?;
+    bitmap_of_fetched(window.fetch_with_str(url)).await
+}
+
+/// The image a `fetch` under way answers with, decoded.
+async fn bitmap_of_fetched(fetched: Promise) -> Result<ImageBitmap, JsValue> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response: web_sys::Response = JsFuture::from(fetched).await?.dyn_into()?;
     let png: Blob = JsFuture::from(response.blob()?).await?.dyn_into()?;
     JsFuture::from(window.create_image_bitmap_with_blob(&png)?).await?.dyn_into()
 }

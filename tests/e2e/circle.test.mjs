@@ -220,6 +220,42 @@ describe("circle and file", () => {
     await page.close();
   });
 
+  test("the composer opens at release; words filed before the capture arrives go with it", async () => {
+    const { page, overlay } = await openStage("/");
+    const errors = watchErrors(page);
+    // The page is busy when the release reaches it: a listener of its own, which runs
+    // before the content script's (capturing listeners come first), holds its thread.
+    await page.evaluate(() => {
+      addEventListener("message", (event) => {
+        if (event.data?.type !== "redline:circled") return;
+        const until = Date.now() + 1500;
+        while (Date.now() < until);
+      }, true);
+    });
+    // The filer types and presses Enter right after the release, in the overlay (whose
+    // own process the busy page does not hold up), before the capture can have come.
+    await overlay.evaluate(() => {
+      addEventListener("pointerup", () => setTimeout(() => {
+        const composer = document.querySelector('[role="dialog"]');
+        window.statusAtFiling = composer?.querySelector('[role="status"]')?.textContent ?? null;
+        const textbox = composer.querySelector("textarea");
+        textbox.value = "Typed before the capture";
+        textbox.dispatchEvent(new Event("input", { bubbles: true }));
+        textbox.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+      }), { capture: true, once: true });
+    });
+    await drawLasso(page, await page.getByTestId("orders.export").boundingBox());
+    const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+    await composer.waitFor({ state: "detached" });
+    assert.equal(await overlay.evaluate(() => window.statusAtFiling), "Capturing what you circled…");
+    const filed = await filedWithScreenshot(page, "Typed before the capture");
+    assert.ok(filed, "the server has the item and its screenshot");
+    assert.deepEqual(filed.capture.elements.map((e) => e.testId), ["orders.export"]);
+    assert.ok(filed.capture.elements[0].styles, "the styles that follow the capture were waited for too");
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test("a page script cannot stand in for the content script: its forged captures are ignored", async () => {
     const { page, overlay } = await openStage("/");
     const errors = watchErrors(page);
