@@ -8,6 +8,9 @@
 // - release → composer open: from the lasso's `pointerup` in the overlay to the frame
 //   after the composer dialog is in the DOM with its text box focused, noted by the
 //   overlay itself;
+// - release → elements in the composer: to the frame after the circled elements' chips
+//   are in it (this build opens the composer at release and the capture joins it; the
+//   build before opened it with the chips);
 // on the demo stage and on a large real-world page (tests/fixtures/pages, served from
 // 127.0.0.1), a fresh tab per run, the two builds' browsers taking turns run by run.
 // Also what a page loads of each build (the mount script and the content module), and
@@ -90,16 +93,20 @@ async function measure(browser, url) {
       const dialog = document.querySelector('[role="dialog"]');
       if (window.benchReleasedAt === undefined || !dialog?.contains(document.activeElement)) return;
       requestAnimationFrame(() => { window.benchOpenAt ??= performance.now(); });
+      if (dialog.querySelector('[aria-label="Circled elements"]')) {
+        requestAnimationFrame(() => { window.benchCapturedAt ??= performance.now(); });
+      }
     };
     new MutationObserver(open).observe(document.body, { subtree: true, childList: true });
     addEventListener("focusin", open, true);
   });
   await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { pace: 12.5 });
-  await overlay.waitForFunction(() => window.benchOpenAt !== undefined);
-  const composer = await overlay.evaluate(() => window.benchOpenAt - window.benchReleasedAt);
+  await overlay.waitForFunction(() => window.benchCapturedAt !== undefined);
+  const [composer, captured] = await overlay.evaluate(() =>
+    [window.benchOpenAt - window.benchReleasedAt, window.benchCapturedAt - window.benchReleasedAt]);
   const retaken = await page.evaluate(() => performance.getEntriesByName("redline:screenshot-retaken").length);
   await page.close();
-  return { drawable, ready, composer, retaken };
+  return { drawable, ready, composer, captured, retaken };
 }
 
 const results = {};
@@ -108,11 +115,13 @@ for (let run = 0; run < RUNS; run++) {
   const order = run % 2 === 0 ? builds : [...builds].reverse();
   for (const page of pages) {
     for (const build of order) {
-      const { drawable, ready, composer, retaken } = await measure(build.browser, page.url);
-      const r = (results[`${build.name}|${page.name}`] ??= { drawable: [], ready: [], composer: [], retaken: 0 });
+      const { drawable, ready, composer, captured, retaken } = await measure(build.browser, page.url);
+      const r = (results[`${build.name}|${page.name}`] ??=
+        { drawable: [], ready: [], composer: [], captured: [], retaken: 0 });
       r.drawable.push(drawable);
       r.ready.push(ready);
       r.composer.push(composer);
+      r.captured.push(captured);
       r.retaken += retaken;
     }
   }
@@ -125,6 +134,7 @@ for (const page of pages) {
     ["gesture → lasso takes a stroke", "drawable"],
     ["gesture → overlay app up", "ready"],
     ["release → composer open", "composer"],
+    ["release → elements in the composer", "captured"],
   ]) {
     const ratio = quantile(now[key], 0.5) / quantile(before[key], 0.5);
     console.log(`${page.name}, ${what}:`);
