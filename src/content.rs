@@ -107,7 +107,11 @@ pub fn attach_overlay(
     let frame_for_messages = frame.clone();
     let host_for_messages = host.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let from_our_frame = event.origin() == trusted_origin
+        // Trusted: a page's script can take our frame's window from any message it
+        // sent (`event.source`) and dispatch a `MessageEvent` of its own naming it and
+        // the extension's origin; only one the browser delivered is trusted.
+        let from_our_frame = event.is_trusted()
+            && event.origin() == trusted_origin
             && frame_for_messages
                 .content_window()
                 .is_some_and(|w| event.source().is_some_and(|s| JsValue::from(w) == JsValue::from(s)));
@@ -421,8 +425,9 @@ mod tests {
     const ORIGIN: &str = "chrome-extension://abcdefghijklmnop";
     const HOST_ID: &str = "redline-overlay-host";
 
-    /// Puts a host and its frame in the page as the mount script does, and attaches.
-    fn attach_test_overlay() {
+    /// Puts a host and its frame in the page as the mount script does, and attaches,
+    /// trusting messages from `origin`.
+    fn attach_test_overlay(origin: &str) {
         let document = web_sys::window().unwrap().document().unwrap();
         let host = document.create_element("div").unwrap();
         host.set_id(HOST_ID);
@@ -431,7 +436,7 @@ mod tests {
         frame.set_src("about:blank");
         shadow.append_child(&frame).unwrap();
         document.document_element().unwrap().append_child(&host).unwrap();
-        attach_overlay(host, frame, None, ORIGIN, "secret").unwrap();
+        attach_overlay(host, frame, None, origin, "secret").unwrap();
     }
 
     /// Whether an overlay is mounted in this page.
@@ -464,8 +469,8 @@ mod tests {
 
     #[wasm_bindgen_test]
     fn attaching_again_leaves_one_overlay_and_esc_removes_it() {
-        attach_test_overlay();
-        attach_test_overlay();
+        attach_test_overlay(ORIGIN);
+        attach_test_overlay(ORIGIN);
         assert_eq!(hosts(), 1, "the earlier overlay and its listeners are gone");
         assert!(is_mounted());
         press("a");
@@ -475,20 +480,45 @@ mod tests {
         assert_eq!(hosts(), 0);
     }
 
+    /// Has our frame itself post `close` to the page, as the overlay does: a message the
+    /// browser delivers, from the frame's window at the frame's origin (this test page's
+    /// own, as the frame is `about:blank`).
+    fn frame_posts_close() {
+        let frame =
+            MOUNTED.with_borrow(|m| m.as_ref().unwrap().frame.content_window()).expect("the frame's window");
+        let in_frame: Function =
+            js_sys::Reflect::get(&frame, &"Function".into()).unwrap().dyn_into().unwrap();
+        let post = js_sys::Reflect::construct(
+            &in_frame,
+            &Array::of1(&"parent.postMessage({ type: 'redline:close' }, '*')".into()),
+        )
+        .unwrap();
+        post.unchecked_into::<Function>().call0(&JsValue::NULL).unwrap();
+    }
+
     #[wasm_bindgen_test]
-    fn a_close_message_from_anyone_but_our_frame_is_ignored() {
-        attach_test_overlay();
+    async fn a_close_message_from_anyone_but_our_frame_is_ignored() {
+        let page = web_sys::window().unwrap();
+        let origin = page.location().origin().unwrap();
+        attach_test_overlay(&origin);
         let ours =
             MOUNTED.with_borrow(|m| m.as_ref().unwrap().frame.content_window()).expect("the frame's window");
-        let page = web_sys::window().unwrap();
         post_close("https://stage.example", None);
-        post_close(ORIGIN, None); // right origin, but not sent by our frame
-        post_close(ORIGIN, Some(&page)); // right origin, sent by the page itself
-        post_close("https://stage.example", Some(&ours)); // our frame, but not the extension's origin
+        post_close(&origin, None); // right origin, but not sent by our frame
+        post_close(&origin, Some(&page)); // right origin, sent by the page itself
+        post_close("https://stage.example", Some(&ours)); // our frame, but not its origin
+        // Right origin and our frame's window, but made by a script, not delivered.
+        post_close(&origin, Some(&ours));
         assert!(is_mounted());
-        // The same message from our frame at the extension's origin closes the overlay:
-        // without it this test would pass with no listener at all.
-        post_close(ORIGIN, Some(&ours));
+        // The same message posted by our frame closes the overlay: without it this test
+        // would pass with no listener at all.
+        frame_posts_close();
+        for _ in 0..100 {
+            if !is_mounted() {
+                break;
+            }
+            crate::timer::sleep(10.0).await;
+        }
         assert!(!is_mounted(), "our frame's close is obeyed");
         assert_eq!(hosts(), 0);
     }
