@@ -537,8 +537,7 @@ fn hex_colour(function: &str) -> Option<String> {
 
 /// `GET https://api.example/orders: 404`, or `: no response` for status 0.
 pub fn failed_request(r: &FailedRequest) -> String {
-    let status = if r.status == 0 { "no response".to_owned() } else { r.status.to_string() };
-    format!("{} {}: {status}", one_line(&r.method, 20), one_line(&r.url, 300))
+    format!("{} {}: {}", one_line(&r.method, 20), one_line(&r.url, 300), r.status_text())
 }
 
 fn indent(text: &str, prefix: &str) -> String {

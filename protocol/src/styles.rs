@@ -211,6 +211,11 @@ impl FailedRequest {
             status: status.min(REQUEST_STATUS_MAX),
         }
     }
+
+    /// The status as people read it: the number, or "no response" for 0.
+    pub fn status_text(&self) -> String {
+        if self.status == 0 { "no response".to_owned() } else { self.status.to_string() }
+    }
 }
 
 #[cfg(test)]

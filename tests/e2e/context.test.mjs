@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { agentWorkspace, fileCircled, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "./harness.mjs";
+import { agentWorkspace, assertAccessible, fileCircled, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "./harness.mjs";
 
 /** An address on loopback nothing listens on: a port taken and given back. */
 async function closedPortUrl() {
@@ -20,14 +20,14 @@ async function closedPortUrl() {
 }
 
 describe("styles and failed requests", () => {
-  let stage, server, browser, workspace;
+  let stage, server, browser, panel, workspace;
 
   before(async () => {
     stage = await startStage();
     server = await prepareServer({ stageUrl: stage.url });
     await server.start();
     browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    await openConnectedPanel(browser, server);
+    panel = await openConnectedPanel(browser, server);
     workspace = agentWorkspace(server, "redline-e2e-context-");
   });
 
@@ -42,7 +42,7 @@ describe("styles and failed requests", () => {
     return execFileSync(process.env.REDLINE_BIN, ["show", item, ...args], { encoding: "utf8", env: workspace.env });
   }
 
-  test("a circled button's changed styles and the page's failed requests reach `redline show`", async () => {
+  test("a circled button's changed styles and the page's failed requests reach `redline show` and the side panel", async () => {
     const first = await openOverlay(browser, `${stage.url}/`);
     await first.overlay.getByRole("button", { name: "Keep this stage's console errors" }).click();
     await first.overlay.getByText("Console errors are kept from the next page load.").waitFor();
@@ -123,5 +123,27 @@ describe("styles and failed requests", () => {
     assert.ok(full.includes(`font-size: ${computed.fontSize}`) && full.includes("display: "), full);
     assert.ok(!/^ {5}styles:/m.test(show(filed.shortId, "--css", "none")), "--css none prints no styles");
     await page.close();
+
+    // The filer sees the same in the side panel.
+    await panel.bringToFront();
+    await panel.locator(".row-main", { hasText: "Export has no totals" }).click();
+    const requests = panel.getByRole("region", { name: "Failed requests" });
+    await requests.waitFor();
+    const listed = (await requests.getByRole("listitem").allTextContents()).map((t) => t.replace(/\s+/g, " "));
+    for (const line of [
+      `GET ${origin}/api/order-totals 404`,
+      `GET ${refused}/updates no response`,
+      `PUT ${origin}/api/orders/1042 404`,
+      `GET ${origin}/missing-logo.png 404`,
+    ]) {
+      assert.ok(listed.includes(line), `the panel lists ${JSON.stringify(line)} (${JSON.stringify(listed)})`);
+    }
+    const disclosure = panel.getByRole("region", { name: "Circled elements" }).locator("details.styles");
+    await disclosure.locator("summary").click();
+    const changedShown = await disclosure.locator("dl.changed").textContent();
+    assert.ok(changedShown.includes("padding") && changedShown.includes(computed.padding), changedShown);
+    assert.ok(!changedShown.includes("font-size"), "what did not change is not among the changes");
+    assert.ok((await disclosure.locator("dl.unchanged").textContent()).includes("font-size"), "the rest is there too");
+    await assertAccessible(panel, "the panel with an item's styles and failed requests");
   });
 });

@@ -1,6 +1,7 @@
-//! One item in the panel: what was filed (title, body, screenshot, elements, console
-//! errors), the thread with the agent, answering its open question (its choices, with an
-//! image where a shot shows one, and words), dismiss/reopen, and "Show on page". Server
+//! One item in the panel: what was filed (title, body, screenshot, elements with their
+//! computed styles, failed requests, console errors), the thread with the agent,
+//! answering its open question (its choices, with an image where a shot shows one, and
+//! words), dismiss/reopen, and "Show on page". Server
 //! text is always text. Which question is open and what its choices are is the
 //! protocol's reading of the thread (`redline_protocol::open_question`).
 
@@ -10,8 +11,8 @@ use redline_protocol::rpc::{
     SetChangeStatus, SetChangeStatusInput,
 };
 use redline_protocol::{
-    Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Choice, Element, Message, Timestamp,
-    open_question, option_label,
+    Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, Choice, Element, ElementStyles,
+    FailedRequest, Message, Timestamp, open_question, option_label,
 };
 
 use super::queue::reload;
@@ -103,6 +104,7 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
         })}
         <ElementList elements=elements.clone() git_sha />
         <ShowOnPage elements />
+        <FailedRequests requests=change.capture.as_ref().map(|c| c.failed_requests.clone()).unwrap_or_default() />
         {(!change.console_errors.is_empty()).then(|| view! {
             <section aria-label="Console errors">
                 <h3>"Console errors"</h3>
@@ -160,6 +162,7 @@ fn ElementList(elements: Vec<Element>, git_sha: Option<String>) -> impl IntoView
                                 {anchor.map(|v| view! { <Copyable name="source" value=v /> })}
                                 {e.css_path.clone().map(|v| view! { <Copyable name="CSS path" value=v /> })}
                             </dl>
+                            {e.styles.map(|styles| view! { <Styles styles /> })}
                         </li>
                     }
                 }).collect_view()}
@@ -167,6 +170,53 @@ fn ElementList(elements: Vec<Element>, git_sha: Option<String>) -> impl IntoView
         </section>
     }
     .into_any()
+}
+
+/// An element's computed styles as filed: those that differ from its parent or its
+/// tag's default, and the rest behind a disclosure.
+#[component]
+fn Styles(styles: ElementStyles) -> impl IntoView {
+    let declarations = |shown: Vec<(&str, &str)>| {
+        shown
+            .into_iter()
+            .map(
+                |(name, value)| view! { <dt>{name.to_owned()}</dt> <dd><code>{value.to_owned()}</code></dd> },
+            )
+            .collect_view()
+    };
+    let changed = styles.in_order(false);
+    let summary = match changed.len() {
+        0 => "Styles: none differ from its parent or its tag's default".to_owned(),
+        1 => "Styles: 1 differs from its parent or its tag's default".to_owned(),
+        n => format!("Styles: {n} differ from its parent or its tag's default"),
+    };
+    view! {
+        <details class="styles">
+            <summary>{summary}</summary>
+            <dl class="changed">{declarations(changed)}</dl>
+            {(!styles.unchanged.is_empty()).then(|| view! {
+                <p class="hint">"As its parent or its tag's default:"</p>
+                <dl class="unchanged">{declarations(styles.unchanged.iter().collect())}</dl>
+            })}
+        </details>
+    }
+}
+
+/// The page's requests that failed from the moment Redline was opened until filing.
+#[component]
+fn FailedRequests(requests: Vec<FailedRequest>) -> impl IntoView {
+    (!requests.is_empty()).then(|| {
+        view! {
+            <section aria-label="Failed requests">
+                <h3>"Failed requests"</h3>
+                <ul class="console">
+                    {requests.into_iter().map(|r| view! {
+                        <li><code>{format!("{} {}", r.method, r.url)}</code> " " <strong>{r.status_text()}</strong></li>
+                    }).collect_view()}
+                </ul>
+            </section>
+        }
+    })
 }
 
 #[component]
