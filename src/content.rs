@@ -248,22 +248,10 @@ fn post_capture(
 /// a page's computed styles take milliseconds to read, which the composer need not wait
 /// for.
 fn post_styles(page: &Page, port: &MessagePort, styled: &[Option<Element>]) {
-    let mut present = Vec::with_capacity(styled.len());
-    let mut filed_at = Vec::with_capacity(styled.len());
-    for (index, element) in styled.iter().enumerate() {
-        if let Some(element) = element {
-            present.push(element.clone());
-            filed_at.push(index);
-        }
-    }
     // The default elements styles are compared with go into our frame's shadow root.
     let reader =
         page.frame.parent_node().and_then(|root| StyleReader::new(&page.window, &page.document, &root));
-    let read = reader.map(|reader| reader.read(&present)).unwrap_or_default();
-    let mut elements = vec![None; styled.len()];
-    for (index, styles) in filed_at.into_iter().zip(read) {
-        elements[index] = styles;
-    }
+    let elements = reader.map(|reader| reader.read(styled)).unwrap_or_default();
     let _ = port.post_message(&page_js::styles_event(&elements));
 }
 

@@ -206,9 +206,13 @@ impl Captured {
 
     /// The circle's bounds, or the whole viewport when the outline had none.
     pub fn bounds_or_viewport(&self) -> Rect {
-        let viewport = Rect { x: 0.0, y: 0.0, width: self.viewport.width, height: self.viewport.height };
-        self.capture.bounds.unwrap_or(viewport)
+        bounds_or_viewport(self.capture.bounds, self.viewport)
     }
+}
+
+/// A circle's `bounds`, or the whole `viewport` when its outline had none.
+pub fn bounds_or_viewport(bounds: Option<Rect>, viewport: Viewport) -> Rect {
+    bounds.unwrap_or(Rect { x: 0.0, y: 0.0, width: viewport.width, height: viewport.height })
 }
 
 /// What the content script tells its overlay frame. The page cannot read these (they

@@ -1,10 +1,10 @@
 //! The screenshot taken ahead of the stroke, so that releasing the lasso does not wait
 //! for one: taken once the overlay is ready, posted to the overlay as soon as it is taken
 //! (a capture then names it by its id instead of carrying it), and used for every circle
-//! released while the page has not changed since. A change (the DOM, a scroll, a resize, a resource loaded,
-//! typing, a transition or animation ending) makes the next release take a new one, which
-//! is then kept for the circles after it. What no event reports (a running animation, a
-//! video) shows as it was when the shot was taken.
+//! released while the page has not changed since. A change (the DOM, a scroll, a
+//! resize, a resource loaded, typing, a transition or animation ending) makes the next
+//! release take a new one, which is then kept for the circles after it. What no event
+//! reports (a running animation, a video) shows as it was when the shot was taken.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -35,18 +35,21 @@ impl StyleReader {
     /// default. The page is read first and the default elements made after, all at once:
     /// a default element added to the document makes the next read of a used size lay
     /// the page out again, which once per element cost milliseconds on a large page.
-    pub fn read(&self, elements: &[Element]) -> Vec<Option<ElementStyles>> {
+    /// Where `elements[i]` is `None` (no element of this page), so are its styles.
+    pub fn read(&self, elements: &[Option<Element>]) -> Vec<Option<ElementStyles>> {
         // Plain loops: each `collect` of its own iterator type is code of its own, and
         // this code is loaded into every page.
         let mut page = Vec::with_capacity(elements.len());
         for element in elements {
-            let parent = parent_element(element).and_then(|p| values(&self.window, &p));
-            page.push((values(&self.window, element), parent));
+            let own = element.as_ref().and_then(|e| values(&self.window, e));
+            let parent = element.as_ref().and_then(parent_element).and_then(|p| values(&self.window, &p));
+            page.push((own, parent));
         }
         let mut probes = Vec::with_capacity(elements.len());
         for (element, (own, _)) in elements.iter().zip(&page) {
             let font_size = own.as_ref().and_then(|own| own.get(FONT_SIZE));
-            probes.push(font_size.and_then(|size| self.default_element(&element.local_name(), size)));
+            let tag = element.as_ref().map(Element::local_name);
+            probes.push(font_size.zip(tag).and_then(|(size, tag)| self.default_element(&tag, size)));
         }
         let mut styles = Vec::with_capacity(elements.len());
         for (probe, (own, parent)) in probes.iter().zip(&page) {
@@ -119,8 +122,7 @@ mod tests {
         let root = host.attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed)).unwrap();
         let reader = StyleReader::new(&window, &document, &root).unwrap();
 
-        let elements =
-            [page.query_selector("p").unwrap().unwrap(), page.query_selector("span").unwrap().unwrap()];
+        let elements = [page.query_selector("p").unwrap(), page.query_selector("span").unwrap()];
         let [p, span] = <[_; 2]>::try_from(reader.read(&elements)).unwrap().map(Option::unwrap);
         assert_eq!(value(&p.changed, "color"), Some("rgb(255, 0, 0)"));
         assert_eq!(value(&p.changed, "padding"), Some("4px"));

@@ -18,7 +18,7 @@ use crate::api::{ApiError, Client};
 use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
 use crate::chrome;
 use crate::compose;
-use crate::messages::{Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
+use crate::messages::{self, Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
 use crate::redact::{Edit, HiddenArea, Redactions};
 use crate::settings::{self, Settings};
 use crate::tray::{self, TrayItem};
@@ -478,12 +478,7 @@ fn Composer(
     on_filed: impl Fn(TrayItem) + Copy + 'static,
 ) -> impl IntoView {
     let viewport = overlay_viewport();
-    let bounds = Polygon::new(outline.clone()).bounds().unwrap_or(Rect {
-        x: 0.0,
-        y: 0.0,
-        width: viewport.width,
-        height: viewport.height,
-    });
+    let bounds = messages::bounds_or_viewport(Polygon::new(outline.clone()).bounds(), viewport);
     let position = composer_position(bounds, viewport);
     // Indexes into the capture's elements of the chips the filer removed.
     let removed = RwSignal::new(Vec::<usize>::new());
