@@ -76,9 +76,10 @@ impl Sqlite {
 async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
     let s = Arc::new(Sqlite::start().await);
     let stop = Arc::new(AtomicBool::new(false));
+    let filed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let writers: Vec<_> = (0..4)
         .map(|w| {
-            let (s, stop) = (s.clone(), stop.clone());
+            let (s, stop, filed) = (s.clone(), stop.clone(), filed.clone());
             tokio::spawn(async move {
                 let mut acked = Vec::new();
                 for i in 0.. {
@@ -87,12 +88,21 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
                     }
                     let id = s.file(format!("w{w} #{i}")).await;
                     acked.push((id, Instant::now()));
+                    filed.fetch_add(1, Ordering::Relaxed);
                 }
                 acked
             })
         })
         .collect();
+    // The backup begins once items are being filed: after 300 ms, and after the first
+    // few are acknowledged (on a loaded machine the first took longer than 300 ms).
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for _ in 0..3000 {
+        if filed.load(Ordering::Relaxed) >= 4 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 
     let file = s.dir.path().join("copy.db");
     let began = Instant::now();
