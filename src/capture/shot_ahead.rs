@@ -116,6 +116,12 @@ pub fn current() -> Option<u32> {
     AHEAD.with_borrow(|a| a.as_ref().filter(|a| !a.changed.get()).and_then(|a| a.posted.get()))
 }
 
+/// The screenshot taken ahead, which resolves (and never rejects) once it was posted or
+/// could not be.
+pub fn settled() -> Option<Promise> {
+    AHEAD.with_borrow(|a| a.as_ref().map(|a| a.shot.clone()))
+}
+
 /// The id of the screenshot for a circle released now, posted to `overlay` by the time
 /// this answers: the one taken ahead if it was taken and the page has not changed since
 /// it was begun, else a new one, kept for the circles after this.
