@@ -1,9 +1,14 @@
 //! Watching the page for anything that may change what it shows or where: both the
 //! reading done during the stroke (`stroke_dom.rs`) and the screenshot taken ahead
-//! (`shot_ahead.rs`) start over after such a change.
+//! (`shot_ahead.rs`) start over after such a change, but not after one of our own.
 
-use wasm_bindgen::JsValue;
-use web_sys::{AddEventListenerOptions, Document, EventTarget, MutationObserver, MutationObserverInit};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{
+    AddEventListenerOptions, Document, Element, EventTarget, MutationObserver, MutationObserverInit,
+    MutationRecord,
+};
+
+use super::screenshot::SENSITIVE_FIELDS;
 
 /// Has `observer` hear of every change to `document`: nodes, attributes and text.
 pub fn observe_all(observer: &MutationObserver, document: &Document) -> Result<(), JsValue> {
@@ -13,6 +18,21 @@ pub fn observe_all(observer: &MutationObserver, document: &Document) -> Result<(
     options.set_attributes(true);
     options.set_character_data(true);
     observer.observe_with_options(document, &options)
+}
+
+/// Whether any of the DOM changes `records` is not one Redline itself makes: the
+/// overlay's host restyled (hidden for a screenshot, made transparent to hit testing
+/// while a capture samples the page) and sensitive fields masked and unmasked for a
+/// screenshot. None of those moves or changes what the page shows.
+pub fn any_not_ours(records: &js_sys::Array, overlay_host: &Element) -> bool {
+    records.iter().any(|record| !is_ours(&record.unchecked_into(), overlay_host))
+}
+
+fn is_ours(record: &MutationRecord, overlay_host: &Element) -> bool {
+    let Some(target) = record.target().and_then(|t| t.dyn_into::<Element>().ok()) else { return false };
+    &target == overlay_host
+        || (record.attribute_name().as_deref() == Some("style")
+            && target.matches(SENSITIVE_FIELDS).unwrap_or(false))
 }
 
 /// Calls `listener` on each of `events` anywhere in the page: capturing, so that the

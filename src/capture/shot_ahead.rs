@@ -12,10 +12,10 @@ use std::rc::Rc;
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Document, Element, MessagePort, MutationObserver, MutationRecord, Window};
+use web_sys::{Document, Element, MessagePort, MutationObserver, Window};
 
 use super::page_watch;
-use super::screenshot::{self, SENSITIVE_FIELDS};
+use super::screenshot;
 use crate::page_js;
 
 /// The window events after which the page may look different without a DOM change.
@@ -55,7 +55,7 @@ impl ShotAhead {
             let changed = changed.clone();
             let host = overlay_host.clone();
             move |records: Array| {
-                if records.iter().any(|r| !is_ours(&r.unchecked_into(), &host)) {
+                if page_watch::any_not_ours(&records, &host) {
                     changed.set(true);
                 }
             }
@@ -93,15 +93,6 @@ impl Drop for ShotAhead {
             page_watch::stop_listening(&window, &CHANGING_EVENTS, self.on_event.as_ref().unchecked_ref());
         }
     }
-}
-
-/// Whether a DOM change is one the screenshot itself makes: the overlay hidden and shown
-/// again, sensitive fields masked and unmasked.
-fn is_ours(record: &MutationRecord, overlay_host: &Element) -> bool {
-    let Some(target) = record.target().and_then(|t| t.dyn_into::<Element>().ok()) else { return false };
-    &target == overlay_host
-        || (record.attribute_name().as_deref() == Some("style")
-            && target.matches(SENSITIVE_FIELDS).unwrap_or(false))
 }
 
 /// Begins the screenshot ahead of the stroke (the overlay is hidden while it is taken),

@@ -2,11 +2,13 @@
 //! sends the stroke so far and the content script reads the page for it in slices
 //! paced by [`Pacer`] (see `stroke.rs`), so that release has little left to do. A scroll,
 //! a resize, a resource loading (an image or a font can move what follows it) or any
-//! change to the page's DOM starts the reading over.
+//! change to the page's DOM but our own (`page_watch::any_not_ours`) starts the reading
+//! over.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use js_sys::Array;
 use redline_protocol::Point;
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, MutationObserver, Window};
@@ -36,7 +38,7 @@ struct Drawing {
     /// Set by the observers when the page moved or changed under the capture.
     moved: Rc<Cell<bool>>,
     observer: MutationObserver,
-    _on_mutation: Closure<dyn FnMut()>,
+    _on_mutation: Closure<dyn FnMut(Array)>,
     on_moved: Closure<dyn FnMut()>,
     /// Whether a slice is waiting on a timer.
     scheduled: bool,
@@ -52,9 +54,14 @@ impl Drawing {
     fn start(document: Document, ignore: Element) -> Option<Drawing> {
         let window = web_sys::window()?;
         let moved = Rc::new(Cell::new(false));
-        let on_mutation = Closure::<dyn FnMut()>::new({
+        let on_mutation = Closure::<dyn FnMut(Array)>::new({
             let moved = moved.clone();
-            move || moved.set(true)
+            let ours = ignore.clone();
+            move |records: Array| {
+                if page_watch::any_not_ours(&records, &ours) {
+                    moved.set(true);
+                }
+            }
         });
         let observer = MutationObserver::new(on_mutation.as_ref().unchecked_ref()).ok()?;
         page_watch::observe_all(&observer, &document).ok()?;
@@ -82,7 +89,7 @@ impl Drawing {
     /// Whether the page moved or changed since the last look (records not yet handed to
     /// the observer's callback included).
     fn moved(&self) -> bool {
-        let changed = self.observer.take_records().length() > 0;
+        let changed = page_watch::any_not_ours(&self.observer.take_records(), &self.ignore);
         self.moved.replace(false) || changed
     }
 
@@ -212,5 +219,30 @@ mod tests {
         start(&document, &overlay);
         cancel();
         assert!(take().is_none(), "cancelled");
+    }
+
+    #[wasm_bindgen_test]
+    fn our_own_overlay_restyled_during_the_stroke_keeps_what_it_read() {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let overlay = document.create_element("div").unwrap();
+        let page_element = document.create_element("p").unwrap();
+        let body = document.body().unwrap();
+        body.append_child(&overlay).unwrap();
+        body.append_child(&page_element).unwrap();
+        let restyle = |element: &Element| {
+            let style = element.unchecked_ref::<web_sys::HtmlElement>().style();
+            style.set_property("pointer-events", "none").unwrap();
+            style.remove_property("pointer-events").unwrap();
+        };
+
+        start(&document, &overlay);
+        restyle(&overlay);
+        assert!(take().is_some(), "a capture sampling the page or a screenshot restyles the overlay");
+
+        start(&document, &overlay);
+        restyle(&page_element);
+        assert!(take().is_none(), "a page element restyled");
+        overlay.remove();
+        page_element.remove();
     }
 }
