@@ -208,7 +208,6 @@ fn capture_and_reply(stroke: Vec<Point>) {
 }
 
 /// The page a capture is read from, and our overlay in it.
-#[derive(Clone)]
 struct Page {
     window: Window,
     document: web_sys::Document,
@@ -227,14 +226,7 @@ fn post_capture(
 ) {
     let (captured, styled) = captured(page, polygon, filed, screenshot);
     let _ = port.post_message(&page_js::captured_event(&captured));
-    // In a task of its own: read in this one, the styles held the capture back on its
-    // way to the overlay (capture read → chips in the overlay's DOM, demo stage: median
-    // 15 ms, 10 with the styles read in the next task).
-    let (page, port) = (page.clone(), port.clone());
-    wasm_bindgen_futures::spawn_local(async move {
-        crate::timer::sleep(0.0).await;
-        post_styles(&page, &port, &styled);
-    });
+    post_styles(page, port, &styled);
 }
 
 /// What the overlay is sent of a circle: the capture with the page's context and the id
