@@ -262,9 +262,10 @@ fn captured(
 
 /// Runs a release's capture once, on a few pixels in the middle of the viewport, when
 /// the page is next idle after the screenshot taken ahead, and throws it away, unless a
-/// circle was released before. The first release in a page read 13–27 ms against 2–11
-/// for the next ones on the demo stage (tests/bench/instant.mjs): the browser compiles
-/// this module's code as it is first called, and the release is where most of it is.
+/// circle was released before. The first release in a page took 13–27 ms to capture on
+/// the demo stage, the second and third in the same tab 2–11 (the `redline:capture`
+/// measure; BENCHMARKS.md, "Instant"): the browser compiles this module's code as it
+/// is first called, and the release is where most of it is. The rehearsal posts nothing.
 fn rehearse_capture_when_idle(after: Option<js_sys::Promise>) {
     wasm_bindgen_futures::spawn_local(async move {
         if let Some(shot) = after {
