@@ -41,8 +41,8 @@ describe("circle and file", () => {
   });
 
   /** Opens the stage at `path` and starts circling from the toolbar button. */
-  async function openStage(path) {
-    const opened = await openOverlay(browser, `${stage.url}${path}`, VIEWPORT);
+  async function openStage(path, options) {
+    const opened = await openOverlay(browser, `${stage.url}${path}`, VIEWPORT, options);
     sha = await opened.page.locator('meta[name="fabric-git-sha"]').getAttribute("content");
     return opened;
   }
@@ -193,16 +193,20 @@ describe("circle and file", () => {
     await page.goto(`${stage.url}/strict/`);
     await page.bringToFront();
     const errors = watchErrors(page);
-    const host = page.locator("#redline-overlay-host");
+    const box = await page.getByTestId("orders.export").boundingBox();
+    // What the overlay's host says when the stroke's press reaches the page: the pen
+    // takes it there, while the overlay app loads (once that is up, a press goes to its
+    // frame). Read in the page as the press arrives: a call from here takes a turn of
+    // the page's thread, which the content module's import holds meanwhile.
+    await page.evaluate(() => addEventListener("pointerdown", () => {
+      window.stateAtPress ??= document.getElementById("redline-overlay-host")?.getAttribute("data-redline-state");
+    }, true));
     await browser.clickAction(page);
     // The mount script marks when its pen takes input; the overlay app loads behind it.
     await page.waitForFunction(() => performance.getEntriesByName("redline:pen-ready").length > 0);
-    const box = await page.getByTestId("orders.export").boundingBox();
-    const stateAtStart = await host.getAttribute("data-redline-state");
     await drawLasso(page, box);
-    const stateAtRelease = await host.getAttribute("data-redline-state");
-    console.log(`overlay app ${stateAtStart} when the stroke began, ${stateAtRelease} at its release`);
-    assert.equal(stateAtStart, "loading", "the stroke began before the overlay app was up");
+    const stateAtPress = await page.evaluate(() => window.stateAtPress);
+    assert.equal(stateAtPress, "loading", "the stroke began on the pen, before the overlay app was up");
 
     await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
     const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
@@ -221,20 +225,25 @@ describe("circle and file", () => {
   });
 
   test("the composer opens at release; words filed before the capture arrives go with it", async () => {
-    const { page, overlay } = await openStage("/");
-    const errors = watchErrors(page);
-    // The page is busy when the release reaches it: a listener of its own, which runs
-    // before the content script's (capturing listeners come first), holds its thread.
-    await page.evaluate(() => {
-      addEventListener("message", (event) => {
-        if (event.data?.type !== "redline:circled") return;
-        const until = Date.now() + 1500;
-        while (Date.now() < until);
-      }, true);
+    // The page is busy when the release reaches it: a listener of its own, added before
+    // the content script's and so run first, holds its thread.
+    const { page, overlay } = await openStage("/", {
+      beforeClick: (page) => page.evaluate(() => {
+        addEventListener("message", (event) => {
+          if (event.data?.type !== "redline:circled") return;
+          const until = Date.now() + 1500;
+          while (Date.now() < until);
+          window.busyUntil = until;
+        }, true);
+      }),
     });
+    const errors = watchErrors(page);
     // The filer types and presses Enter right after the release, in the overlay (whose
     // own process the busy page does not hold up), before the capture can have come.
     await overlay.evaluate(() => {
+      new MutationObserver(() => {
+        if (document.querySelector('[aria-label="Circled elements"]')) window.capturedAt ??= Date.now();
+      }).observe(document.body, { subtree: true, childList: true });
       addEventListener("pointerup", () => setTimeout(() => {
         const composer = document.querySelector('[role="dialog"]');
         window.statusAtFiling = composer?.querySelector('[role="status"]')?.textContent ?? null;
@@ -248,6 +257,8 @@ describe("circle and file", () => {
     const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
     await composer.waitFor({ state: "detached" });
     assert.equal(await overlay.evaluate(() => window.statusAtFiling), "Capturing what you circled…");
+    const [busyUntil, capturedAt] = [await page.evaluate(() => window.busyUntil), await overlay.evaluate(() => window.capturedAt)];
+    assert.ok(busyUntil <= capturedAt, `the capture came after the page was busy (${busyUntil} ≤ ${capturedAt})`);
     const filed = await filedWithScreenshot(page, "Typed before the capture");
     assert.ok(filed, "the server has the item and its screenshot");
     assert.deepEqual(filed.capture.elements.map((e) => e.testId), ["orders.export"]);

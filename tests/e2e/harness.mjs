@@ -309,12 +309,16 @@ export async function drawLasso(page, box, { margin = 14, release = true, pace =
   if (release) await page.mouse.up();
 }
 
-/** Opens `url` and starts circling from the toolbar button; resolves with the overlay frame. */
-export async function openOverlay(browser, url, viewport = { width: 1200, height: 700 }) {
+/**
+ * Opens `url` and starts circling from the toolbar button; resolves with the overlay frame.
+ * `beforeClick(page)` runs on the loaded page before the click, ahead of anything of ours.
+ */
+export async function openOverlay(browser, url, viewport = { width: 1200, height: 700 }, { beforeClick } = {}) {
   const page = await browser.context.newPage();
   await page.setViewportSize(viewport);
   await page.goto(url);
   await page.bringToFront();
+  await beforeClick?.(page);
   const ready = page.locator('#redline-overlay-host[data-redline-state="ready"]');
   await browser.clickAction(page);
   // On a heavily loaded machine a toolbar click has been seen to go unanswered once in
