@@ -288,8 +288,8 @@ fn rehearse_capture() {
     };
     let Some(window) = web_sys::window() else { return };
     let Some(document) = window.document() else { return };
-    let half = |length: Result<JsValue, JsValue>| length.ok().and_then(|l| l.as_f64()).unwrap_or(0.0) / 2.0;
-    let middle = Point { x: half(window.inner_width()), y: half(window.inner_height()) };
+    let viewport = dom::viewport(&window);
+    let middle = Point { x: viewport.width / 2.0, y: viewport.height / 2.0 };
     let polygon = Polygon::new(
         [(-4.0, -4.0), (4.0, -4.0), (4.0, 4.0), (-4.0, 4.0)]
             .map(|(dx, dy)| Point { x: middle.x + dx, y: middle.y + dy })

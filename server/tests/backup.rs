@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use axum::body::{Body, to_bytes};
@@ -76,7 +76,7 @@ impl Sqlite {
 async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
     let s = Arc::new(Sqlite::start().await);
     let stop = Arc::new(AtomicBool::new(false));
-    let filed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let filed = Arc::new(AtomicUsize::new(0));
     let writers: Vec<_> = (0..4)
         .map(|w| {
             let (s, stop, filed) = (s.clone(), stop.clone(), filed.clone());

@@ -607,7 +607,6 @@ pub struct PageContext {
 
 impl PageContext {
     pub fn read(window: &Window, document: &Document) -> PageContext {
-        let number = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
         let location = window.location();
         // The path only: query strings and fragments often carry tokens and addresses.
         let route = location.pathname().unwrap_or_default();
@@ -624,15 +623,18 @@ impl PageContext {
         PageContext {
             route,
             locale,
-            viewport: redline_protocol::Viewport {
-                width: number(window.inner_width()),
-                height: number(window.inner_height()),
-            },
+            viewport: viewport(window),
             device_pixel_ratio: window.device_pixel_ratio(),
             scroll: Point { x: window.scroll_x().unwrap_or(0.0), y: window.scroll_y().unwrap_or(0.0) },
             git_sha,
         }
     }
+}
+
+/// The window's viewport, CSS px.
+pub fn viewport(window: &Window) -> redline_protocol::Viewport {
+    let number = |v: Result<JsValue, JsValue>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    redline_protocol::Viewport { width: number(window.inner_width()), height: number(window.inner_height()) }
 }
 
 #[cfg(all(test, target_arch = "wasm32"))]
