@@ -340,7 +340,11 @@ async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
     let change_id = item(a.item.as_str())?;
     let out = ctx
         .api
-        .call::<GetChange>(GetChangeInput { change_id, project_id: Some(ctx.project_id.clone()) })
+        .call::<GetChange>(GetChangeInput {
+            change_id,
+            project_id: Some(ctx.project_id.clone()),
+            claimed_by: None,
+        })
         .await?;
     let group = ctx.group_of(&out.change).await?;
     let saved = save_images(&ctx, &out.change, &out.thread).await;
@@ -389,17 +393,20 @@ pub async fn save_images(ctx: &Ctx, change: &Change, thread: &[Message]) -> Save
 
 async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
     check_options(&a.options)?;
+    let images = a
+        .option_images
+        .iter()
+        .map(|(label, path)| Ok((label.clone(), read_image(path)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
     let ctx = Ctx::connect(&a.api, json).await?;
     let writer = Writer::new(&ctx, a.item.as_str(), &a.write);
     let by = format::shell_word(&writer.author());
-    let message = writer.ask(a.question.into_string(), a.options).await?;
+    let message = writer.ask(a.question.into_string(), a.options, images).await?;
     ctx.print(&MessageOutput { message: message.clone() }, || {
-        let options: Vec<String> =
-            message.options().map(|o| format!("\n  option {}: {}", o.key, o.label)).collect();
         format!(
-            "Asked on #{}; it now waits for an answer.{}\nWait for it: redline next --claimed-by {by}",
+            "Asked on #{}; it now waits for an answer.{}\nWait for it: redline wait --claimed-by {by}",
             a.item.as_str().trim_start_matches('#'),
-            options.concat(),
+            format::asked_options(&message),
         )
     });
     Ok(exit::OK)

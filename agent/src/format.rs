@@ -480,6 +480,21 @@ pub fn answer_lines(c: &Change, thread: &[Message], images: &BTreeMap<String, St
     )
 }
 
+/// The choices a question just asked offers, a line each: `option KEY: LABEL`, and
+/// `(with image)` where the question carries the option's image.
+pub fn asked_options(question: &Message) -> String {
+    let Some(open) = open_question(ChangeStatus::NeedsAnswer, std::slice::from_ref(question)) else {
+        return String::new();
+    };
+    open.choices
+        .iter()
+        .map(|c| {
+            let image = if c.image_key.is_some() { " (with image)" } else { "" };
+            format!("\n  option {}: {}{image}", c.key, one_line(&c.label, 200))
+        })
+        .collect()
+}
+
 /// An element's styles as `show` prints them, `name: value` declarations in the compact
 /// set's order; `None` when `css` asks for none.
 pub fn styles_text(styles: &ElementStyles, css: CssDetail) -> Option<String> {
@@ -719,7 +734,7 @@ mod tests {
             scroll: None,
             failed_requests: vec![],
         });
-        let out = GetChangeOutput { change: c, thread: vec![], stage_url: None };
+        let out = GetChangeOutput { change: c, thread: vec![], stage_url: None, shown_message_ids: None };
         let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC);
         assert!(
             text.contains(
@@ -784,6 +799,7 @@ mod tests {
             change: c.clone(),
             thread: vec![ask, shot, answer],
             stage_url: Some("https://demo.example.com/".into()),
+            shown_message_ids: None,
         };
         let saved = SavedImages {
             screenshot: Some("/cache/p-7-k.png".into()),
@@ -904,7 +920,12 @@ Screenshot: /cache/p-7-k.png
             "1 item sent back as still wrong, checked on the stage:\n  #3  Total is red\n    Ann: Still wrong: still \
              red on mobile\n    after-screenshot: /cache/p-3-a1.png"
         );
-        let out = GetChangeOutput { change: c.clone(), thread: thread.clone(), stage_url: None };
+        let out = GetChangeOutput {
+            change: c.clone(),
+            thread: thread.clone(),
+            stage_url: None,
+            shown_message_ids: None,
+        };
         let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC);
         assert!(
             text.contains(

@@ -249,10 +249,24 @@ pub struct AskArgs {
     /// An answer to offer (repeat for each; at most 6).
     #[arg(long = "option", value_name = "LABEL")]
     pub options: Vec<String>,
+    /// An option's image, sent with the question: `LABEL=FILE` (png, jpeg or webp; the
+    /// label is what comes before the first `=` and names one of the --option labels).
+    #[arg(long = "option-image", value_name = "LABEL=FILE", value_parser = parse_option_image)]
+    pub option_images: Vec<(String, PathBuf)>,
     #[command(flatten)]
     pub write: WriteArgs,
     #[command(flatten)]
     pub api: ApiArgs,
+}
+
+/// `--option-image LABEL=FILE`: split at the first `=`.
+fn parse_option_image(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((label, file)) if !label.trim().is_empty() && !file.is_empty() => {
+            Ok((label.trim().to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!("expected LABEL=FILE, e.g. --option-image 'Red=red.png' (got {s:?})")),
+    }
 }
 
 /// The question, as `--question Q` (Fabric's form) or as the argument after the item.

@@ -32,7 +32,7 @@ use super::commands::{Ctx, done_text, file_label, now, read_image, save_images, 
 use super::format::{self, LocalTime, SavedImages};
 use super::next::{self, Found, Wait};
 use super::rules::parse_item;
-use super::writes::{Image, Writer, check_options};
+use super::writes::{Image, OptionImages, Writer, check_options};
 use super::{ApiArgs, McpArgs, WriteArgs};
 
 /// `changes_next`'s wait when the call names none: under the 60 s after which common
@@ -154,12 +154,57 @@ pub struct AskParams {
     pub change_id: ItemRef,
     /// The question for the person who filed the item.
     pub question: String,
-    /// Answers to offer (at most 6); the person picks one or writes their own.
+    /// Answers to offer (at most 6); the person picks one or writes their own. Each is
+    /// its label, or an object with its label and an image (imagePath or imageBase64)
+    /// that is sent with the question, so the person sees the question with its images.
     #[serde(default)]
     #[schemars(length(max = 6))]
-    pub options: Vec<String>,
+    pub options: Vec<AskOption>,
     /// Your agent name, shown in the thread (default: the name you last claimed as).
     pub author_name: Option<String>,
+}
+
+/// An option of `changes_ask`: a label, or a label with its image.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum AskOption {
+    /// The option's label.
+    Label(String),
+    /// The option's label and its image.
+    WithImage(OptionWithImage),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(inline)]
+pub struct OptionWithImage {
+    /// The option's label.
+    pub label: String,
+    /// Its image: a png, jpeg or webp file under this checkout or the system temp
+    /// directory. Not with imageBase64.
+    pub image_path: Option<String>,
+    /// Its image, base64-encoded png, jpeg or webp (a data: URL works too). Not with
+    /// imagePath.
+    pub image_base64: Option<String>,
+}
+
+/// `changes_ask`'s options as labels, and the images of those that carry one.
+fn options_with_images(options: Vec<AskOption>) -> Result<(Vec<String>, OptionImages), Error> {
+    let mut labels = Vec::new();
+    let mut images = Vec::new();
+    for option in options {
+        match option {
+            AskOption::Label(label) => labels.push(label),
+            AskOption::WithImage(o) => {
+                if let Some(image) = image_input(o.image_path.as_deref(), o.image_base64.as_deref())? {
+                    images.push((o.label.clone(), image));
+                }
+                labels.push(o.label);
+            }
+        }
+    }
+    Ok((labels, images))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -598,7 +643,9 @@ impl Tools {
                 saved.push(save_images(&ctx, c, thread).await);
             }
         }
-        Ok(text(found_text(&found, &w, waited, &saved, now(), &local())))
+        let said = text(found_text(&found, &w, waited, &saved, now(), &local()));
+        next::acknowledge(&ctx, &w, &found).await;
+        Ok(said)
     }
 
     async fn claim(&self, p: ClaimParams) -> Outcome {
@@ -633,7 +680,11 @@ impl Tools {
         let ctx = self.ctx().await?;
         let out = ctx
             .api
-            .call::<GetChange>(GetChangeInput { change_id, project_id: Some(ctx.project_id.clone()) })
+            .call::<GetChange>(GetChangeInput {
+                change_id,
+                project_id: Some(ctx.project_id.clone()),
+                claimed_by: None,
+            })
             .await?;
         let group = ctx.group_of(&out.change).await?;
         // Saved in the image cache as `redline show` does: the text gives their paths.
@@ -688,18 +739,17 @@ impl Tools {
     }
 
     async fn ask(&self, p: AskParams) -> Outcome {
-        check_options(&p.options)?;
+        let (labels, images) = options_with_images(p.options)?;
+        check_options(&labels)?;
         let ctx = self.ctx().await?;
         let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
         let writer = Writer::new(&ctx, &item, &lease);
         let by = writer.author();
-        let message = writer.ask(p.question, p.options).await?;
-        let options: Vec<String> =
-            message.options().map(|o| format!("\n  option {}: {}", o.key, o.label)).collect();
+        let message = writer.ask(p.question, labels, images).await?;
         Ok(text(format!(
             "Asked on #{}; it now waits for an answer.{}\nWait for it: changes_next with claimedBy {by:?}.",
             p.change_id.name(),
-            options.concat()
+            format::asked_options(&message)
         )))
     }
 

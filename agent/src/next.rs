@@ -8,7 +8,9 @@
 //! With `--claimed-by C` it also wakes for C's own items: an answer to C's question, and
 //! an item C completed that the person checked on the stage and sent back as still
 //! wrong (`verifyChange`'s `still_wrong`, which reopens it in no group); C's items are
-//! those the server says were completed as C (`completedBy`). A sent-back item is
+//! those the server says were completed as C (`completedBy`). Each answer and verdict
+//! wakes C until a wait has shown it to C, whatever C wrote since: the server keeps
+//! what was shown ([`acknowledge`], `redline_protocol::undelivered`). A sent-back item is
 //! claimed first with `--claim`, and printed with the person's words and the saved
 //! after-screenshot.
 //!
@@ -90,19 +92,21 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
         // Fabric takes any interval; polling faster than every 5 s only loads the server.
         interval: Duration::from_secs(a.interval.max(5)),
     };
-    match wait(ctx, &w).await? {
-        Found::Answers(answers, groups) => print_answers(ctx, &answers, groups).await,
-        Found::SentBack(items, claimed) => print_sent_back(ctx, &items, claimed.as_ref(), &w).await,
-        Found::Claimed(out) => print_claimed(ctx, &out, false),
-        Found::Claimable(list) => print_claimable(ctx, &list, a.claimed_by.as_deref()),
+    let found = wait(ctx, &w).await?;
+    match &found {
+        Found::Answers(answers, groups) => print_answers(ctx, answers, groups).await,
+        Found::SentBack(items, claimed) => print_sent_back(ctx, items, claimed.as_ref(), &w).await,
+        Found::Claimed(out) => print_claimed(ctx, out, false),
+        Found::Claimable(list) => print_claimable(ctx, list, a.claimed_by.as_deref()),
         Found::Nothing { held, held_until } => {
-            if a.once && held > 0 {
+            if a.once && *held > 0 {
                 let at = held_until.map(|t| format!(", claimable from {}", ctx.local().hhmm(t)));
                 eprintln!("redline: nothing to do now; {held} held by their filer{}", at.unwrap_or_default());
             }
             return Ok(nothing(&a));
         }
     }
+    acknowledge(ctx, &w, &found).await;
     Ok(exit::OK)
 }
 
@@ -271,17 +275,15 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
     let base = ListChangesInput { stage_id: w.stage_id.clone(), ..Default::default() };
     if let Some(by) = &w.claimed_by {
         let input = ListChangesInput {
-            status: Some(vec![ChangeStatus::InProgress]),
+            status: Some(vec![ChangeStatus::InProgress, ChangeStatus::NeedsAnswer]),
             limit: Some(LIST_LIMIT_MAX),
             ..base.clone()
         };
         let mine = ctx.list(input).await?;
         let mut answers = Vec::new();
         for c in answer_candidates(&mine.changes, &mine.groups, by) {
-            let input =
-                GetChangeInput { change_id: c.change_id.clone(), project_id: Some(ctx.project_id.clone()) };
-            let got = ctx.api.call::<GetChange>(input).await?;
-            if is_answered(&got.thread) {
+            let got = read_for(ctx, &c.change_id, by).await?;
+            if !undelivered(got.change.status, &got.thread, got.shown_message_ids.as_deref()).is_empty() {
                 answers.push((got.change, got.thread));
             }
         }
@@ -296,10 +298,8 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
         let open = ctx.list(input).await?;
         let mut sent = Vec::new();
         for c in sent_back_candidates(&open.changes, by) {
-            let input =
-                GetChangeInput { change_id: c.change_id.clone(), project_id: Some(ctx.project_id.clone()) };
-            let got = ctx.api.call::<GetChange>(input).await?;
-            if sent_back(got.change.status, &got.thread).is_some() {
+            let got = read_for(ctx, &c.change_id, by).await?;
+            if !undelivered(got.change.status, &got.thread, got.shown_message_ids.as_deref()).is_empty() {
                 sent.push((got.change, got.thread));
             }
         }
@@ -325,6 +325,54 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
     })
 }
 
+/// An item with its thread as `claimed_by` reads it: with what its waits have shown it.
+async fn read_for(ctx: &Ctx, change_id: &str, claimed_by: &str) -> Result<GetChangeOutput, Error> {
+    let input = GetChangeInput {
+        change_id: change_id.to_owned(),
+        project_id: Some(ctx.project_id.clone()),
+        claimed_by: Some(claimed_by.to_owned()),
+    };
+    ctx.api.call::<GetChange>(input).await
+}
+
+/// Records on the server that what `found` holds was shown to the claimant: every answer
+/// and verdict in the threads printed, so none of them wakes it again (and one that
+/// came since the look still will). A server that keeps no such record (Fabric) goes by
+/// who spoke last instead; a failure here only means an answer may be shown twice.
+pub async fn acknowledge(ctx: &Ctx, w: &Wait, found: &Found) {
+    let (Some(by), Found::Answers(items, _) | Found::SentBack(items, _)) = (&w.claimed_by, found) else {
+        return;
+    };
+    for (change, thread) in items {
+        let message_ids: Vec<String> = thread
+            .iter()
+            .filter(|m| m.author_kind == AuthorKind::User)
+            .filter(|m| matches!(m.role(), MessageType::Answer | MessageType::Verdict))
+            .map(|m| m.message_id.clone())
+            .collect();
+        if message_ids.is_empty() {
+            continue;
+        }
+        let input = AcknowledgeChangeMessagesInput {
+            change_id: change.change_id.clone(),
+            project_id: Some(ctx.project_id.clone()),
+            claimed_by: by.clone(),
+            message_ids,
+        };
+        match ctx.api.call::<AcknowledgeChangeMessages>(input).await {
+            Ok(_) => {}
+            Err(Error::Api { status: 404 | 501, .. }) => {
+                tracing::debug!("this server keeps no record of what was shown");
+                return;
+            }
+            Err(e) => eprintln!(
+                "redline: could not record that #{} was shown to you ({e}); it may be shown again",
+                change.short_id
+            ),
+        }
+    }
+}
+
 async fn claim(ctx: &Ctx, w: &Wait, changes: &[Change]) -> Result<ClaimChangesOutput, Error> {
     let take: Vec<Change> = changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
     let input = ClaimChangesInput {
@@ -340,11 +388,12 @@ async fn claim(ctx: &Ctx, w: &Wait, changes: &[Change]) -> Result<ClaimChangesOu
     Ok(out)
 }
 
-async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: Vec<Group>) {
+async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: &[Group]) {
     let changes: Vec<Change> = answers.iter().map(|(c, _)| c.clone()).collect();
     let groups: Vec<Group> = groups
-        .into_iter()
+        .iter()
         .filter(|g| changes.iter().any(|c| c.group_id.as_ref() == Some(&g.group_id)))
+        .cloned()
         .collect();
     let out = ListChangesOutput { changes, groups };
     let mut lines = Vec::new();

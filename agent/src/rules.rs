@@ -91,12 +91,13 @@ pub fn default_stage(stages: &[Stage]) -> Result<&Stage, String> {
     }
 }
 
-/// The items of `groups` claimed by `claimed_by` that may hold an answer for it (the
-/// ones `in_progress`; an answer moves an item there).
+/// The items of `groups` claimed by `claimed_by` that may hold an answer for it: the
+/// ones `in_progress` (an answer moves an item there) or `needs_answer` (asked again
+/// before an earlier answer was shown).
 pub fn answer_candidates<'a>(changes: &'a [Change], groups: &[Group], claimed_by: &str) -> Vec<&'a Change> {
     changes
         .iter()
-        .filter(|c| c.status == ChangeStatus::InProgress)
+        .filter(|c| matches!(c.status, ChangeStatus::InProgress | ChangeStatus::NeedsAnswer))
         .filter(|c| {
             c.group_id.as_deref().is_some_and(|g| {
                 groups.iter().any(|gr| gr.group_id == g && gr.claimed_by.as_deref() == Some(claimed_by))
@@ -268,7 +269,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn answers_are_in_progress_items_of_the_agents_groups() {
+    fn answers_are_in_progress_or_asked_again_items_of_the_agents_groups() {
         let mut a = change(1);
         a.status = ChangeStatus::InProgress;
         a.group_id = Some("g1".into());
@@ -278,11 +279,14 @@ pub(crate) mod tests {
         let mut c = change(3);
         c.status = ChangeStatus::NeedsAnswer;
         c.group_id = Some("g1".into());
+        let mut d = change(4);
+        d.status = ChangeStatus::Claimed;
+        d.group_id = Some("g1".into());
         let groups = [group("g1", "agent-a", NOW), group("g2", "agent-b", NOW)];
-        let all = [a, b, c];
+        let all = [a, b, c, d];
         let found: Vec<&str> =
             answer_candidates(&all, &groups, "agent-a").iter().map(|c| c.short_id.as_str()).collect();
-        assert_eq!(found, ["1"]);
+        assert_eq!(found, ["1", "3"]);
     }
 
     #[test]

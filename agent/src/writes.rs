@@ -13,6 +13,9 @@ use super::commands::Ctx;
 use super::git;
 use super::rules::parse_item;
 
+/// Images of a question's options, each with the label of the option it shows.
+pub type OptionImages = Vec<(String, Image)>;
+
 /// An image to send: its type, read from its bytes, and the bytes in base64.
 #[derive(Debug)]
 pub struct Image {
@@ -45,6 +48,31 @@ pub fn check_options(options: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Option images as an `ask` sends them: each names one of `options` (trimmed, ignoring
+/// case), at most one per option, and together at most [`IMAGE_MAX_BYTES`].
+pub fn check_option_images(options: &[String], images: &[(String, Image)]) -> Result<(), Error> {
+    for (k, (label, _)) in images.iter().enumerate() {
+        if !options.iter().any(|o| same_label(o, label)) {
+            let offered: Vec<&str> = options.iter().map(String::as_str).collect();
+            return Err(Error::local(format!(
+                "the image for {label:?} names no option (the options: {})",
+                if offered.is_empty() { "none".to_owned() } else { offered.join(", ") }
+            )));
+        }
+        if images[..k].iter().any(|(l, _)| same_label(l, label)) {
+            return Err(Error::local(format!("two images for the option {label:?}")));
+        }
+    }
+    let bytes: usize = images.iter().map(|(_, i)| i.base64.len() / 4 * 3).sum();
+    if bytes > IMAGE_MAX_BYTES {
+        return Err(Error::local(format!(
+            "a question's option images are at most {} MiB together",
+            IMAGE_MAX_BYTES >> 20
+        )));
+    }
+    Ok(())
+}
+
 impl<'a> Writer<'a> {
     pub fn new(ctx: &'a Ctx, item: &'a str, lease: &'a WriteArgs) -> Writer<'a> {
         Writer { ctx, item, lease }
@@ -62,15 +90,32 @@ impl<'a> Writer<'a> {
         self.ctx.write_lease(self.item, self.lease).2
     }
 
-    pub async fn ask(&self, question: String, options: Vec<String>) -> Result<Message, Error> {
+    /// Asks `question` offering `options`, with `images` of some of them (each by its
+    /// option's label), all in one write: the question never shows without its images.
+    pub async fn ask(
+        &self,
+        question: String,
+        options: Vec<String>,
+        images: OptionImages,
+    ) -> Result<Message, Error> {
         check_options(&options)?;
+        check_option_images(&options, &images)?;
         let (change_id, group_id, fence, author_name) = self.prepare()?;
+        let option_images: Vec<OptionImage> = images
+            .into_iter()
+            .map(|(label, image)| OptionImage {
+                label,
+                content_type: image.kind.content_type().to_owned(),
+                image_base64: image.base64,
+            })
+            .collect();
         let input = AskChangeQuestionInput {
             change_id,
             project_id: Some(self.ctx.project_id.clone()),
             question,
             author_name,
             option: (!options.is_empty()).then_some(options),
+            option_images: (!option_images.is_empty()).then_some(option_images),
             group_id,
             fence,
         };
@@ -157,6 +202,20 @@ impl<'a> Writer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn png() -> Image {
+        Image { kind: ImageType::Png, base64: "iVBORw0KGgo=".into() }
+    }
+
+    #[test]
+    fn option_images_name_an_option_once() {
+        let options = ["Red".to_owned(), "Blue".to_owned()];
+        assert!(check_option_images(&options, &[("red ".into(), png()), ("Blue".into(), png())]).is_ok());
+        let stray = check_option_images(&options, &[("Green".into(), png())]).unwrap_err().to_string();
+        assert!(stray.contains("\"Green\" names no option (the options: Red, Blue)"), "{stray}");
+        let twice = check_option_images(&options, &[("Red".into(), png()), ("RED".into(), png())]);
+        assert!(twice.unwrap_err().to_string().contains("two images for the option \"RED\""));
+    }
 
     #[test]
     fn options_are_checked_before_anything_is_sent() {

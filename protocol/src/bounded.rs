@@ -128,6 +128,17 @@ where
     vec::<D, Object<T>, N>(deserializer).map(|v| v.into_iter().map(|o| o.0).collect())
 }
 
+/// An optional list (`null` or absent is `None`) of at most `N` structs, each from a
+/// JSON object only.
+pub fn opt_vec_of_objects<'de, D, T, const N: usize>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let list = Option::<List<Object<T>, N>>::deserialize(deserializer)?;
+    Ok(list.map(|l| l.0.into_iter().map(|o| o.0).collect()))
+}
+
 /// Whether `s` has at most `max` characters (without counting when its bytes fit).
 pub fn within_chars(s: &str, max: usize) -> bool {
     s.len() <= max || s.chars().nth(max).is_none()

@@ -65,6 +65,8 @@ rpcs! {
     GetChange = "getChange", Some(Scope::Read), GetChangeInput => GetChangeOutput;
     /// Agent: claim items as a group, or renew a group's lease.
     ClaimChanges = "claimChanges", Some(Scope::Write), ClaimChangesInput => ClaimChangesOutput;
+    /// Agent **(ours)**: a wait has shown the claimant these messages.
+    AcknowledgeChangeMessages = "acknowledgeChangeMessages", Some(Scope::Write), AcknowledgeChangeMessagesInput => AcknowledgeChangeMessagesOutput;
     /// Agent: ask the filer a question (→ `needs_answer`).
     AskChangeQuestion = "askChangeQuestion", Some(Scope::Write), AskChangeQuestionInput => MessageOutput;
     /// Agent: add a message to the thread.
@@ -175,6 +177,16 @@ pub struct GetChangeInput {
     )]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub project_id: Option<String>,
+    /// **(ours)** The agent reading: the answer then says which of the thread's messages
+    /// were already shown to it as work (`shownMessageIds`, see
+    /// `acknowledgeChangeMessages`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub claimed_by: Option<String>,
 }
 
 /// `getChange` → `{change, thread, stageUrl}`.
@@ -186,6 +198,48 @@ pub struct GetChangeOutput<C = Capture> {
     pub thread: Vec<Message>,
     #[serde(default)]
     pub stage_url: Option<String>,
+    /// **(ours)** With `claimedBy`: the ids of the thread's messages already shown to
+    /// that claimant by a wait (`acknowledgeChangeMessages`). Absent without `claimedBy`,
+    /// and from servers that do not keep it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_message_ids: Option<Vec<String>>,
+}
+
+/// `acknowledgeChangeMessages` **(ours)**: `changeId, projectId?, claimedBy, messageIds`:
+/// the wait of agent `claimedBy` has shown it these messages of the item (answers,
+/// verdicts), so they no longer wake it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AcknowledgeChangeMessagesInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    pub change_id: String,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub project_id: Option<String>,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    pub claimed_by: String,
+    /// Messages of this item's thread (ids of messages of other items are refused).
+    #[serde(
+        deserialize_with = "crate::bounded::vec_of_strings::<_, { crate::ACKNOWLEDGE_MAX }, { crate::ID_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ACKNOWLEDGE_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL))))]
+    pub message_ids: Vec<String>,
+}
+
+/// `acknowledgeChangeMessages` → `{shownMessageIds}`: every message of the item shown
+/// to the claimant so far.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AcknowledgeChangeMessagesOutput {
+    pub shown_message_ids: Vec<String>,
 }
 
 /// `claimChanges`: "`projectId, groupId?, changeIds?, title?, claimedBy, leaseMinutes?`".
@@ -193,7 +247,6 @@ pub struct GetChangeOutput<C = Capture> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(transform = crate::schema::renew_or_claim))]
 pub struct ClaimChangesInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
     #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
@@ -267,6 +320,18 @@ pub struct AskChangeQuestionInput {
     )]
     #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX), inner(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK))))]
     pub option: Option<Vec<String>>,
+    /// **(ours)** Images of the options, each naming its option by `label` (equal to one
+    /// of `option`, trimmed, ignoring case): each is stored with the question and
+    /// becomes an attachment of kind `option` of the question message itself, so the
+    /// question arrives with its images in one write. At most one per option; together
+    /// at most `IMAGE_MAX_BYTES` (413 beyond).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_vec_of_objects::<_, _, { crate::OPTIONS_MAX }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX)))]
+    pub option_images: Option<Vec<OptionImage>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -277,6 +342,25 @@ pub struct AskChangeQuestionInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
     pub fence: Option<u64>,
+}
+
+/// **(ours)** An option's image in `askChangeQuestion`: `label, contentType, imageBase64`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_required))]
+pub struct OptionImage {
+    /// The option it shows: one of the question's `option` labels.
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    pub label: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub content_type: String,
+    /// Base64 of a png, jpeg or webp image, of the type `contentType` names.
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub image_base64: String,
 }
 
 /// `replyToChange`: "`changeId, projectId?, body, authorName, imageBase64?,

@@ -23,6 +23,8 @@ pub const LIST_LIMIT_DEFAULT: u32 = 50;
 pub const CLAIM_ALL_MAX: usize = 50;
 /// "options (≤ 6)".
 pub const OPTIONS_MAX: usize = 6;
+/// The most messages one `acknowledgeChangeMessages` names.
+pub const ACKNOWLEDGE_MAX: usize = 200;
 /// Limits **(ours)**: title ≤ 200 characters, ≤ 500 elements, ≤ 10,000 stroke points,
 /// 8 MiB images.
 pub const TITLE_MAX_CHARS: usize = 200;

@@ -145,17 +145,6 @@ pub fn still_wrong_says_what(schema: &mut Schema) {
     );
 }
 
-/// `claimChanges` renews a group (`groupId`) or claims items (`changeIds`), not both.
-pub fn renew_or_claim(schema: &mut Schema) {
-    all_of_one(
-        schema,
-        vec![
-            json!({ "properties": { "groupId": absent() } }),
-            json!({ "properties": { "changeIds": absent() } }),
-        ],
-    );
-}
-
 /// `pollCliAuth` presents the `deviceSecret` its request was answered with: optional
 /// in the protocol's type (other servers make none), required by ours.
 pub fn device_secret_required(schema: &mut Schema) {

@@ -149,6 +149,45 @@ pub fn sent_back(status: ChangeStatus, thread: &[Message]) -> Option<&Message> {
     thread.last().filter(|m| m.role() == MessageType::Verdict)
 }
 
+/// The person's messages in an item's thread that wait to be shown to the item's agent
+/// (docs/protocol-additions.md, "Answers reach the agent"): every answer not in `shown`
+/// while the item is with the agent (`in_progress`, or `needs_answer` again after a new
+/// question), and, while a verdict has sent it back (`open`), the latest verdict if not
+/// in `shown`. What the agent wrote since does not matter; what it was shown does.
+///
+/// `shown` is `None` from a server that does not keep what was shown (such as Fabric):
+/// then the person's last message waits while they spoke last, as the protocol says.
+pub fn undelivered<'a>(
+    status: ChangeStatus,
+    thread: &'a [Message],
+    shown: Option<&[String]>,
+) -> Vec<&'a Message> {
+    let Some(shown) = shown else {
+        let last = match status {
+            ChangeStatus::Open => sent_back(status, thread),
+            ChangeStatus::InProgress if is_answered(thread) => thread.last(),
+            _ => None,
+        };
+        return last.into_iter().collect();
+    };
+    let unseen = |m: &&Message| !shown.contains(&m.message_id);
+    match status {
+        ChangeStatus::InProgress | ChangeStatus::NeedsAnswer => thread
+            .iter()
+            .filter(|m| m.author_kind == AuthorKind::User && m.role() == MessageType::Answer)
+            .filter(unseen)
+            .collect(),
+        ChangeStatus::Open => thread
+            .iter()
+            .rev()
+            .find(|m| m.role() == MessageType::Verdict)
+            .filter(unseen)
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +224,68 @@ mod tests {
     fn ask(body: &str, options: &[(&str, &str)]) -> Message {
         let options = options.iter().map(|(k, l)| text(k, l)).collect();
         message(AuthorKind::Agent, Some(MessageType::Question), body, options)
+    }
+
+    fn answer(body: &str) -> Message {
+        message(AuthorKind::User, Some(MessageType::Answer), body, vec![])
+    }
+
+    fn ids(messages: Vec<&Message>) -> Vec<&str> {
+        messages.into_iter().map(|m| m.message_id.as_str()).collect()
+    }
+
+    #[test]
+    fn an_answer_waits_for_the_agent_until_shown_whatever_the_agent_wrote_since() {
+        // Answered before the last option shot: the agent spoke last, the answer still waits.
+        let thread = vec![
+            ask("Which?", &[("o1", "Red"), ("o2", "Blue")]),
+            answer("Red"),
+            shot("s", "Blue", AttachmentKind::Option),
+        ];
+        assert_eq!(ids(undelivered(ChangeStatus::InProgress, &thread, Some(&[]))), ["m-Red"]);
+        assert_eq!(
+            ids(undelivered(ChangeStatus::InProgress, &thread, Some(&["m-Red".into()]))),
+            Vec::<&str>::new()
+        );
+        // A second question asked before the first answer was shown: it still waits.
+        let mut asked_again = thread.clone();
+        asked_again.push(ask("And the border?", &[]));
+        assert_eq!(ids(undelivered(ChangeStatus::NeedsAnswer, &asked_again, Some(&[]))), ["m-Red"]);
+        // Fabric keeps nothing of the kind: the person speaking last is the rule.
+        assert!(undelivered(ChangeStatus::InProgress, &thread, None).is_empty());
+        assert_eq!(ids(undelivered(ChangeStatus::InProgress, &thread[..2], None)), ["m-Red"]);
+        assert!(undelivered(ChangeStatus::Done, &thread[..2], Some(&[])).is_empty());
+    }
+
+    #[test]
+    fn a_verdict_that_sent_the_item_back_waits_until_shown() {
+        let verdict = message(AuthorKind::User, Some(MessageType::Verdict), "Still wrong: red", vec![]);
+        let thread = vec![
+            answer("Red"),
+            verdict,
+            message(AuthorKind::Agent, Some(MessageType::Reply), "looking", vec![]),
+        ];
+        let shown = ["m-Red".to_owned()];
+        assert_eq!(ids(undelivered(ChangeStatus::Open, &thread, Some(&shown))), ["m-Still wrong: red"]);
+        let shown = ["m-Still wrong: red".to_owned()];
+        assert!(undelivered(ChangeStatus::Open, &thread, Some(&shown)).is_empty());
+    }
+
+    #[test]
+    fn an_option_image_in_the_question_itself_is_that_options_image() {
+        let mut question = ask("Which?", &[("o1", "Red"), ("o2", "Blue")]);
+        question.attachments.push(Attachment {
+            key: "b2".into(),
+            label: "blue".into(),
+            kind: AttachmentKind::Option,
+            url: Some("/blobs/b2".into()),
+        });
+        let thread = [question];
+        let open = open_question(ChangeStatus::NeedsAnswer, &thread).unwrap();
+        let choices: Vec<(&str, Option<&str>)> =
+            open.choices.iter().map(|c| (c.key.as_str(), c.image_key.as_deref())).collect();
+        assert_eq!(choices, [("o1", None), ("o2", Some("b2"))]);
+        assert_eq!(open.choice("b2").unwrap().key, "o2");
     }
 
     #[test]

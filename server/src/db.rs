@@ -31,6 +31,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
     (12, "0012_holds.sql", include_str!("../migrations/sqlite/0012_holds.sql")),
     (13, "0013_blob_chunks.sql", include_str!("../migrations/sqlite/0013_blob_chunks.sql")),
+    (14, "0014_shown_messages.sql", include_str!("../migrations/sqlite/0014_shown_messages.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -46,6 +47,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
     (12, "0012_holds.sql", include_str!("../migrations/postgres/0012_holds.sql")),
     (13, "0013_blob_chunks.sql", include_str!("../migrations/postgres/0013_blob_chunks.sql")),
+    (14, "0014_shown_messages.sql", include_str!("../migrations/postgres/0014_shown_messages.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

@@ -44,11 +44,12 @@ pub const SMALL_BODY_BYTES: usize = 64 * 1024;
 pub fn body_max_bytes(name: &str) -> usize {
     use redline_protocol::*;
     match name {
-        UploadShot::NAME | ReplyToChange::NAME | AttachChangeShot::NAME => MAX_BODY_BYTES,
-        CreateChange::NAME => CREATE_CHANGE_BODY_BYTES,
-        UpdateChange::NAME | AskChangeQuestion::NAME | AnswerChangeQuestion::NAME | CompleteChange::NAME => {
-            TEXT_BODY_BYTES
+        // A question's option images together are at most one image's bytes.
+        UploadShot::NAME | ReplyToChange::NAME | AttachChangeShot::NAME | AskChangeQuestion::NAME => {
+            MAX_BODY_BYTES
         }
+        CreateChange::NAME => CREATE_CHANGE_BODY_BYTES,
+        UpdateChange::NAME | AnswerChangeQuestion::NAME | CompleteChange::NAME => TEXT_BODY_BYTES,
         _ => SMALL_BODY_BYTES,
     }
 }
@@ -96,6 +97,7 @@ macro_rules! with_served_rpcs {
             ListChanges,
             GetChange,
             ClaimChanges,
+            AcknowledgeChangeMessages,
             AskChangeQuestion,
             ReplyToChange,
             AttachChangeShot,

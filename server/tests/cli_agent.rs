@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cli_support::*;
 use common::TestServer;
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn server() -> TestServer {
     let s = TestServer::start().await;
@@ -472,4 +472,119 @@ async fn list_and_file() {
     // An agent token cannot file.
     let out = agent.run(&["file", "x"]).await;
     assert_eq!(out.code, 3, "{out:?}");
+}
+
+/// An agent's item, claimed, asked "Red or Blue?": its options' keys by label.
+async fn asked_red_or_blue(s: &TestServer, agent: &Agent, extra: &[&str]) -> Vec<(String, String)> {
+    file(s, &s.ann, "Which colour?", "/orders").await;
+    release(s, &s.ann).await;
+    agent.run(&["claim", "--change-ids", "1", "--claimed-by", "agent-a"]).await.ok();
+    let ask =
+        [&["ask", "1", "Red or Blue?", "--option", "Red", "--option", "Blue", "--json"], extra].concat();
+    let asked = agent.run(&ask).await.ok().json();
+    asked["message"]["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["url"].is_null())
+        .map(|a| (a["label"].as_str().unwrap().to_owned(), a["key"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+async fn answer(s: &TestServer, key: &str) {
+    let answer = json!({"changeId": "1", "projectId": s.project_id, "body": "", "chosenOption": key});
+    s.ok(&s.ann, "answerChangeQuestion", answer).await;
+}
+
+fn png_file() -> tempfile::NamedTempFile {
+    let shot = tempfile::Builder::new().suffix(".png").tempfile().unwrap();
+    std::fs::write(shot.path(), png_bytes()).unwrap();
+    shot
+}
+
+/// `wait --claimed-by --once`: exit 0 with the answer printed the first time, then exit 2.
+async fn answer_reaches_the_agent_once(agent: &Agent, label: &str) {
+    let out = agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("1 item answered:"), "{}", out.stdout);
+    assert!(out.stdout.contains(&format!("Answer:   Ann: {label}")), "{}", out.stdout);
+    let again = agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await;
+    assert_eq!((again.code, again.stderr.trim()), (2, "redline: no work"), "shown once: {again:?}");
+}
+
+/// The reported loss: the filer answered before the agent attached its last option
+/// image, so the agent spoke last; the answer still reaches it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_before_the_last_option_shot_still_wakes_the_agent() {
+    let s = server().await;
+    let agent = Agent::new(&s, &s.agent);
+    let keys = asked_red_or_blue(&s, &agent, &[]).await;
+    let shot = png_file();
+    let shot = shot.path().to_str().unwrap();
+    agent.run(&["shot", "1", "--image", shot, "--label", "Red", "--kind", "option"]).await.ok();
+    answer(&s, &keys[1].1).await;
+    agent.run(&["shot", "1", "--image", shot, "--label", "Blue", "--kind", "option"]).await.ok();
+    answer_reaches_the_agent_once(&agent, "Blue").await;
+    // A later reply of the agent's changes nothing; a new answer wakes it again.
+    agent.run(&["reply", "1", "--message", "On it"]).await.ok();
+    assert_eq!(agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await.code, 2);
+    agent.run(&["ask", "1", "Darker?", "--option", "Yes"]).await.ok();
+    let yes = s.ok(&s.agent, "getChange", json!({"changeId": "1", "projectId": s.project_id})).await;
+    let question = yes["thread"].as_array().unwrap().last().unwrap().clone();
+    answer(&s, question["attachments"][0]["key"].as_str().unwrap()).await;
+    answer_reaches_the_agent_once(&agent, "Yes").await;
+}
+
+/// The question with its images in one step, answered at once; and an answer
+/// given after the shots, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_arrives_with_its_images_and_its_answer_reaches_the_agent() {
+    let s = server().await;
+    let agent = Agent::new(&s, &s.agent);
+    let red = png_file();
+    let red_image = format!("Red={}", red.path().display());
+    let keys = asked_red_or_blue(&s, &agent, &["--option-image", &red_image]).await;
+    let item = s.ok(&s.agent, "getChange", json!({"changeId": "1", "projectId": s.project_id})).await;
+    let thread = item["thread"].as_array().unwrap();
+    assert_eq!(thread.len(), 1, "the question and its image are one message: {thread:?}");
+    let images: Vec<&Value> =
+        thread[0]["attachments"].as_array().unwrap().iter().filter(|a| !a["url"].is_null()).collect();
+    assert_eq!(images.len(), 1);
+    assert_eq!(images[0]["label"], "Red");
+    answer(&s, &keys[0].1).await;
+    let out = agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await.ok();
+    assert!(out.stdout.contains("1. Red  (key "), "{}", out.stdout);
+    assert!(out.stdout.contains("  image "), "the option's image is saved and named: {}", out.stdout);
+    let stray = agent
+        .run(&[
+            "ask",
+            "1",
+            "Again?",
+            "--option",
+            "Red",
+            "--option-image",
+            &format!("Green={}", red.path().display()),
+        ])
+        .await;
+    assert_eq!(stray.code, 1);
+    assert!(stray.stderr.contains("names no option"), "{stray:?}");
+}
+
+/// What was shown is the server's: an answer given before a restart reaches the agent
+/// from another server process on the same store, and only once across both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_survives_a_restart_and_is_shown_once_across_instances() {
+    let s = server().await;
+    let agent = Agent::new(&s, &s.agent);
+    let keys = asked_red_or_blue(&s, &agent, &[]).await;
+    answer(&s, &keys[0].1).await;
+    let (_restarted, url) = common::serve(&s.store_args()).await;
+    let mut other = Agent::new(&s, &s.agent);
+    other.env.retain(|(k, _)| k != "REDLINE_API_URL");
+    other.env.push(("REDLINE_API_URL".into(), url));
+    let out = other.run(&["wait", "--claimed-by", "agent-a", "--once"]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("Answer:   Ann: Red"), "{}", out.stdout);
+    let here = agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await;
+    assert_eq!(here.code, 2, "shown by the other instance: {here:?}");
 }

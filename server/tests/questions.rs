@@ -160,6 +160,100 @@ async fn every_message_says_what_it_is() {
     assert_eq!(types, ["question", "shot", "answer", "reply", "note"]);
 }
 
+/// A question arrives whole: its option images are attachments of the question message
+/// itself, written in one write with one `asked` event, each that option's image.
+#[tokio::test]
+async fn a_question_carries_its_option_images() {
+    let s = TestServer::start().await;
+    let id = s.released_item("Which red?").await;
+    let mut events = common::connect(&s, Some("0"), false).await;
+    let image = |label: &str| json!({"label": label, "contentType": "image/png", "imageBase64": png()});
+    let input = json!({"changeId": id, "question": "Which one?", "authorName": "agent",
+        "option": ["Red", "Blue", "Green"], "optionImages": [image("red"), image(" Blue ")]});
+    let asked = s.ok(&s.agent, "askChangeQuestion", input).await["message"].clone();
+    let attachments = asked["attachments"].as_array().unwrap();
+    let images: Vec<(&str, bool)> = attachments
+        .iter()
+        .filter(|a| !a["url"].is_null())
+        .map(|a| (a["label"].as_str().unwrap(), a["url"].as_str().unwrap().contains("/blobs/")))
+        .collect();
+    assert_eq!(images, [("Red", true), ("Blue", true)], "labelled as the options they show");
+    let thread = s.thread(&id).await;
+    assert_eq!(thread.len(), 1, "one message: {thread:?}");
+    let mut text = String::new();
+    common::read_sse(&mut events, &mut text, |t| t.contains("\"asked\"")).await;
+    let asked_events = common::data_lines(&text).into_iter().filter(|e| e["type"] == "asked").count();
+    assert_eq!(asked_events, 1);
+    // Picking the image's key answers with the text option it shows.
+    let blue_image = attachments.iter().find(|a| a["label"] == "Blue" && !a["url"].is_null()).unwrap();
+    let answer = json!({"changeId": id, "body": "", "chosenOption": blue_image["key"]});
+    let answered = s.ok(&s.ann, "answerChangeQuestion", answer).await["message"].clone();
+    let blue_option = attachments.iter().find(|a| a["label"] == "Blue" && a["url"].is_null()).unwrap();
+    assert_eq!(answered["chosenOption"], blue_option["key"]);
+    assert_eq!(answered["body"], "Blue");
+    assert_eq!(s.stored_images(2).await.len(), 2);
+}
+
+#[tokio::test]
+async fn option_images_must_name_an_option_once_and_fit_together() {
+    let s = TestServer::start().await;
+    let id = s.released_item("Which red?").await;
+    let image = |label: &str| json!({"label": label, "contentType": "image/png", "imageBase64": png()});
+    let ask = |images: Vec<Value>| {
+        json!({"changeId": id, "question": "Which?", "authorName": "agent", "option": ["Red", "Blue"],
+            "optionImages": images})
+    };
+    let e = s.err(&s.agent, "askChangeQuestion", ask(vec![image("Green")]), 400, "bad_input").await;
+    assert!(e["message"].as_str().unwrap().starts_with("optionImages[0].label"), "{e}");
+    let e =
+        s.err(&s.agent, "askChangeQuestion", ask(vec![image("Red"), image("RED")]), 400, "bad_input").await;
+    assert!(e["message"].as_str().unwrap().starts_with("optionImages[1].label"), "{e}");
+    let bad = json!({"label": "Red", "contentType": "image/png", "imageBase64": STANDARD.encode(b"GIF89a")});
+    s.err(&s.agent, "askChangeQuestion", ask(vec![bad]), 415, "unsupported_media_type").await;
+    // Two images of 4.2 MiB are over one image's bytes together (and their body is
+    // within the cap, which refuses more while reading).
+    let mut big = b"\x89PNG\r\n\x1a\n".to_vec();
+    big.resize(42 * (1 << 20) / 10, 0);
+    let big = json!({"label": "Red", "contentType": "image/png", "imageBase64": STANDARD.encode(&big)});
+    let mut blue = big.clone();
+    blue["label"] = json!("Blue");
+    let e = s.err(&s.agent, "askChangeQuestion", ask(vec![big, blue]), 413, "too_large").await;
+    assert!(e["message"].as_str().unwrap().contains("optionImages"), "{e}");
+    // Nothing was asked, and no image was kept.
+    assert!(s.thread(&id).await.is_empty());
+    assert!(s.stored_images(0).await.is_empty());
+}
+
+/// What a wait has shown an agent is kept per claimant and item: `getChange` with
+/// `claimedBy` says which messages were shown, `acknowledgeChangeMessages` adds to it.
+#[tokio::test]
+async fn what_was_shown_is_kept_per_claimant() {
+    let s = TestServer::start().await;
+    let id = s.released_item("Which red?").await;
+    let other = s.released_item("Another").await;
+    let question = s.ask(&id, "Which?", &["Red"]).await;
+    let answer = json!({"changeId": id, "body": "", "chosenOption": keys(&question)[0]});
+    let answered = s.ok(&s.ann, "answerChangeQuestion", answer).await["message"].clone();
+    let shown = async |by: &str| {
+        let input = json!({"changeId": id, "claimedBy": by});
+        s.ok(&s.agent, "getChange", input).await["shownMessageIds"].clone()
+    };
+    assert_eq!(shown("agent-a").await, json!([]));
+    assert!(s.ok(&s.agent, "getChange", json!({"changeId": id})).await.get("shownMessageIds").is_none());
+    let ack = json!({"changeId": id, "claimedBy": "agent-a", "messageIds": [answered["messageId"]]});
+    let out = s.ok(&s.agent, "acknowledgeChangeMessages", ack.clone()).await;
+    assert_eq!(out["shownMessageIds"], json!([answered["messageId"]]));
+    s.ok(&s.agent, "acknowledgeChangeMessages", ack).await;
+    assert_eq!(shown("agent-a").await, json!([answered["messageId"]]));
+    assert_eq!(shown("agent-b").await, json!([]), "another claimant was shown nothing");
+    // Only messages of the item's own thread, by a token that may write.
+    let stray = json!({"changeId": other, "claimedBy": "agent-a", "messageIds": [answered["messageId"]]});
+    let e = s.err(&s.agent, "acknowledgeChangeMessages", stray, 400, "bad_input").await;
+    assert!(e["message"].as_str().unwrap().starts_with("messageIds"), "{e}");
+    let ack = json!({"changeId": id, "claimedBy": "agent-a", "messageIds": [question["messageId"]]});
+    s.err(&s.reader, "acknowledgeChangeMessages", ack, 403, "forbidden").await;
+}
+
 /// Opens the test server's store again, as a restarted server would (and so migrates).
 async fn reopen(s: &TestServer) -> Store {
     match s.store.postgres_url() {

@@ -415,14 +415,55 @@ async fn renewing_extends_the_lease_and_keeps_the_fence() {
         "lease_lost",
     )
     .await;
-    s.err(
-        &s.agent,
-        "claimChanges",
-        json!({"projectId": s.project_id, "groupId": group_id, "changeIds": ["#1"], "claimedBy": "a"}),
-        400,
-        "bad_input",
-    )
+}
+
+/// "with `changeIds` too, it renews and adds those of them that are claimable to that
+/// group": the items another claimant holds, or that are held or done, stay where they are.
+#[tokio::test]
+async fn renewing_with_items_adds_the_claimable_ones_to_the_group() {
+    let s = TestServer::start().await;
+    let first = s.file_released("first").await;
+    let (_, out) = s.claim("a", &[&first]).await;
+    let group_id = out["group"]["groupId"].clone();
+    let free = s.file_released("free").await;
+    let theirs = s.file_released("theirs").await;
+    let (_, theirs_claim) = s.claim("b", &[&theirs]).await;
+    s.advance_secs(60);
+    let held = s.file(&s.bob, "held").await;
+    let mut events = connect(&s, Some("0"), false).await;
+    let ids = [&free["changeId"], &theirs["changeId"], &held["changeId"], &first["changeId"]];
+    let renewed = s
+        .ok(
+            &s.agent,
+            "claimChanges",
+            json!({"projectId": s.project_id, "groupId": group_id, "changeIds": ids, "claimedBy": "a"}),
+        )
+        .await;
+    assert_eq!(renewed["group"]["fence"], out["group"]["fence"], "the fence stays: writes keep matching");
+    assert_eq!(renewed["group"]["claimExpiresAt"], ts(60 + 30 * 60));
+    let mut in_group: Vec<&str> =
+        renewed["changes"].as_array().unwrap().iter().map(|c| c["title"].as_str().unwrap()).collect();
+    in_group.sort();
+    assert_eq!(in_group, ["first", "free"]);
+    assert_eq!(s.get(&free["changeId"]).await["change"]["status"], "claimed");
+    assert_eq!(s.get(&theirs["changeId"]).await["change"]["groupId"], theirs_claim["group"]["groupId"]);
+    assert_eq!(s.get(&held["changeId"]).await["change"]["groupId"], Value::Null);
+    // The added item's claim is an event, as any claim's.
+    let mut text = String::new();
+    let free_id = free["changeId"].as_str().unwrap().to_owned();
+    read_sse(&mut events, &mut text, |t| {
+        data_lines(t).iter().filter(|e| e["type"] == "claimed").any(|e| e["changeId"] == free_id.as_str())
+    })
     .await;
+    // Renewing with only items that cannot be added still renews.
+    let again = s
+        .ok(
+            &s.agent,
+            "claimChanges",
+            json!({"projectId": s.project_id, "groupId": group_id, "changeIds": [theirs["changeId"]], "claimedBy": "a"}),
+        )
+        .await;
+    assert_eq!(again["changes"].as_array().unwrap().len(), 2);
 }
 
 #[tokio::test]

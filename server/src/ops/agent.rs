@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use redline_protocol::*;
 use sqlx::Row;
 
-use crate::blobs::{ImageInput, decode};
+use crate::blobs::{ImageInput, Written, decode};
 use crate::db::new_option_key;
 use crate::error::ApiError;
 use crate::queue::{
@@ -92,7 +92,75 @@ impl Op for GetChange {
             .fetch_one(&mut *conn)
             .await?
             .try_get("url")?;
-        Ok(GetChangeOutput { change: ctx.present(item.change), thread, stage_url })
+        let shown_message_ids = match input.claimed_by {
+            Some(by) => Some(shown_messages(&mut conn, &item.change.change_id, by.trim()).await?),
+            None => None,
+        };
+        Ok(GetChangeOutput { change: ctx.present(item.change), thread, stage_url, shown_message_ids })
+    }
+}
+
+/// The messages of an item shown to `claimed_by` by its waits.
+async fn shown_messages(
+    conn: &mut sqlx::AnyConnection,
+    change_id: &str,
+    claimed_by: &str,
+) -> Result<Vec<String>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT message_id FROM shown_messages WHERE change_id = $1 AND claimed_by = $2 ORDER BY message_id",
+    )
+    .bind(change_id)
+    .bind(claimed_by)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.iter().map(|r| r.try_get("message_id")).collect::<Result<_, _>>()?)
+}
+
+impl Op for AcknowledgeChangeMessages {
+    type Answer = AcknowledgeChangeMessagesOutput;
+
+    /// Records that a wait of `claimedBy` has shown it these messages of the item, so
+    /// they no longer wake it (docs/protocol-additions.md, "Answers reach the agent").
+    /// Recording one twice is no error.
+    async fn run(ctx: &Ctx<'_>, input: AcknowledgeChangeMessagesInput) -> Result<Self::Answer, ApiError> {
+        ctx.project(input.project_id.as_deref())?;
+        let claimed_by = input.claimed_by.trim();
+        required("claimedBy", claimed_by)?;
+        let mut w = ProjectWrite::begin(ctx).await?;
+        let item = w.item(&input.change_id).await?;
+        let change_id = item.change.change_id;
+        let mut ids: Vec<String> = input.message_ids;
+        ids.sort();
+        ids.dedup();
+        let mut of_item = Filter::new("SELECT message_id FROM messages WHERE 1 = 1".to_owned());
+        of_item.and("change_id = ?", [Bind::Text(change_id.clone())]);
+        of_item.and(
+            &format!("message_id IN ({})", placeholders(ids.len())),
+            ids.iter().map(|id| Bind::Text(id.clone())),
+        );
+        let found = of_item.fetch(w.conn()).await?.len();
+        if found != ids.len() {
+            return Err(ApiError::bad_input(
+                "messageIds",
+                "names a message that is not in this item's thread",
+            ));
+        }
+        let mut insert = Filter::new(
+            "INSERT INTO shown_messages (change_id, claimed_by, message_id, shown_at)".to_owned(),
+        );
+        insert.values(ids.iter().map(|id| {
+            vec![
+                Bind::Text(change_id.clone()),
+                Bind::Text(claimed_by.to_owned()),
+                Bind::Text(id.clone()),
+                Bind::Int(ctx.now.unix_millis()),
+            ]
+        }));
+        insert.push(" ON CONFLICT DO NOTHING", []);
+        insert.execute(w.conn()).await?;
+        let shown_message_ids = shown_messages(w.conn(), &change_id, claimed_by).await?;
+        w.commit().await?;
+        Ok(AcknowledgeChangeMessagesOutput { shown_message_ids })
     }
 }
 
@@ -133,14 +201,18 @@ impl Op for AskChangeQuestion {
         for (i, label) in options.iter().enumerate() {
             required(&format!("option[{i}]"), label)?;
         }
+        // The images are decoded and written before the write's turn, as in
+        // `replyToChange`; the turn records them with the question.
+        let images = option_images(ctx, &options, input.option_images.unwrap_or_default()).await?;
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         if item.change.status == ChangeStatus::Done {
             return Err(ApiError::conflict(codes::WRONG_STATUS, "this item is done"));
         }
-        // Option keys are unique in the item, so an answer names exactly one.
-        let attachments = options
+        // Option keys are unique in the item, so an answer names exactly one; an
+        // option's image is an option attachment labelled like it ("that option's image").
+        let mut attachments: Vec<Attachment> = options
             .into_iter()
             .map(|label| Attachment {
                 key: new_option_key(),
@@ -149,14 +221,66 @@ impl Op for AskChangeQuestion {
                 url: None,
             })
             .collect();
+        for (label, file) in &images {
+            w.record_image(file).await?;
+            attachments.push(Attachment {
+                key: file.key().to_owned(),
+                label: label.clone(),
+                kind: AttachmentKind::Option,
+                url: None,
+            });
+        }
         set_status(&mut w, &item, ChangeStatus::NeedsAnswer).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message = w
             .message(ChangeEventType::Asked, &item.change, author, input.question, attachments, None)
             .await?;
         w.commit().await?;
+        for (_, file) in images {
+            file.keep();
+        }
         Ok(MessageOutput { message: ctx.present_message(message) })
     }
+}
+
+/// A question's option images, checked and stored (not yet recorded): each names one of
+/// `options` (trimmed, ignoring case) and at most one per option; together at most
+/// [`IMAGE_MAX_BYTES`]. Each comes back with its option's label as asked.
+async fn option_images(
+    ctx: &Ctx<'_>,
+    options: &[String],
+    images: Vec<OptionImage>,
+) -> Result<Vec<(String, Written)>, ApiError> {
+    // Base64 is 4/3 of the bytes: refused before anything is decoded.
+    let encoded: usize = images.iter().map(|i| i.image_base64.len()).sum();
+    if encoded / 4 * 3 > IMAGE_MAX_BYTES + 3 * images.len() {
+        return Err(ApiError::too_large(format!(
+            "optionImages: a question's images are limited to {IMAGE_MAX_BYTES} bytes together"
+        )));
+    }
+    let mut labels: Vec<String> = Vec::new();
+    for (i, image) in images.iter().enumerate() {
+        let Some(label) = options.iter().find(|o| same_label(o, &image.label)) else {
+            return Err(ApiError::bad_input(
+                &format!("optionImages[{i}].label"),
+                "must be one of the question's options",
+            ));
+        };
+        if labels.iter().any(|l| same_label(l, label)) {
+            return Err(ApiError::bad_input(&format!("optionImages[{i}].label"), "names an option twice"));
+        }
+        labels.push(label.trim().to_owned());
+    }
+    let mut stored = Vec::new();
+    for (label, image) in labels.into_iter().zip(images) {
+        let input = ImageInput {
+            field: "optionImages.imageBase64",
+            content_type: image.content_type,
+            base64: image.image_base64,
+        };
+        stored.push((label, ctx.state.blobs.write(decode(input).await?).await?));
+    }
+    Ok(stored)
 }
 
 impl Op for ReplyToChange {

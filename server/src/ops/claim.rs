@@ -54,16 +54,11 @@ impl Op for ClaimChanges {
             validate_title("title", title)?;
         }
         let (group, rows) = match (input.group_id, input.change_ids) {
-            (Some(_), Some(_)) => {
-                return Err(ApiError::bad_input(
-                    "changeIds",
-                    "give groupId (to renew) or changeIds (to claim), not both",
-                ));
-            }
-            (Some(group_id), None) => {
+            (Some(group_id), names) => {
+                let names = names.map(checked_names).transpose()?.unwrap_or_default();
                 let lease_end = ctx.now.plus_minutes(i64::from(lease_minutes));
                 let mut w = ProjectWrite::begin(ctx).await?;
-                let renewed = renew(&mut w, &group_id, claimed_by, lease_end).await?;
+                let renewed = renew(&mut w, &group_id, claimed_by, lease_end, &names).await?;
                 w.commit().await?;
                 renewed
             }
@@ -280,32 +275,7 @@ async fn candidates(w: &mut ProjectWrite<'_>, claims: &[Claim]) -> Result<Vec<Ca
     let project = || Bind::Text(project_id.clone());
     let names: Vec<&ChangeRef> =
         claims.iter().flat_map(|c| c.names.iter().flatten()).map(|(_, r)| r).collect();
-    let mut rows = Vec::new();
-    if !names.is_empty() {
-        let (mut ids, mut shorts) = (Vec::new(), Vec::new());
-        for name in &names {
-            match name {
-                ChangeRef::Id(id) => ids.push(Bind::Text(id.clone())),
-                ChangeRef::Short(n) => shorts.push(Bind::Int(i64::try_from(*n).unwrap_or(i64::MAX))),
-            }
-        }
-        // Ids are looked up by the primary key alone: SQLite, knowing nothing of how
-        // many items a project has, would otherwise walk the project's index. Items of
-        // other projects are dropped below.
-        let mut any_of = Vec::new();
-        if !ids.is_empty() {
-            any_of.push(format!("c.change_id IN ({})", placeholders(ids.len())));
-        }
-        let mut binds = ids;
-        if !shorts.is_empty() {
-            any_of.push(format!("(c.project_id = ? AND c.short_id IN ({}))", placeholders(shorts.len())));
-            binds.push(project());
-            binds.extend(shorts);
-        }
-        let mut filter = Filter::new(Candidate::SELECT.to_owned());
-        filter.and(&format!("({})", any_of.join(" OR ")), binds);
-        rows.extend(filter.fetch(w.conn()).await?);
-    }
+    let mut rows = named_rows(w, &names).await?;
     let takers_of_any = claims.iter().filter(|c| c.names.is_none()).count();
     if takers_of_any > 0 {
         let now = w.now().unix_millis();
@@ -326,6 +296,36 @@ async fn candidates(w: &mut ProjectWrite<'_>, claims: &[Claim]) -> Result<Vec<Ca
     candidates.sort_by_key(|c| c.short_id);
     candidates.dedup_by_key(|c| c.short_id);
     Ok(candidates)
+}
+
+/// The rows ([`Candidate::SELECT`]) of the items `names` name, in any project (the
+/// caller keeps its own project's).
+async fn named_rows(w: &mut ProjectWrite<'_>, names: &[&ChangeRef]) -> Result<Vec<AnyRow>, ApiError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (mut ids, mut shorts) = (Vec::new(), Vec::new());
+    for name in names {
+        match name {
+            ChangeRef::Id(id) => ids.push(Bind::Text(id.clone())),
+            ChangeRef::Short(n) => shorts.push(Bind::Int(i64::try_from(*n).unwrap_or(i64::MAX))),
+        }
+    }
+    // Ids are looked up by the primary key alone: SQLite, knowing nothing of how many
+    // items a project has, would otherwise walk the project's index.
+    let mut any_of = Vec::new();
+    if !ids.is_empty() {
+        any_of.push(format!("c.change_id IN ({})", placeholders(ids.len())));
+    }
+    let mut binds = ids;
+    if !shorts.is_empty() {
+        any_of.push(format!("(c.project_id = ? AND c.short_id IN ({}))", placeholders(shorts.len())));
+        binds.push(Bind::Text(w.project_id().to_owned()));
+        binds.extend(shorts);
+    }
+    let mut filter = Filter::new(Candidate::SELECT.to_owned());
+    filter.and(&format!("({})", any_of.join(" OR ")), binds);
+    Ok(filter.fetch(w.conn()).await?)
 }
 
 /// One claim decided: the items it takes (indexes into the candidates, in the order
@@ -490,13 +490,15 @@ async fn move_into_groups(
     rows.into_iter().map(|row| Ok((row.try_get("change_id")?, row))).collect()
 }
 
-/// "a claim naming a `groupId` held by the same `claimedBy` renews its lease" (the
-/// fence stays, so the claimant's writes keep matching).
+/// "a claim naming a `groupId` held by the same `claimedBy` renews its lease (with
+/// `changeIds` too, it renews and adds those of them that are claimable to that
+/// group)". The fence stays, so the claimant's writes keep matching.
 async fn renew(
     w: &mut ProjectWrite<'_>,
     group_id: &str,
     claimed_by: &str,
     lease_end: Timestamp,
+    names: &[(String, ChangeRef)],
 ) -> Result<Claimed, ApiError> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {GROUP_COLUMNS} FROM claim_groups WHERE group_id = $1 AND project_id = $2"
@@ -510,6 +512,7 @@ async fn renew(
     if group.claimed_by.as_deref() != Some(claimed_by) {
         return Err(ApiError::conflict(codes::LEASE_LOST, "this group is claimed by someone else"));
     }
+    add_to_group(w, group_id, names).await?;
     let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
     filter.push(" ORDER BY c.short_id", []);
@@ -534,6 +537,40 @@ async fn renew(
         })
         .collect::<Result<_, sqlx::Error>>()?;
     Ok((group, rows))
+}
+
+/// Moves the claimable items of `names` into `group_id`, each recorded as claimed.
+async fn add_to_group(
+    w: &mut ProjectWrite<'_>,
+    group_id: &str,
+    names: &[(String, ChangeRef)],
+) -> Result<(), ApiError> {
+    let refs: Vec<&ChangeRef> = names.iter().map(|(_, r)| r).collect();
+    let now = w.now();
+    let project_id = w.project_id().to_owned();
+    let mut ids = Vec::new();
+    for row in named_rows(w, &refs).await? {
+        let candidate = Candidate::from_row(&row)?;
+        let ours = row.try_get::<&str, _>("project_id")? == project_id;
+        if ours && candidate.block(now).is_none() && !ids.contains(&candidate.change_id) {
+            ids.push(candidate.change_id);
+        }
+    }
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut update = Filter::new("UPDATE changes SET status = 'claimed', group_id = ".to_owned());
+    update.push("?", [Bind::Text(group_id.to_owned())]);
+    update.push(
+        &format!(" WHERE change_id IN ({})", placeholders(ids.len())),
+        ids.iter().map(|id| Bind::Text(id.clone())),
+    );
+    update.push(&format!(" RETURNING {CHANGE_RETURNING}"), []);
+    let rows = update.fetch(w.conn()).await?;
+    let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+    let seq = w.reserve_events(keys.len()).await?;
+    w.insert_events(seq, ChangeEventType::Claimed, &keys);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub fn ItemView(change_id: String) -> impl IntoView {
         move || {
             ctx.store.version.track();
             let client = ctx.client.get_value();
-            let input = GetChangeInput { change_id: change_id.clone(), project_id: None };
+            let input = GetChangeInput { change_id: change_id.clone(), project_id: None, claimed_by: None };
             async move { client.call::<GetChange>(input).await.map_err(|e| e.to_string()) }
         }
     });
@@ -54,7 +54,7 @@ pub fn ItemView(change_id: String) -> impl IntoView {
 #[component]
 fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let GetChangeOutput { change, thread, stage_url } = output;
+    let GetChangeOutput { change, thread, stage_url, .. } = output;
     let now = move || Timestamp::from_unix_millis(ctx.now.get());
     let created = change.created_at;
     let title = change.title.clone();
