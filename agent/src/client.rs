@@ -93,7 +93,7 @@ impl fmt::Display for Error {
             Error::Api { status, body } if body.code == codes::LEASE_LOST => write!(
                 f,
                 "your lease is lost ({status} {}): {}. Another agent has claimed this item since; \
-                 stop working on it and run `redline next --claim` for new work",
+                 stop working on it and run `redline wait --claim` for new work",
                 body.code, body.message
             ),
             Error::Api { status, body } => write!(f, "{} ({status} {})", body.message, body.code),

@@ -174,7 +174,7 @@ pub fn explain_not_claimable(items: &[NotClaimableItem], claimed_by: &str, local
     }
     let _ = write!(
         out,
-        "Wait for claimable work instead: redline next --claim --claimed-by {}",
+        "Wait for claimable work instead: redline wait --claim --claimed-by {}",
         shell_word(claimed_by)
     );
     out
@@ -617,7 +617,7 @@ mod tests {
              \x20 #6 is done\n\
              \x20 #7 was dismissed\n\
              \x20 id-x was not found in this project\n\
-             Wait for claimable work instead: redline next --claim --claimed-by 'agent a'"
+             Wait for claimable work instead: redline wait --claim --claimed-by 'agent a'"
         );
     }
 

@@ -1,5 +1,5 @@
 //! The agent side of Redline: the client a coding agent works the queue with, used by
-//! the CLI (`redline login|next|claim|show|ask|reply|shot|done|list|file`) and by the MCP
+//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file`) and by the MCP
 //! server (`redline mcp`). It depends on the protocol crate only, never on the server.
 //!
 //! The commands mirror `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
@@ -96,14 +96,14 @@ pub enum AgentCommand {
     /// seconds only when the stream is unavailable.
     ///
     /// Exit status: 0 work printed, 2 nothing before --timeout (or with --once),
-    /// 3 signed out or refused (401/403), 1 anything else.
-    #[command(visible_alias = "wait")]
+    /// 3 signed out or refused (401/403), 1 anything else. `next` is the older name.
+    #[command(name = "wait", visible_alias = "next")]
     Next(NextArgs),
     /// Claim items as one group, with a lease.
     ///
     /// The lease lasts 30 minutes unless --lease-minutes. When nothing named can be
-    /// claimed, says why for each item and when it becomes claimable. With --group-id
-    /// (and no --change-ids), renews that group's lease.
+    /// claimed, says why for each item and when it becomes claimable. With --group-id,
+    /// renews that group's lease, and adds the claimable ones of --change-ids to it.
     Claim(ClaimArgs),
     /// Show an item, its thread and its screenshot.
     ///
@@ -206,8 +206,9 @@ pub struct ClaimArgs {
     /// The lease, in minutes (default 30).
     #[arg(long, value_name = "MINUTES")]
     pub lease_minutes: Option<u32>,
-    /// Renew this group's lease instead of claiming items.
-    #[arg(long, value_name = "GROUP_ID", conflicts_with = "change_ids")]
+    /// Renew this group's lease (yours); with --change-ids, also add those of them that
+    /// are claimable to the group.
+    #[arg(long, value_name = "GROUP_ID")]
     pub group_id: Option<String>,
     #[command(flatten)]
     pub api: ApiArgs,

@@ -3,7 +3,7 @@
 //!
 //! Each tool is a thin layer over the same calls as its command: [`Ctx`] signs in the
 //! same way (`REDLINE_API_URL`/`REDLINE_TOKEN` or the stored login), agent writes carry
-//! the remembered claim's group and fence, `changes_next` is `next`'s [`next::wait`]
+//! the remembered claim's group and fence, `changes_wait` is `next`'s [`next::wait`]
 //! with a bounded wait, and `changes_done` records the commit of the checkout the
 //! server runs in. What went wrong is a tool error (`isError`) whose text says what to
 //! do. Nothing here prints to stdout: it carries the protocol.
@@ -35,12 +35,12 @@ use super::rules::parse_item;
 use super::writes::{Image, OptionImages, Writer, check_options};
 use super::{ApiArgs, McpArgs, WriteArgs};
 
-/// `changes_next`'s wait when the call names none: under the 60 s after which common
+/// `changes_wait`'s wait when the call names none: under the 60 s after which common
 /// MCP clients give up on a request.
 const DEFAULT_WAIT_SECS: u64 = 50;
 /// The longest wait a call may ask for.
 const MAX_WAIT_SECS: u64 = 600;
-/// Polling while the event stream is down, as `redline next`'s default.
+/// Polling while the event stream is down, as `redline wait`'s default.
 const POLL_INTERVAL: Duration = Duration::from_secs(15);
 /// At most this many images in one `changes_show` answer (the screenshot first); the
 /// text gives every saved image's path.
@@ -48,19 +48,20 @@ const SHOW_IMAGES_MAX: usize = 8;
 
 const INSTRUCTIONS: &str = "Redline is a queue of UI change requests: a person circled something on a deployed \
 web app (a stage) and said what is wrong. Work it in a loop:
-1. changes_next {claim: true, claimedBy: YOUR_NAME} waits (up to timeoutSeconds, default 50) for claimable \
+1. changes_wait {claim: true, claimedBy: YOUR_NAME} waits (up to timeoutSeconds, default 50) for claimable \
 items and claims them as one group with a 30-minute lease. \"nothing yet\" means nothing came: call it again.
 2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text, the \
 computed styles that differ; css: \"full\" for all, \"none\" for none), the body, console errors, failed requests, the \
 thread, and the screenshot as an image.
-3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} and then \
-changes_next {claimedBy: YOUR_NAME} wakes when they answer. changes_reply and changes_shot (option or evidence \
+3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} (an option \
+may carry its image: {label, imagePath or imageBase64}) and then changes_wait {claimedBy: YOUR_NAME} wakes when \
+they answer (every answer reaches you once, even one given while you were still attaching images). changes_reply and changes_shot (option or evidence \
 images) add to the thread.
 4. Commit the fix, then changes_done {changeId, note}: it records this checkout's branch and HEAD commit. \
 When the person checks it on the stage and finds it still wrong, the item comes back to you: \
-changes_next {claimedBy: YOUR_NAME} returns it with their words and the after-screenshot.
+changes_wait {claimedBy: YOUR_NAME} returns it with their words and the after-screenshot.
 If a write says your lease is lost, another agent has the item: stop working on it and take new work with \
-changes_next. changes_list shows the queue; changes_claim claims named items or renews a lease.";
+changes_wait. changes_list shows the queue; changes_claim claims named items or renews a lease.";
 
 // The parameters' types are `inline`: their schemas are written out where they are used,
 // as some MCP clients do not follow `$ref`.
@@ -99,7 +100,7 @@ impl ItemRef {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NextParams {
-    /// Your agent name. With it, changes_next also returns when the filer answers one of
+    /// Your agent name. With it, changes_wait also returns when the filer answers one of
     /// your questions (in a group you claimed), or checks an item you completed on the
     /// stage and sends it back as still wrong. Required to claim.
     pub claimed_by: Option<String>,
@@ -364,7 +365,7 @@ pub fn explain(e: &Error, api_url: Option<&str>) -> String {
              the tool again."
         ),
         Error::Api { body, .. } if body.code == codes::LEASE_LOST => format!(
-            "{e}. With MCP: stop working on this item and call changes_next with claim: true for new work."
+            "{e}. With MCP: stop working on this item and call changes_wait with claim: true for new work."
         ),
         Error::Api { status: 404, .. } => {
             format!("{e}. Check the item's number or id: changes_list shows the queue.")
@@ -383,10 +384,10 @@ pub fn explain(e: &Error, api_url: Option<&str>) -> String {
 fn not_claimable(body: &ErrorBody, claimed_by: &str) -> CallToolResult {
     let items = body.items.clone().unwrap_or_default();
     let explained = format::explain_not_claimable(&items, claimed_by, &local());
-    // Its last line is the CLI's way to wait; here it is changes_next.
+    // Its last line is the CLI's way to wait; here it is changes_wait.
     let reasons = explained.rsplit_once('\n').map_or(explained.as_str(), |(reasons, _)| reasons);
     CallToolResult::error(vec![ContentBlock::text(format!(
-        "{reasons}\nTo wait for claimable work instead: changes_next with claim: true and claimedBy {claimed_by:?}."
+        "{reasons}\nTo wait for claimable work instead: changes_wait with claim: true and claimedBy {claimed_by:?}."
     ))])
 }
 
@@ -406,7 +407,7 @@ pub fn claimed_text(
     )
 }
 
-/// The text of what `changes_next` found; `saved` are the images of each answered or
+/// The text of what `changes_wait` found; `saved` are the images of each answered or
 /// sent-back item.
 pub fn found_text(
     found: &Found,
@@ -433,7 +434,7 @@ pub fn found_text(
                         w.claimed_by.as_deref().map_or_else(|| "YOUR_NAME".to_owned(), |b| format!("{b:?}"));
                     format!(
                         "{text}\nClaim them again: changes_claim with changeIds [{}] and claimedBy {by} (or \
-                         changes_next with claim: true).",
+                         changes_wait with claim: true).",
                         ids.join(", ")
                     )
                 }
@@ -466,7 +467,7 @@ pub fn found_text(
                 list.changes.iter().take(CLAIM_ALL_MAX).map(|c| format!("{:?}", c.short_id)).collect();
             let by = w.claimed_by.as_deref().map_or_else(|| "YOUR_NAME".to_owned(), |b| format!("{b:?}"));
             format!(
-                "{} to claim:\n{}\nClaim: changes_claim with changeIds [{}] and claimedBy {by} (or changes_next \
+                "{} to claim:\n{}\nClaim: changes_claim with changeIds [{}] and claimedBy {by} (or changes_wait \
                  with claim: true).",
                 if list.changes.len() == 1 {
                     "1 item".to_owned()
@@ -486,7 +487,7 @@ pub fn found_text(
             };
             let what =
                 if w.claimed_by.is_some() { "no claimable item and no answer" } else { "no claimable item" };
-            format!("nothing yet: {what} {within}{held}. Call changes_next again to keep waiting.")
+            format!("nothing yet: {what} {within}{held}. Call changes_wait again to keep waiting.")
         }
     }
 }
@@ -526,7 +527,7 @@ impl Tools {
                        (default 50) and answers \"nothing yet\" when nothing came: then call it again. Woken \
                        at once by the server's event stream."
     )]
-    async fn changes_next(
+    async fn changes_wait(
         &self,
         Parameters(p): Parameters<NextParams>,
         context: RequestContext<RoleServer>,
@@ -539,6 +540,15 @@ impl Tools {
                 CallToolResult::error(vec![ContentBlock::text("cancelled by the client: nothing was claimed")])
             }
         }
+    }
+
+    #[tool(description = "The older name of changes_wait, for agents taught the older skill: the same tool.")]
+    async fn changes_next(
+        &self,
+        parameters: Parameters<NextParams>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        self.changes_wait(parameters, context).await
     }
 
     #[tool(
@@ -568,8 +578,9 @@ impl Tools {
     #[tool(
         description = "Ask the person who filed the item a question, optionally with options to pick (at most \
                        6; the answer gives each option's key). The item then waits for the answer: call \
-                       changes_next with claimedBy to wait for it. changes_shot with kind option adds an image \
-                       to an option (same label)."
+                       changes_wait with claimedBy to wait for it. An option may carry its image ({label, \
+                       imagePath or imageBase64}): the question is sent with its images at once. changes_shot \
+                       with kind option adds an image to an option later (same label)."
     )]
     async fn changes_ask(&self, Parameters(p): Parameters<AskParams>) -> CallToolResult {
         let outcome = self.ask(p).await;
@@ -747,7 +758,7 @@ impl Tools {
         let by = writer.author();
         let message = writer.ask(p.question, labels, images).await?;
         Ok(text(format!(
-            "Asked on #{}; it now waits for an answer.{}\nWait for it: changes_next with claimedBy {by:?}.",
+            "Asked on #{}; it now waits for an answer.{}\nWait for it: changes_wait with claimedBy {by:?}.",
             p.change_id.name(),
             format::asked_options(&message)
         )))
@@ -835,7 +846,7 @@ mod tests {
         let url = Some("https://changes.example.com");
         let lost = explain(&api_error(409, codes::LEASE_LOST), url);
         assert!(lost.starts_with("your lease is lost (409 lease_lost)"), "{lost}");
-        assert!(lost.contains("call changes_next with claim: true"), "{lost}");
+        assert!(lost.contains("call changes_wait with claim: true"), "{lost}");
         let refused = explain(&api_error(401, "unauthorized"), url);
         assert!(refused.contains("`redline login --api-url https://changes.example.com`"), "{refused}");
         assert!(explain(&api_error(403, "forbidden"), None).contains("redline login --api-url URL"));
@@ -889,7 +900,7 @@ mod tests {
         let idle = Found::Nothing { held: 0, held_until: None };
         assert_eq!(
             found_text(&idle, &w, 50, &[], now, &utc),
-            "nothing yet: no claimable item and no answer within 50 s. Call changes_next again to keep waiting."
+            "nothing yet: no claimable item and no answer within 50 s. Call changes_wait again to keep waiting."
         );
         let held = Found::Nothing { held: 2, held_until: Some(now.plus_minutes(61)) };
         assert!(
@@ -930,7 +941,7 @@ mod tests {
             found_text(&found, &w, 50, &[saved], now, &utc),
             "1 item sent back as still wrong, checked on the stage:\n  #4  Total is red\n    Ann: Still wrong: \
              still red\n    after-screenshot: /c/a.png\nClaim them again: changes_claim with changeIds [\"4\"] and \
-             claimedBy \"bot\" (or changes_next with claim: true)."
+             claimedBy \"bot\" (or changes_wait with claim: true)."
         );
     }
 }

@@ -1,4 +1,4 @@
-//! `redline next`: block until there is work, print it, exit.
+//! `redline wait` (also `next`, the older name): block until there is work, print it, exit.
 //!
 //! It looks at the queue, and when there is nothing it waits for whichever comes
 //! first: a change event that may mean work (the stream is followed in a task), the
@@ -15,7 +15,7 @@
 //! after-screenshot.
 //!
 //! [`wait`] does the looking and waiting and returns what it found; `run` prints it.
-//! The MCP server's `changes_next` tool calls [`wait`] too.
+//! The MCP server's `changes_wait` tool (and `changes_next`, its older name) calls [`wait`] too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +45,7 @@ enum Look {
     Nothing { wake: Option<Timestamp>, held: usize, held_until: Option<Timestamp> },
 }
 
-/// What to wait for: the CLI's `next` and the MCP server's `changes_next` alike.
+/// What to wait for: the CLI's `wait` and the MCP server's `changes_wait` alike.
 pub struct Wait {
     /// The agent's name: also wait for answers to its questions in its groups.
     pub claimed_by: Option<String>,

@@ -25,7 +25,7 @@ use serde::Serialize;
     after_help = "An agent works the queue with (the forms of `pikku fabric changes`; an item may also be\n\
                   given as the first argument, `redline show 2`):\n  \
                   redline login --api-url URL\n  \
-                  redline next --claim --claimed-by NAME             (waits for work and claims it)\n  \
+                  redline wait --claim --claimed-by NAME             (waits for work and claims it)\n  \
                   redline show --change-id N\n  \
                   redline ask --change-id N --question Q --option A --option B --author-name NAME\n  \
                   redline shot --change-id N --label A --kind option --image a.png\n  \

@@ -378,7 +378,7 @@ async fn claim_explains_what_cannot_be_claimed() {
     );
     assert!(out.stderr.contains("#99 was not found in this project"), "{out:?}");
     assert!(
-        out.stderr.contains("Wait for claimable work instead: redline next --claim --claimed-by agent-a")
+        out.stderr.contains("Wait for claimable work instead: redline wait --claim --claimed-by agent-a")
     );
 
     // Inside another agent's lease: by whom, and until when.

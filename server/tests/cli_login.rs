@@ -63,11 +63,14 @@ async fn login_with_a_code() {
 async fn help_reads_well() {
     let me = Agent::bare();
     let out = me.run(&["--help"]).await.ok();
-    for cmd in ["login", "next", "claim", "show", "ask", "reply", "shot", "done", "list", "file", "serve"] {
+    for cmd in ["login", "wait", "claim", "show", "ask", "reply", "shot", "done", "list", "file", "serve"] {
         assert!(out.stdout.contains(&format!("\n  {cmd} ")), "{cmd} missing from:\n{}", out.stdout);
     }
-    let out = me.run(&["next", "--help"]).await.ok();
-    assert!(out.stdout.contains("Exit status: 0 work printed, 2 nothing"), "{}", out.stdout);
+    assert!(out.stdout.contains("[alias: next]"), "`next` stays, as the older name: {}", out.stdout);
+    for wait in ["wait", "next"] {
+        let out = me.run(&[wait, "--help"]).await.ok();
+        assert!(out.stdout.contains("Exit status: 0 work printed, 2 nothing"), "{}", out.stdout);
+    }
     for cmd in ["claim", "show", "ask", "reply", "shot", "done", "list", "file", "login"] {
         let out = me.run(&[cmd, "--help"]).await.ok();
         assert!(out.stdout.contains("--api-url <URL>"), "{cmd}: {}", out.stdout);

@@ -22,7 +22,7 @@ if (!BIN) throw new Error("REDLINE_BIN is not set; run these tests with `cargo x
 
 const TOOLS = [
   "changes_ask", "changes_claim", "changes_done", "changes_list",
-  "changes_next", "changes_reply", "changes_shot", "changes_show",
+  "changes_next", "changes_reply", "changes_shot", "changes_show", "changes_wait",
 ];
 const AGENT = "mcp-agent";
 // A 1×1 PNG.
@@ -243,7 +243,7 @@ test("changes_ask offers three options, and a waiting changes_next wakes on the 
   const text = textOf(asked);
   askKeys = Object.fromEntries([...text.matchAll(/^ {2}option (\S+): (.+)$/gm)].map(([, key, label]) => [label, key]));
   assert.deepEqual(Object.keys(askKeys), ["Wrap", "Shrink", "Scroll"], text);
-  assert.match(text, /changes_next with claimedBy "mcp-agent"/);
+  assert.match(text, /changes_wait with claimedBy "mcp-agent"/);
 
   // An image for one of the options: the same label makes it that option's picture.
   const optionShot = await call(client, "changes_shot", {
@@ -348,7 +348,7 @@ test("failures are tool errors that say what to do", async () => {
   const taken = await call(client, "changes_claim", { changeIds: [item.shortId], claimedBy: AGENT });
   assert.equal(taken.isError, true);
   assert.match(textOf(taken), new RegExp(`#${item.shortId} is done`));
-  assert.match(textOf(taken), /changes_next with claim: true/);
+  assert.match(textOf(taken), /changes_wait with claim: true/);
 
   // Signed out: no token and no stored login.
   const signedOut = await connect({ REDLINE_API_URL: api }, repo);
@@ -374,4 +374,38 @@ test("a changes_next the client gave up on claims nothing filed after it", async
   const after = await rpc("getChange", { changeId: change.changeId }, agentToken);
   assert.equal(after.change.status, "open", "nothing claimed it");
   assert.equal(after.change.groupId, null);
+});
+
+test("a question sent with its option image, answered before the last option shot, reaches the agent once", async () => {
+  const name = "mcp-agent-2";
+  const { change } = await rpc("createChange", { stageId, title: "The badge colour", route: "/orders" }, filerToken);
+  await rpc("releaseChanges", { stageId }, filerToken);
+  const claimed = await call(client, "changes_claim", { changeIds: [change.shortId], claimedBy: name });
+  assert.ok(!claimed.isError, textOf(claimed));
+
+  const asked = await call(client, "changes_ask", {
+    changeId: change.shortId,
+    question: "Red or blue?",
+    options: ["Red", { label: "Blue", imageBase64: PNG }],
+    authorName: name,
+  });
+  assert.ok(!asked.isError, textOf(asked));
+  const keys = Object.fromEntries([...textOf(asked).matchAll(/^ {2}option (\S+): (\w+)/gm)].map(([, key, label]) => [label, key]));
+  assert.match(textOf(asked), /option \S+: Blue \(with image\)/);
+  const { thread } = await rpc("getChange", { changeId: change.changeId }, agentToken);
+  assert.equal(thread.length, 1, "the question and its image are one message");
+  assert.equal(thread[0].attachments.filter((a) => a.url).length, 1);
+
+  await rpc("answerChangeQuestion", { changeId: change.changeId, body: "", chosenOption: keys.Red }, filerToken);
+  const shot = await call(client, "changes_shot", { changeId: change.shortId, label: "Red", kind: "option", imageBase64: PNG, authorName: name });
+  assert.ok(!shot.isError, textOf(shot));
+
+  const woke = await call(client, "changes_wait", { claimedBy: name, timeoutSeconds: 5 });
+  assert.ok(!woke.isError, textOf(woke));
+  assert.match(textOf(woke), /^1 item answered:/);
+  assert.match(textOf(woke), /Red {2}\(key \S+\).*<- chosen/);
+  const again = await call(client, "changes_wait", { claimedBy: name, timeoutSeconds: 0 });
+  // The earlier test's unclaimed item is still there to claim; the answer is not shown again.
+  assert.doesNotMatch(textOf(again), /answered/, "shown once");
+  assert.match(textOf(again), /The footer overlaps/);
 });
