@@ -414,10 +414,7 @@ async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
 
 /// An image file as the protocol takes it: its type from its bytes, and base64.
 pub(crate) fn read_image(path: &Path) -> Result<Image, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::local(format!("reading {}: {e}", path.display())))?;
-    if bytes.len() > IMAGE_MAX_BYTES {
-        return Err(Error::local(format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20)));
-    }
+    let bytes = images::read_bounded(path).map_err(Error::Local)?;
     let kind = ImageType::sniff(&bytes)
         .ok_or_else(|| Error::local(format!("{} is not a png, jpeg or webp image", path.display())))?;
     Ok(Image { kind, base64: STANDARD.encode(&bytes) })

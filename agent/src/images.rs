@@ -20,6 +20,56 @@ use redline_protocol::{IMAGE_MAX_BYTES, ImageType};
 use crate::client::{Api, Error};
 use crate::config::create_private_dir;
 
+/// A file's bytes, refused (without reading more than the limit) when it is over
+/// [`IMAGE_MAX_BYTES`].
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let over = || format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20);
+    let file = fs::File::open(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let declared = file.metadata().map_err(|e| format!("reading {}: {e}", path.display()))?.len();
+    if declared > IMAGE_MAX_BYTES as u64 {
+        return Err(over());
+    }
+    // The file may grow after its size was read: read one byte more than allowed at most.
+    let mut bytes = Vec::with_capacity(declared as usize);
+    file.take(IMAGE_MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading {}: {e}", path.display()))?;
+    if bytes.len() > IMAGE_MAX_BYTES {
+        return Err(over());
+    }
+    Ok(bytes)
+}
+
+/// The folders `redline mcp` reads an `imagePath` from: the checkout it runs in (the
+/// folder itself outside a checkout) and the system temp directory, each with its links
+/// resolved. An MCP client's model chooses the path, and the file is sent to the server,
+/// so nothing else on the machine may be named.
+#[derive(Clone, Debug)]
+pub struct ImageRoots(Vec<PathBuf>);
+
+impl ImageRoots {
+    pub fn new(checkout: &Path, temp: &Path) -> ImageRoots {
+        ImageRoots([checkout, temp].iter().filter_map(|p| fs::canonicalize(p).ok()).collect())
+    }
+
+    /// `path` (relative to `cwd`) with its links resolved, if that is inside one of the
+    /// roots; else an error naming them.
+    pub fn resolve(&self, cwd: &Path, path: &Path) -> Result<PathBuf, String> {
+        let named = cwd.join(path);
+        let real = fs::canonicalize(&named).map_err(|e| format!("reading {}: {e}", named.display()))?;
+        if self.0.iter().any(|root| real.starts_with(root)) {
+            return Ok(real);
+        }
+        let roots: Vec<String> = self.0.iter().map(|r| r.display().to_string()).collect();
+        Err(format!(
+            "{} is not under the places images are read from: {} (put the image there, or send imageBase64)",
+            named.display(),
+            roots.join(" or ")
+        ))
+    }
+}
+
 /// `$XDG_CACHE_HOME/redline/images` when that is an absolute path, else
 /// `~/.cache/redline/images`.
 pub fn cache_dir_from(xdg_cache_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
@@ -125,6 +175,44 @@ impl ImageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_paths_are_read_only_under_the_checkout_or_the_temp_dir() {
+        let (checkout, temp, elsewhere) =
+            (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let roots = ImageRoots::new(checkout.path(), temp.path());
+        for dir in [&checkout, &temp, &elsewhere] {
+            fs::write(dir.path().join("a.png"), b"png").unwrap();
+        }
+        let here = roots.resolve(checkout.path(), Path::new("a.png")).unwrap();
+        assert_eq!(here, fs::canonicalize(checkout.path().join("a.png")).unwrap());
+        assert!(roots.resolve(checkout.path(), &temp.path().join("a.png")).is_ok());
+        let outside = roots.resolve(checkout.path(), &elsewhere.path().join("a.png")).unwrap_err();
+        assert!(outside.contains("is not under the places images are read from"), "{outside}");
+        assert!(
+            outside.contains(&fs::canonicalize(checkout.path()).unwrap().display().to_string()),
+            "{outside}"
+        );
+        // Climbing out, or a link inside that points out, is outside.
+        let climb = Path::new("..").join(elsewhere.path().file_name().unwrap()).join("a.png");
+        assert!(roots.resolve(checkout.path(), &climb).is_err());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(elsewhere.path().join("a.png"), checkout.path().join("link.png"))
+                .unwrap();
+            assert!(roots.resolve(checkout.path(), Path::new("link.png")).is_err());
+        }
+    }
+
+    #[test]
+    fn an_image_over_the_limit_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.png");
+        fs::File::create(&big).unwrap().set_len(IMAGE_MAX_BYTES as u64 + 1).unwrap();
+        assert!(read_bounded(&big).unwrap_err().contains("is over 8 MiB"));
+        fs::write(dir.path().join("ok.png"), b"\x89PNG").unwrap();
+        assert_eq!(read_bounded(&dir.path().join("ok.png")).unwrap(), b"\x89PNG");
+    }
 
     #[test]
     fn finds_the_cache_dir() {
