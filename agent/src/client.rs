@@ -144,16 +144,20 @@ impl Api {
     }
 
     /// Opens the project's change-event stream, resuming after `last_event_id`.
+    /// The project's event stream; `claimed_by` names the agent waiting on it, which
+    /// the server shows as waiting while the stream is open (`listAgents`).
     pub async fn events(
         &self,
         project_id: &str,
+        claimed_by: Option<&str>,
         last_event_id: Option<&str>,
     ) -> Result<reqwest::Response, Error> {
-        let mut req = self
-            .http
-            .get(format!("{}{}", self.base, events_path(project_id)))
-            .bearer_auth(&self.token)
-            .header("accept", "text/event-stream");
+        let mut url = reqwest::Url::parse(&format!("{}{}", self.base, events_path(project_id)))
+            .map_err(|e| Error::local(format!("the event stream's address: {e}")))?;
+        if let Some(name) = claimed_by {
+            url.query_pairs_mut().append_pair("claimedBy", name);
+        }
+        let mut req = self.http.get(url).bearer_auth(&self.token).header("accept", "text/event-stream");
         if let Some(id) = last_event_id {
             req = req.header("last-event-id", id);
         }

@@ -116,8 +116,10 @@ pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
     let deadline = w.deadline;
     let wake = Arc::new(Notify::new());
     let (state_tx, mut state_rx) = watch::channel(StreamState::Down);
-    let follower = (!w.once)
-        .then(|| tokio::spawn(sse::follow(ctx.api.clone(), ctx.project_id.clone(), wake.clone(), state_tx)));
+    let follower = (!w.once).then(|| {
+        let (api, project_id, by) = (ctx.api.clone(), ctx.project_id.clone(), w.claimed_by.clone());
+        tokio::spawn(sse::follow(api, project_id, by, wake.clone(), state_tx))
+    });
     let _stop = follower.map(AbortOnDrop);
     let mut stream_alive = true;
     let interval = w.interval;

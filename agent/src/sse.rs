@@ -55,11 +55,17 @@ const IDLE_LIMIT: Duration = Duration::from_secs(45);
 /// Follows `project_id`'s change events until the stream is unavailable, waking `wake`
 /// for events that may be work (and after every connection that could not resume, as
 /// events may have been missed), and reporting its state on `state`.
-pub async fn follow(api: Api, project_id: String, wake: Arc<Notify>, state: watch::Sender<StreamState>) {
+pub async fn follow(
+    api: Api,
+    project_id: String,
+    claimed_by: Option<String>,
+    wake: Arc<Notify>,
+    state: watch::Sender<StreamState>,
+) {
     let mut last_event_id: Option<String> = None;
     let mut failures = 0u32;
     loop {
-        match api.events(&project_id, last_event_id.as_deref()).await {
+        match api.events(&project_id, claimed_by.as_deref(), last_event_id.as_deref()).await {
             Ok(mut res) if res.status().as_u16() == 200 => {
                 tracing::debug!(resumed = last_event_id.is_some(), "event stream connected");
                 let _ = state.send(StreamState::Up);

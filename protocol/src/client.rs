@@ -2,7 +2,7 @@
 //! for a retry (`shared/protocol.md`, "Transport"), which stage serves a URL, and how a
 //! commit is shown.
 
-use crate::Stage;
+use crate::{AgentPresence, Stage, Timestamp};
 
 /// What a client does with a failed call, by its HTTP status: "408/429/5xx … transient
 /// (retry with backoff), 401/403 as 'sign in again', 409 as a decision to show, 404 as
@@ -31,6 +31,53 @@ impl StatusClass {
 /// Whether a call that failed with `status` may succeed later without anyone acting.
 pub fn is_transient_status(status: u16) -> bool {
     StatusClass::of(status) == StatusClass::Transient
+}
+
+/// What an agent is doing, as people are told (the panel's presence line, `redline
+/// doctor`): waiting for work right now, working (seen within [`WORKING_MINUTES`]), or
+/// away since it was last seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentActivity {
+    Waiting,
+    Working,
+    Away,
+}
+
+/// An agent seen this recently and not waiting is taken to be working.
+pub const WORKING_MINUTES: i64 = 15;
+
+impl AgentPresence {
+    pub fn activity(&self, now: Timestamp) -> AgentActivity {
+        match self.last_seen_at {
+            _ if self.waiting => AgentActivity::Waiting,
+            Some(seen) if now.unix_millis() - seen.unix_millis() < WORKING_MINUTES * 60_000 => {
+                AgentActivity::Working
+            }
+            _ => AgentActivity::Away,
+        }
+    }
+
+    /// `agent-a waiting`, `agent-a working (seen 3 min ago)`, `agent-a last seen 2 h ago`.
+    pub fn describe(&self, now: Timestamp) -> String {
+        let ago = self.last_seen_at.map(|seen| minutes_ago(seen, now));
+        match (self.activity(now), ago) {
+            (AgentActivity::Waiting, _) => format!("{} waiting", self.name),
+            (AgentActivity::Working, Some(ago)) => format!("{} working (seen {ago})", self.name),
+            (_, Some(ago)) => format!("{} last seen {ago}", self.name),
+            (_, None) => format!("{} not seen yet", self.name),
+        }
+    }
+}
+
+/// `just now`, `4 min ago`, `3 h ago`, `2 d ago`.
+fn minutes_ago(then: Timestamp, now: Timestamp) -> String {
+    let minutes = (now.unix_millis() - then.unix_millis()).max(0) / 60_000;
+    match minutes {
+        0 => "just now".to_owned(),
+        m if m < 60 => format!("{m} min ago"),
+        m if m < 48 * 60 => format!("{} h ago", m / 60),
+        m => format!("{} d ago", m / (24 * 60)),
+    }
 }
 
 /// The first seven characters of a commit id, as people read it (`a91c4e2`).
@@ -79,6 +126,24 @@ pub fn stage_for_url<'a>(stages: &'a [Stage], url: &str) -> Option<&'a Stage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_is_waiting_working_or_away() {
+        let now = Timestamp::from_unix_millis(10 * 3_600_000);
+        let agent = |waiting, minutes: Option<i64>| AgentPresence {
+            name: "agent-a".into(),
+            waiting,
+            last_seen_at: minutes.map(|m| Timestamp::from_unix_millis(now.unix_millis() - m * 60_000)),
+        };
+        assert_eq!(agent(true, Some(0)).describe(now), "agent-a waiting");
+        assert_eq!(agent(false, Some(0)).describe(now), "agent-a working (seen just now)");
+        assert_eq!(agent(false, Some(14)).describe(now), "agent-a working (seen 14 min ago)");
+        assert_eq!(agent(false, Some(15)).activity(now), AgentActivity::Away);
+        assert_eq!(agent(false, Some(15)).describe(now), "agent-a last seen 15 min ago");
+        assert_eq!(agent(false, Some(180)).describe(now), "agent-a last seen 3 h ago");
+        assert_eq!(agent(false, Some(3 * 24 * 60)).describe(now), "agent-a last seen 3 d ago");
+        assert_eq!(agent(false, None).describe(now), "agent-a not seen yet");
+    }
     use crate::{StageType, Timestamp};
 
     #[test]

@@ -476,3 +476,15 @@ pub struct Stage {
     pub changes_enabled: bool,
     pub created_at: Timestamp,
 }
+
+/// **(ours)** An agent as the queue sees it (`listAgents`): the name it claims and writes
+/// as, whether a wait of it is open right now (`redline wait --claimed-by NAME`, MCP
+/// `changes_wait`), and when it was last seen waiting or writing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPresence {
+    pub name: String,
+    pub waiting: bool,
+    pub last_seen_at: Option<Timestamp>,
+}

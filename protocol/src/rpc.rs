@@ -67,6 +67,8 @@ rpcs! {
     ClaimChanges = "claimChanges", Some(Scope::Write), ClaimChangesInput => ClaimChangesOutput;
     /// Agent **(ours)**: a wait has shown the claimant these messages.
     AcknowledgeChangeMessages = "acknowledgeChangeMessages", Some(Scope::Write), AcknowledgeChangeMessagesInput => AcknowledgeChangeMessagesOutput;
+    /// **(ours)** The project's agents: which is waiting now, when each was last seen.
+    ListAgents = "listAgents", Some(Scope::Read), ListAgentsInput => ListAgentsOutput;
     /// Agent: ask the filer a question (→ `needs_answer`).
     AskChangeQuestion = "askChangeQuestion", Some(Scope::Write), AskChangeQuestionInput => MessageOutput;
     /// Agent: add a message to the thread.
@@ -231,6 +233,25 @@ pub struct AcknowledgeChangeMessagesInput {
     )]
     #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ACKNOWLEDGE_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL))))]
     pub message_ids: Vec<String>,
+}
+
+/// `listAgents` **(ours)**: `projectId`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ListAgentsInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub project_id: String,
+}
+
+/// `listAgents` → `{agents}`: the agents seen in the last [`crate::AGENTS_SEEN_DAYS`]
+/// days, the latest seen first, at most [`crate::AGENTS_MAX`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ListAgentsOutput {
+    pub agents: Vec<AgentPresence>,
 }
 
 /// `acknowledgeChangeMessages` → `{shownMessageIds}`: every message of the item shown

@@ -23,6 +23,9 @@ pub const LIST_LIMIT_DEFAULT: u32 = 50;
 pub const CLAIM_ALL_MAX: usize = 50;
 /// "options (≤ 6)".
 pub const OPTIONS_MAX: usize = 6;
+/// `listAgents` lists the agents seen in the last this many days, at most [`AGENTS_MAX`].
+pub const AGENTS_SEEN_DAYS: i64 = 7;
+pub const AGENTS_MAX: usize = 50;
 /// The most messages one `acknowledgeChangeMessages` names.
 pub const ACKNOWLEDGE_MAX: usize = 200;
 /// Limits **(ours)**: title ≤ 200 characters, ≤ 500 elements, ≤ 10,000 stroke points,

@@ -32,6 +32,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (12, "0012_holds.sql", include_str!("../migrations/sqlite/0012_holds.sql")),
     (13, "0013_blob_chunks.sql", include_str!("../migrations/sqlite/0013_blob_chunks.sql")),
     (14, "0014_shown_messages.sql", include_str!("../migrations/sqlite/0014_shown_messages.sql")),
+    (15, "0015_agent_presence.sql", include_str!("../migrations/sqlite/0015_agent_presence.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -48,6 +49,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (12, "0012_holds.sql", include_str!("../migrations/postgres/0012_holds.sql")),
     (13, "0013_blob_chunks.sql", include_str!("../migrations/postgres/0013_blob_chunks.sql")),
     (14, "0014_shown_messages.sql", include_str!("../migrations/postgres/0014_shown_messages.sql")),
+    (15, "0015_agent_presence.sql", include_str!("../migrations/postgres/0015_agent_presence.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

@@ -29,11 +29,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use redline_protocol::{Change, ChangeEvent, ChangeEventType, EVENT_RESET, Scope, Timestamp};
+use redline_protocol::bounded::within_chars;
+use redline_protocol::{Change, ChangeEvent, ChangeEventType, EVENT_RESET, NAME_MAX_CHARS, Scope, Timestamp};
 use sqlx::any::AnyRow;
 use sqlx::postgres::PgListener;
 use sqlx::{AnyConnection, Row};
@@ -44,6 +45,7 @@ use crate::auth::{Principal, token_hash};
 use crate::db::{Backend, Store};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter};
+use crate::presence::Waiting;
 
 /// How many events per project are kept for replay.
 pub const EVENTS_KEPT: i64 = 1000;
@@ -494,9 +496,18 @@ async fn listen(url: &str, hub: &EventHub) -> Result<Infallible, sqlx::Error> {
 }
 
 /// `GET /events/{stream}` where the stream is `changes:{projectId}`.
+/// The event stream's query: **(ours)** `claimedBy`, the agent whose wait this is (its
+/// presence, [`crate::presence`]).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamQuery {
+    claimed_by: Option<String>,
+}
+
 pub async fn handle(
     State(state): State<AppState>,
     Path(stream): Path<String>,
+    Query(query): Query<StreamQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let project_id =
@@ -505,7 +516,18 @@ pub async fn handle(
     state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
     who.require(Scope::Read)?;
     who.require_project(project_id)?;
+    let agent = query.claimed_by.map(|name| name.trim().to_owned()).filter(|name| !name.is_empty());
+    if agent.as_ref().is_some_and(|name| !within_chars(name, NAME_MAX_CHARS) || name.contains('\0')) {
+        return Err(ApiError::bad_input(
+            "claimedBy",
+            format!("at most {NAME_MAX_CHARS} characters, no U+0000"),
+        ));
+    }
     let slot = state.events.open_stream(&state, &who, token_hash(&headers)?, state.max_streams_per_token)?;
+    let waiting = match agent {
+        Some(name) => Some(Waiting::start(&state, project_id, &name).await?),
+        None => None,
+    };
     let (current, oldest): (i64, Option<i64>) = {
         let row = sqlx::query(
             "SELECT p.last_event_seq, (SELECT MIN(seq) FROM events e WHERE e.project_id = p.project_id) AS oldest \
@@ -545,6 +567,7 @@ pub async fn handle(
         stopping,
         _open: state.metrics.stream_opened(),
         slot,
+        _waiting: waiting,
     };
     let keep_alive = KeepAlive::new().interval(state.keep_alive).text("ping");
     Ok(Sse::new(futures_util::stream::unfold(cursor, Cursor::next)).keep_alive(keep_alive))
@@ -562,6 +585,8 @@ struct Cursor {
     /// Counted in `/metrics` while the stream is open.
     _open: crate::metrics::OpenStream,
     slot: StreamSlot,
+    /// The agent waiting on this stream, marked waiting while it is open.
+    _waiting: Option<Waiting>,
 }
 
 impl Cursor {

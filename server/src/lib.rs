@@ -17,6 +17,7 @@ pub mod limit;
 pub mod metrics;
 mod openapi;
 mod ops;
+mod presence;
 mod queue;
 pub mod rows;
 mod rpc;

@@ -98,6 +98,7 @@ macro_rules! with_served_rpcs {
             GetChange,
             ClaimChanges,
             AcknowledgeChangeMessages,
+            ListAgents,
             AskChangeQuestion,
             ReplyToChange,
             AttachChangeShot,

@@ -588,3 +588,49 @@ async fn an_answer_survives_a_restart_and_is_shown_once_across_instances() {
     let here = agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await;
     assert_eq!(here.code, 2, "shown by the other instance: {here:?}");
 }
+
+/// `listAgents`: an agent is waiting while its `wait` is open, and no longer once it
+/// ends; its writes move when it was last seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_is_waiting_while_its_wait_is_open_and_seen_when_it_writes() {
+    let s = server().await;
+    let agent = Agent::new(&s, &s.agent);
+    let agents = || async {
+        s.ok(&s.reader, "listAgents", json!({"projectId": s.project_id})).await["agents"].clone()
+    };
+    assert_eq!(agents().await, json!([]));
+    let mut waiting = agent.spawn(&["wait", "--claimed-by", "agent-a", "--timeout", "30"]);
+    waiting.wait_for("event stream connected", Duration::from_secs(10)).await;
+    let listed = agents().await;
+    assert_eq!(listed[0]["name"], "agent-a");
+    assert_eq!(listed[0]["waiting"], true, "{listed}");
+    drop(waiting);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while agents().await[0]["waiting"] == true {
+        assert!(Instant::now() < deadline, "still waiting after its wait ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A claim and a reply as agent-b: seen, not waiting.
+    file(&s, &s.ann, "Logo blurry", "/").await;
+    release(&s, &s.ann).await;
+    agent.run(&["claim", "--change-ids", "1", "--claimed-by", "agent-b"]).await.ok();
+    agent.run(&["reply", "1", "--message", "Looking"]).await.ok();
+    let listed = agents().await;
+    let names: Vec<(&str, bool)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap(), a["waiting"] == true))
+        .collect();
+    assert_eq!(names, [("agent-b", false), ("agent-a", false)], "the latest seen first");
+    // A name that cannot be an agent's is refused.
+    let long = "a".repeat(201);
+    let res = s
+        .http
+        .get(format!("{}/events/changes:{}?claimedBy={long}", s.base, s.project_id))
+        .bearer_auth(&s.agent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+}

@@ -21,6 +21,7 @@ use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
+use crate::presence;
 use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite, item_select};
 use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, StoredCapture, group_from_row, opt_ts, status_of};
 use crate::rpc::Op;
@@ -424,6 +425,9 @@ async fn take_all(
         })
         .collect();
     insert_groups(w, &groups).await?;
+    let claimants: Vec<&str> = taking.iter().map(|(claim, _)| claim.claimed_by.as_str()).collect();
+    let project_id = w.project_id().to_owned();
+    presence::seen(w.conn(), &project_id, &claimants, now, None).await?;
     let mut rows = move_into_groups(w, &groups, &taking, &candidates).await?;
     let mut seq = first_seq;
     let mut groups = groups.into_iter();
@@ -513,6 +517,8 @@ async fn renew(
         return Err(ApiError::conflict(codes::LEASE_LOST, "this group is claimed by someone else"));
     }
     add_to_group(w, group_id, names).await?;
+    let (project_id, now) = (w.project_id().to_owned(), w.now());
+    presence::seen(w.conn(), &project_id, &[claimed_by], now, None).await?;
     let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
     filter.push(" ORDER BY c.short_id", []);
