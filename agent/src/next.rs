@@ -22,7 +22,6 @@ use redline_protocol::*;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::NextArgs;
 use super::client::{Error, exit};
 use super::commands::{Ctx, now, print_claimed, save_images};
 use super::format;
@@ -30,6 +29,7 @@ use super::rules::{
     answer_candidates, backoff, group_title, next_wake, sent_back_candidates, sleep_until_wake,
 };
 use super::sse::{self, StreamState};
+use super::{NextArgs, changeset};
 
 /// What one look at the queue found.
 enum Look {
@@ -90,10 +90,15 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
         // Fabric takes any interval; polling faster than every 5 s only loads the server.
         interval: Duration::from_secs(a.interval.max(5)),
     };
+    // Outside a checkout a changeset cannot be made: say so before waiting.
+    let top = if a.worktree { Some(changeset::checkout_top(&changeset::current_dir()?)?) } else { None };
     match wait(ctx, &w).await? {
         Found::Answers(answers, groups) => print_answers(ctx, &answers, groups).await,
         Found::SentBack(items, claimed) => print_sent_back(ctx, &items, claimed.as_ref(), &w).await,
-        Found::Claimed(out) => print_claimed(ctx, &out, false),
+        Found::Claimed(out) => {
+            let cs = top.map(|top| changeset::create(&top, &out.group)).transpose()?;
+            print_claimed(ctx, &out, false, cs.as_ref())
+        }
         Found::Claimable(list) => print_claimable(ctx, &list, a.claimed_by.as_deref()),
         Found::Nothing { held, held_until } => {
             if a.once && held > 0 {
