@@ -154,6 +154,8 @@ struct Runner {
     merging: Mutex<()>,
     /// The groups an agent is working on now.
     busy: StdMutex<HashSet<String>>,
+    /// The agents running now, by process id; each leads a process group of its own.
+    children: StdMutex<HashSet<u32>>,
 }
 
 /// Counts of how the agents ended.
@@ -181,6 +183,7 @@ pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
         lease_minutes: a.lease_minutes,
         merging: Mutex::new(()),
         busy: StdMutex::new(HashSet::new()),
+        children: StdMutex::new(HashSet::new()),
     });
     let mut agents = JoinSet::new();
     let finished = tokio::select! {
@@ -188,10 +191,9 @@ pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
         _ = tokio::signal::ctrl_c() => None,
     };
     let Some(tally) = finished else {
-        let running = agents.len();
-        // Aborting the tasks drops their child processes, which kills them.
+        let killed = runner.kill_agents();
         agents.shutdown().await;
-        eprintln!("redline: stopped; {running} agent(s) killed, their leases lapse");
+        eprintln!("redline: stopped; {killed} agent(s) killed, their leases lapse");
         return Ok(INTERRUPTED);
     };
     let tally = tally?;
@@ -249,6 +251,18 @@ async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArg
 }
 
 impl Runner {
+    /// Kills every running agent with all it started (its process group); how many.
+    fn kill_agents(&self) -> usize {
+        let children = self.children.lock().expect("not poisoned");
+        for &pid in children.iter() {
+            if let Ok(pid) = i32::try_from(pid) {
+                // SAFETY: kill(2) takes any pid; a negative one names a process group.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+        }
+        children.len()
+    }
+
     fn is_busy(&self, group_id: &str) -> bool {
         self.busy.lock().expect("not poisoned").contains(group_id)
     }
@@ -453,9 +467,13 @@ impl Runner {
             .env("REDLINE_TOKEN", self.ctx.api.token())
             .env("REDLINE_PROJECT", &self.ctx.project_id)
             .stdin(Stdio::piped())
+            // A group of its own, so stopping `run` stops whatever the agent started.
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| Error::local(format!("starting sh -c {:?}: {e}", self.exec)))?;
+        let pid = child.id().unwrap_or(0);
+        self.children.lock().expect("not poisoned").insert(pid);
         if let Some(mut stdin) = child.stdin.take() {
             // In a task of its own: an agent that never reads its input must not block us.
             tokio::spawn(async move {
@@ -463,12 +481,7 @@ impl Runner {
             });
         }
         self.say("started", &g.group_id, || {
-            format!(
-                "started the agent on {} (pid {}) in {}",
-                job.changeset.branch,
-                child.id().unwrap_or(0),
-                worktree.display()
-            )
+            format!("started the agent on {} (pid {pid}) in {}", job.changeset.branch, worktree.display())
         });
         let lease = Duration::from_secs(u64::from(self.lease_minutes.unwrap_or(DEFAULT_LEASE_MINUTES)) * 60);
         let mut renewals = tokio::time::interval_at(Instant::now() + lease / 2, lease / 2);
@@ -482,6 +495,7 @@ impl Runner {
                 }
             }
         };
+        self.children.lock().expect("not poisoned").remove(&pid);
         let code = status.map_err(|e| Error::local(format!("waiting for the agent: {e}")))?.code();
         self.say("exited", &g.group_id, || {
             let how = code.map_or_else(|| "by a signal".to_owned(), |c| format!("with code {c}"));
@@ -523,14 +537,18 @@ impl Runner {
             fence: Some(group.fence),
         };
         let mut told = Vec::new();
-        for c in &left {
+        // An item waiting for its filer's answer is parked, not left: its thread
+        // already ends with the question, and the answer starts an agent again.
+        for c in left.iter().filter(|c| c.status != ChangeStatus::NeedsAnswer) {
             match Writer::new(&self.ctx, &c.change_id, &lease).reply(note.clone(), None).await {
                 Ok(_) => told.push(format!("#{}", c.short_id)),
                 Err(e) => eprintln!("redline: could not reply on #{}: {e}", c.short_id),
             }
         }
         self.say("unmerged", &cs.group_id, || {
-            format!("left {} unmerged (group {}); replied on {}", cs.branch, cs.group_id, told.join(", "))
+            let replied =
+                if told.is_empty() { String::new() } else { format!("; replied on {}", told.join(", ")) };
+            format!("left {} unmerged (group {}){replied}", cs.branch, cs.group_id)
         });
         Ending::Unmerged
     }

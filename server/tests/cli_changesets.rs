@@ -198,17 +198,9 @@ async fn run_works_two_changesets_in_parallel_and_merges_both() {
     let s = server().await;
     let filed = file_on(&s, &["/a", "/b", "/a", "/b"]).await;
     let mut a = agent(&s);
-    let run_dir = a.home.path().join("run");
-    std::fs::create_dir_all(&run_dir).unwrap();
-    let script = a.home.path().join("agent.sh");
-    std::fs::write(&script, AGENT_SCRIPT).unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_redline")).parent().unwrap().to_owned();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-    a.env.push(("PATH".into(), path));
-    a.env.push(("RUN_DIR".into(), run_dir.display().to_string()));
+    let (run_dir, exec) = with_script(&mut a, AGENT_SCRIPT);
     let (repo, _) = git_repo();
     let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
-    let exec = format!("sh {}", script.display());
     let out = a
         .run_in(repo.path(), &["run", "--exec", &exec, "--parallel", "2", "--once", "--claimed-by", "runner"])
         .await;
@@ -289,4 +281,104 @@ async fn a_failing_agent_leaves_its_changeset_unmerged() {
     // Nothing left to claim: --once says so with exit 2.
     let again = a.run_in(repo.path(), &["run", "--exec", "exit 0", "--once", "--claimed-by", "other"]).await;
     assert_eq!(again.code, 2, "{again:?}");
+}
+
+/// The agent command of the `--loop` test: it asks about each item on its first run,
+/// fixes them once answered, and runs on ("Sleepy") until it is stopped.
+const ASKING_SCRIPT: &str = r#"set -e
+ids=$(grep -o '"id": "[^"]*"' "$REDLINE_WORK_FILE" | cut -d'"' -f4)
+if grep -q '"title": "Sleepy' "$REDLINE_WORK_FILE"; then
+  sleep 120 &
+  echo $! > "$RUN_DIR/sleepy.pid"
+  wait
+elif grep -q '"reason": "answered"' "$REDLINE_WORK_FILE"; then
+  grep -q '"answered": true' "$REDLINE_WORK_FILE"
+  for id in $ids; do
+    echo "$id" > "item-$id.txt"
+    git add "item-$id.txt"
+    git commit -q -m "fix(page): $id" -m "Change-Id: $id"
+    redline done --change-id "$id"
+  done
+else
+  for id in $ids; do
+    redline ask --change-id "$id" --question "Red or blue?" --option Red --option Blue
+  done
+fi
+"#;
+
+/// An agent on `a` whose `redline` is the binary under test, with `script` to run and a
+/// folder for what it leaves; returns the folder and the `--exec` command.
+fn with_script(a: &mut Agent, script: &str) -> (PathBuf, String) {
+    let run_dir = a.home.path().join("run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let path = a.home.path().join("agent.sh");
+    std::fs::write(&path, script).unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_redline")).parent().unwrap().to_owned();
+    let search = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    a.env.push(("PATH".into(), search));
+    a.env.push(("RUN_DIR".into(), run_dir.display().to_string()));
+    (run_dir, format!("sh {}", path.display()))
+}
+
+/// Waits (up to 30 s) until `ready` says yes.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready().await {
+        assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// `run --loop`: a question parks the item (no "left unmerged" reply on it); the answer
+/// starts the agent again in the same changeset, which then merges; Ctrl-C stops `run`
+/// (exit 130) and kills the agent it was running, with what that agent started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_loop_takes_answers_and_stops_on_ctrl_c() {
+    let s = server().await;
+    file_on(&s, &["/a"]).await;
+    let mut a = agent(&s);
+    let (run_dir, exec) = with_script(&mut a, ASKING_SCRIPT);
+    let (repo, _) = git_repo();
+    let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
+    let mut command = a.command(&["run", "--exec", &exec, "--loop", "--claimed-by", "runner"]);
+    command.current_dir(repo.path());
+    let running = a.spawn_command(command);
+    let run_pid = running.child.id().unwrap();
+
+    until("question", || async { get(&s, "1").await["change"]["status"] == "needs_answer" }).await;
+    let thread = get(&s, "1").await["thread"].clone();
+    let question = thread.as_array().unwrap().iter().rev().find(|m| m["type"] == "question").unwrap().clone();
+    let answer = json!({"changeId": "1", "projectId": s.project_id, "body": "",
+                        "chosenOption": question["attachments"][0]["key"]});
+    s.ok(&s.ann, "answerChangeQuestion", answer).await;
+    until("merge", || async {
+        git(repo.path(), &["log", "--merges", "--format=%(trailers:key=Changeset,valueonly)"]).trim() != ""
+    })
+    .await;
+    let got = get(&s, "1").await;
+    assert_eq!(got["change"]["status"], "done");
+    let bodies: Vec<&str> =
+        got["thread"].as_array().unwrap().iter().filter_map(|m| m["body"].as_str()).collect();
+    assert!(
+        !bodies.iter().any(|b| b.contains("left unmerged")),
+        "a parked item is not told it was left: {bodies:?}"
+    );
+
+    // A long agent, stopped by Ctrl-C with everything it started.
+    file(&s, &s.ann, "Sleepy", "/b").await;
+    release(&s, &s.ann).await;
+    let pid_file = run_dir.join("sleepy.pid");
+    until("sleeping agent", || async { pid_file.exists() }).await;
+    let sleeper = std::fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    std::process::Command::new("kill").args(["-INT", &run_pid.to_string()]).status().unwrap();
+    let (out, _) = running.finish(std::time::Duration::from_secs(10)).await;
+    assert_eq!(out.code, 130, "{out:?}");
+    assert!(out.stderr.contains("stopped; 1 agent(s) killed, their leases lapse"), "{out:?}");
+    assert!(out.stdout.contains("Merged changeset/changes-on-a into main"), "{out:?}");
+    until("sleeper killed", || async {
+        // Gone, or a zombie waiting for init to reap it.
+        std::fs::read_to_string(format!("/proc/{sleeper}/stat")).map_or(true, |stat| stat.contains(") Z "))
+    })
+    .await;
+    assert_eq!(get(&s, "2").await["change"]["status"], "claimed", "its lease is left to lapse");
 }
