@@ -71,14 +71,15 @@ pub const CLAIMED_BY_ENV: &str = "REDLINE_CLAIMED_BY";
 /// The lease an agent write is made under, and its author.
 #[derive(Args, Debug, Clone)]
 pub struct WriteArgs {
-    /// Your agent name (the thread shows it). Defaults to the name you last claimed as.
+    /// Your agent name (the thread shows it). Defaults to the name `redline run` started
+    /// you as, else the name you last claimed as.
     #[arg(long = "author-name", visible_alias = "author", value_name = "NAME", env = CLAIMED_BY_ENV)]
     pub author: Option<String>,
-    /// The group you claimed the item in. Defaults to your last claim's, if the item is
-    /// in it.
+    /// The group you claimed the item in. Defaults to the claim `redline run` started you
+    /// under, else your last claim's, if the item is in it.
     #[arg(long, value_name = "GROUP_ID", env = GROUP_ID_ENV)]
     pub group_id: Option<String>,
-    /// Your claim's fence. Defaults to your last claim's, if the item is in it.
+    /// Your claim's fence. Defaults as --group-id does.
     #[arg(long, requires = "group_id", env = FENCE_ENV)]
     pub fence: Option<u64>,
 }
@@ -161,8 +162,9 @@ pub enum AgentCommand {
     /// (JSON: the group and its items) in the file REDLINE_WORK_FILE and on its standard
     /// input. `redline done|reply|ask|shot|mcp` run by it write under that claim. When
     /// CMD exits 0 with every item done, the changeset is merged into the branch this
-    /// checkout is on; otherwise it is left unmerged and each open item says so in its
-    /// thread. Answers to questions and items sent back as still wrong start CMD again.
+    /// checkout is on; otherwise it is left unmerged and each item not done says so in its
+    /// thread (unless it waits for an answer). Answers to questions start CMD again in
+    /// their changeset; items sent back as still wrong are claimed in a new one.
     ///
     /// Exit status: 0 all merged, 2 nothing to do (--once), 1 a changeset left unmerged
     /// or anything else, 130 stopped (Ctrl-C; the agents are stopped, their leases lapse).
@@ -408,7 +410,8 @@ pub struct DoneArgs {
     /// A note for the filer (added to the thread).
     #[arg(long)]
     pub note: Option<String>,
-    /// The commit that fixed it (default: HEAD of the checkout you run this in).
+    /// The commit that fixed it (default: the newest on the checkout's branch whose
+    /// `Change-Id:` or `Change: #N` trailer names the item).
     #[arg(long, visible_alias = "head-commit", value_name = "SHA")]
     pub commit: Option<String>,
     /// The branch (default: the checkout's; none on a detached HEAD).
