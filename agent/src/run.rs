@@ -208,11 +208,13 @@ pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
 }
 
 /// Starts agents on the work found, up to `--parallel` at once, until (with `--once`)
-/// a look finds nothing to start, then waits for them.
+/// a look finds nothing to start, then waits for them. A look that fails ends the
+/// looking, not the agents running.
 async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArgs) -> Result<Tally, Error> {
     let slots = Arc::new(Semaphore::new(a.parallel as usize));
     let interval = Duration::from_secs(a.interval.max(5));
     let mut tally = Tally::default();
+    let mut failure = None;
     loop {
         while let Some(ended) = agents.try_join_next() {
             tally.add(ended);
@@ -224,7 +226,16 @@ async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArg
             }
             continue;
         }
-        let jobs = runner.find_work(free, a.once, interval).await?;
+        let jobs = match runner.find_work(free, a.once, interval).await {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                if !agents.is_empty() {
+                    eprintln!("redline: {e}; waiting for the {} running agent(s)", agents.len());
+                }
+                failure = Some(e);
+                break;
+            }
+        };
         if jobs.is_empty() {
             if a.once {
                 break;
@@ -247,7 +258,7 @@ async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArg
     while let Some(ended) = agents.join_next().await {
         tally.add(ended);
     }
-    Ok(tally)
+    failure.map_or(Ok(tally), Err)
 }
 
 impl Runner {
@@ -285,7 +296,7 @@ impl Runner {
     async fn find_work(&self, free: usize, once: bool, interval: Duration) -> Result<Vec<Job>, Error> {
         match wait(&self.ctx, &self.looking(Some(self.claimed_by.clone()), once, interval)).await? {
             Found::Answers(answers, groups) => {
-                let jobs = self.answered_jobs(answers, groups, free).await?;
+                let jobs = self.answered_jobs(answers, groups, free).await;
                 if !jobs.is_empty() {
                     return Ok(jobs);
                 }
@@ -308,7 +319,8 @@ impl Runner {
     }
 
     /// Claims each batch (see [`batches`]) as a group of its own, up to `free` of them,
-    /// and makes its changeset. A batch another agent took first is skipped.
+    /// and makes its changeset. A batch another agent took first is skipped; one whose
+    /// changeset cannot be made is said and left to its lease.
     async fn claim_batches(
         &self,
         changes: &[Change],
@@ -331,62 +343,87 @@ impl Runner {
                 Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => continue,
                 Err(e) => return Err(e),
             };
-            let cs = changeset::create(&self.checkout, &out.group)?;
-            let numbers: Vec<String> = out.changes.iter().map(|c| format!("#{}", c.short_id)).collect();
-            self.say("claimed", &out.group.group_id, || {
-                format!(
-                    "claimed {} as \"{}\" (group {}) in {} at {}",
-                    numbers.join(", "),
-                    terminal_safe(&out.group.title),
-                    out.group.group_id,
-                    cs.branch,
-                    cs.worktree.as_deref().unwrap_or(Path::new("?")).display()
-                )
-            });
-            let mut items = Vec::new();
-            for c in &out.changes {
-                let (change, thread) = self.read(&c.change_id).await?;
-                items.push((change, thread, true));
+            match self.claimed_job(out, reason).await {
+                Ok(job) => jobs.push(job),
+                Err((group_id, e)) => self.say("failed", &group_id, || format!("group {group_id}: {e}")),
             }
-            jobs.push(Job { group: out.group, changeset: cs, reason, items });
         }
         Ok(jobs)
     }
 
-    /// A job per group with answers that no agent is on now, up to `free`: the group's
-    /// items not done, the answered ones flagged, in its changeset (made again from
-    /// `HEAD` when it has none).
+    /// The job for a claim just made: its changeset and every item.
+    async fn claimed_job(&self, out: ClaimChangesOutput, reason: Reason) -> Result<Job, (String, Error)> {
+        let group_id = out.group.group_id.clone();
+        let failed = |e| (group_id.clone(), e);
+        let cs = changeset::create(&self.checkout, &out.group).map_err(failed)?;
+        let numbers: Vec<String> = out.changes.iter().map(|c| format!("#{}", c.short_id)).collect();
+        self.say("claimed", &group_id, || {
+            format!(
+                "claimed {} as \"{}\" (group {group_id}) in {} at {}",
+                numbers.join(", "),
+                terminal_safe(&out.group.title),
+                cs.branch,
+                cs.worktree.as_deref().unwrap_or(Path::new("?")).display()
+            )
+        });
+        let items = self.read_items(&out.changes, |_| true).await.map_err(failed)?;
+        Ok(Job { group: out.group, changeset: cs, reason, items })
+    }
+
+    /// A job per group with answers that no agent is on now, up to `free` (see
+    /// [`Runner::answered_job`]); a group whose job cannot be made is said and skipped.
     async fn answered_jobs(
         &self,
         answers: Vec<(Change, Vec<Message>)>,
         groups: Vec<Group>,
         free: usize,
-    ) -> Result<Vec<Job>, Error> {
+    ) -> Vec<Job> {
         let mut jobs = Vec::new();
         for group in groups {
             if jobs.len() == free || self.is_busy(&group.group_id) {
                 continue;
             }
-            let answered: Vec<&String> = answers
+            let answered: Vec<&str> = answers
                 .iter()
                 .filter(|(c, _)| c.group_id.as_ref() == Some(&group.group_id))
-                .map(|(c, _)| &c.change_id)
+                .map(|(c, _)| c.change_id.as_str())
                 .collect();
             if answered.is_empty() {
                 continue;
             }
-            let renewed = self.renew(&group.group_id).await?;
-            let cs = changeset::create(&self.checkout, &renewed.group)?;
-            let (listed, _) = changeset::group_items(&self.ctx, &group.group_id).await?;
-            let mut items = Vec::new();
-            for c in changeset::unfinished(&listed) {
-                let (change, thread) = self.read(&c.change_id).await?;
-                let flagged = answered.contains(&&change.change_id);
-                items.push((change, thread, flagged));
+            match self.answered_job(&group.group_id, &answered).await {
+                Ok(job) => jobs.push(job),
+                Err(e) => self.say("failed", &group.group_id, || format!("group {}: {e}", group.group_id)),
             }
-            jobs.push(Job { group: renewed.group, changeset: cs, reason: Reason::Answered, items });
         }
-        Ok(jobs)
+        jobs
+    }
+
+    /// The job for answers in a group: its lease renewed, its items not done (the
+    /// `answered` ones flagged), in its changeset (made again from `HEAD` when it has
+    /// none).
+    async fn answered_job(&self, group_id: &str, answered: &[&str]) -> Result<Job, Error> {
+        let renewed = self.renew(group_id).await?;
+        let cs = changeset::create(&self.checkout, &renewed.group)?;
+        let (listed, _) = changeset::group_items(&self.ctx, group_id).await?;
+        let left: Vec<Change> = changeset::unfinished(&listed).into_iter().cloned().collect();
+        let items = self.read_items(&left, |id| answered.contains(&id)).await?;
+        Ok(Job { group: renewed.group, changeset: cs, reason: Reason::Answered, items })
+    }
+
+    /// Each item with its thread, and whether `flagged` says the job is about it.
+    async fn read_items(
+        &self,
+        changes: &[Change],
+        flagged: impl Fn(&str) -> bool,
+    ) -> Result<Vec<(Change, Vec<Message>, bool)>, Error> {
+        let mut items = Vec::new();
+        for c in changes {
+            let (change, thread) = self.read(&c.change_id).await?;
+            let about = flagged(&change.change_id);
+            items.push((change, thread, about));
+        }
+        Ok(items)
     }
 
     /// An item and its thread.
