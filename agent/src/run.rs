@@ -38,6 +38,8 @@ use super::{CLAIMED_BY_ENV, FENCE_ENV, GROUP_ID_ENV, RunArgs, WriteArgs};
 
 /// The exit status after Ctrl-C (128 + SIGINT), as shells report it.
 const INTERRUPTED: i32 = 130;
+/// How long `--loop` pauses after a look that started nothing (the look itself waited).
+const RELOOK_PAUSE: Duration = Duration::from_secs(1);
 
 /// Why an agent is started on a changeset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -240,11 +242,11 @@ async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArg
             if a.once {
                 break;
             }
-            // Only answers for groups an agent is on: look again once one ends, or
-            // after the interval.
+            // Nothing startable (answers only for groups an agent is on, or claims
+            // another agent won): look again once an agent ends, or after a pause.
             tokio::select! {
                 Some(ended) = agents.join_next() => tally.add(ended),
-                () = tokio::time::sleep(interval) => {}
+                () = tokio::time::sleep(RELOOK_PAUSE) => {}
             }
             continue;
         }

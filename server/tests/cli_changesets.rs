@@ -382,3 +382,46 @@ async fn run_loop_takes_answers_and_stops_on_ctrl_c() {
     .await;
     assert_eq!(get(&s, "2").await["change"]["status"], "claimed", "its lease is left to lapse");
 }
+
+/// The agent command of the sent-back test: keeps its work file, then commits and
+/// closes each item.
+const FIXING_SCRIPT: &str = r#"set -e
+cp "$REDLINE_WORK_FILE" "$RUN_DIR/work-$REDLINE_GROUP_ID.json"
+for id in $(grep -o '"id": "[^"]*"' "$REDLINE_WORK_FILE" | cut -d'"' -f4); do
+  echo "$REDLINE_GROUP_ID" >> "item-$id.txt"
+  git add "item-$id.txt"
+  git commit -q -m "fix(page): $id" -m "Change-Id: $id"
+  redline done --change-id "$id"
+done
+"#;
+
+/// An item a person sends back as still wrong is claimed again by the next `run`, in a
+/// new changeset whose work file says so, fixed and merged again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_takes_back_what_a_person_sent_back() {
+    let s = server().await;
+    file_on(&s, &["/a"]).await;
+    let mut a = agent(&s);
+    let (run_dir, exec) = with_script(&mut a, FIXING_SCRIPT);
+    let (repo, _) = git_repo();
+    let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
+    let argv = ["run", "--exec", exec.as_str(), "--once", "--claimed-by", "runner"];
+    a.run_in(repo.path(), &argv).await.ok();
+    let verdict =
+        json!({"changeId": "1", "projectId": s.project_id, "verdict": "still_wrong", "body": "Still red"});
+    s.ok(&s.ann, "verifyChange", verdict).await;
+
+    let out = a.run_in(repo.path(), &argv).await.ok();
+    assert!(out.stdout.contains("claimed #1 as \"Changes on /a\""), "{out:?}");
+    let got = get(&s, "1").await;
+    assert_eq!(got["change"]["status"], "done");
+    let group = got["change"]["groupId"].as_str().unwrap();
+    let work: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join(format!("work-{group}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(work["reason"], "sentBack");
+    assert_eq!(work["items"][0]["sentBack"], true);
+    assert_eq!(work["items"][0]["number"], "1");
+    let merges = git(repo.path(), &["log", "--merges", "--format=%(trailers:key=Changeset,valueonly)"]);
+    assert_eq!(merges.lines().filter(|l| !l.is_empty()).count(), 2, "merged twice: {merges}");
+}
