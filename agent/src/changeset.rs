@@ -96,9 +96,9 @@ fn names_item(line: &str, change_id: &str, short_id: &str) -> bool {
 /// Why `done` refuses an item with no commit naming it, and the commit to make.
 pub fn no_commit_message(c: &Change) -> String {
     format!(
-        "no commit on this branch is #{n} (\"{title}\"): commit its fix with the trailer\n  \
-         Change-Id: {id}\nfor example: git commit -m \"fix(screen): #{n} {title}\" -m \"Change-Id: {id}\"\n\
-         (one item, one commit: subject `type(scope): #{n} subject`), or pass --commit SHA",
+        "no commit on this branch is #{n} (\"{title}\"). Commit its fix with the trailer\n  \
+         Change-Id: {id}\nand the subject `type(scope): #{n} subject` (one item, one commit), e.g.\n  \
+         git commit -m \"fix(orders): #{n} what changed\" -m \"Change-Id: {id}\"\nor pass --commit SHA.",
         n = c.short_id,
         title = format::terminal_safe(&c.title),
         id = c.change_id,
@@ -351,8 +351,10 @@ mod tests {
         let said = no_commit_message(&c);
         assert!(said.starts_with("no commit on this branch is #4 (\"Item 4\")"), "{said}");
         assert!(said.contains(&format!("\n  Change-Id: {}\n", c.change_id)), "{said}");
-        assert!(said.contains("git commit -m \"fix(screen): #4 Item 4\""), "{said}");
-        assert!(said.contains("`type(scope): #4 subject`"), "{said}");
+        assert!(said.contains("the subject `type(scope): #4 subject`"), "{said}");
+        let example =
+            format!("git commit -m \"fix(orders): #4 what changed\" -m \"Change-Id: {}\"", c.change_id);
+        assert!(said.contains(&example), "{said}");
     }
 
     #[test]
