@@ -425,3 +425,36 @@ async fn run_takes_back_what_a_person_sent_back() {
     let merges = git(repo.path(), &["log", "--merges", "--format=%(trailers:key=Changeset,valueonly)"]);
     assert_eq!(merges.lines().filter(|l| !l.is_empty()).count(), 2, "merged twice: {merges}");
 }
+
+/// A changeset that conflicts with what was merged before it is not merged: the merge is
+/// undone, so the checkout is as it was, and the changeset stays to be merged by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflicting_merge_leaves_the_checkout_as_it_was() {
+    let s = server().await;
+    file_on(&s, &["/a", "/b"]).await;
+    let (repo, _) = git_repo();
+    let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
+    let mut groups = Vec::new();
+    for (item, agent_name) in [("1", "agent-a"), ("2", "agent-b")] {
+        let a = agent(&s);
+        let claim = ["claim", "--change-ids", item, "--claimed-by", agent_name, "--worktree", "--json"];
+        let claimed = a.run_in(repo.path(), &claim).await.ok().json();
+        let wt = PathBuf::from(claimed["worktree"].as_str().unwrap());
+        std::fs::write(wt.join("colour.txt"), format!("{agent_name}\n")).unwrap();
+        git(&wt, &["add", "colour.txt"]);
+        commit(&wt, &format!("fix(page): #{item} colour\n\nChange: #{item}"));
+        a.run_in(&wt, &["done", item]).await.ok();
+        groups.push((a, claimed["group"]["groupId"].as_str().unwrap().to_owned(), wt));
+    }
+    let (a, first, _) = &groups[0];
+    a.run_in(repo.path(), &["merge", "--group-id", first]).await.ok();
+    let before = git(repo.path(), &["rev-parse", "HEAD"]);
+    let (b, second, wt) = &groups[1];
+    let refused = b.run_in(repo.path(), &["merge", "--group-id", second]).await;
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("merging changeset/item-2-on-b into main"), "{refused:?}");
+    assert!(refused.stderr.contains("CONFLICT"), "{refused:?}");
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(repo.path(), &["status", "--porcelain"]), "", "no merge left half done");
+    assert!(wt.is_dir(), "the changeset stays");
+}
