@@ -166,8 +166,9 @@ pub enum AgentCommand {
     /// thread (unless it waits for an answer). Answers to questions start CMD again in
     /// their changeset; items sent back as still wrong are claimed in a new one.
     ///
-    /// Exit status: 0 all merged, 2 nothing to do (--once), 1 a changeset left unmerged
-    /// or anything else, 130 stopped (Ctrl-C; the agents are stopped, their leases lapse).
+    /// Exit status: 0 every changeset merged (or waiting for an answer), 2 nothing to do
+    /// (--once), 1 a changeset left unmerged or anything else, 130 stopped (Ctrl-C; the
+    /// agents are stopped, their leases lapse).
     Run(RunArgs),
     /// Print the skill that teaches a coding agent this loop, or install it.
     Skill(SkillArgs),

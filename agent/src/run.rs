@@ -6,7 +6,8 @@
 //! claim in the environment and the work (the group and its items) in a file and on
 //! standard input. While CMD runs the lease is renewed (which keeps the fence). When CMD
 //! exits 0 with every item done, the changeset is merged into the branch this checkout
-//! is on; otherwise it stays unmerged and each item not done says so in its thread.
+//! is on; when every item not done waits for its filer's answer, it is parked until the
+//! answer; otherwise it stays unmerged and each item not done says so in its thread.
 //!
 //! An answer to one of the agents' questions, for a group no agent is working on now,
 //! starts CMD again in that group's changeset; items sent back as still wrong are
@@ -140,6 +141,8 @@ struct Job {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ending {
     Merged,
+    /// The agent exited 0 with every item not done waiting for its filer's answer.
+    Parked,
     Unmerged,
 }
 
@@ -169,7 +172,7 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, ended: Result<Ending, tokio::task::JoinError>) {
-        if !matches!(ended, Ok(Ending::Merged)) {
+        if !matches!(ended, Ok(Ending::Merged | Ending::Parked)) {
             self.unmerged += 1;
         }
     }
@@ -569,6 +572,14 @@ impl Runner {
                 }
             }
         }
+        let asked = |c: &&Change| c.status == ChangeStatus::NeedsAnswer;
+        if code == Some(0) && left.iter().all(asked) {
+            self.say("parked", &cs.group_id, || {
+                let numbers: Vec<String> = left.iter().map(|c| format!("#{}", c.short_id)).collect();
+                format!("parked {} until the filer answers {}", cs.branch, numbers.join(", "))
+            });
+            return Ending::Parked;
+        }
         let note = left_unmerged_note(&self.claimed_by, code, &cs.branch);
         let lease = WriteArgs {
             author: Some(self.claimed_by.clone()),
@@ -578,7 +589,7 @@ impl Runner {
         let mut told = Vec::new();
         // An item waiting for its filer's answer is parked, not left: its thread
         // already ends with the question, and the answer starts an agent again.
-        for c in left.iter().filter(|c| c.status != ChangeStatus::NeedsAnswer) {
+        for c in left.iter().filter(|c| !asked(c)) {
             match Writer::new(&self.ctx, &c.change_id, &lease).reply(note.clone(), None).await {
                 Ok(_) => told.push(format!("#{}", c.short_id)),
                 Err(e) => eprintln!("redline: could not reply on #{}: {e}", c.short_id),

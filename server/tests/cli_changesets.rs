@@ -374,6 +374,7 @@ async fn run_loop_takes_answers_and_stops_on_ctrl_c() {
     let (out, _) = running.finish(std::time::Duration::from_secs(10)).await;
     assert_eq!(out.code, 130, "{out:?}");
     assert!(out.stderr.contains("stopped; 1 agent(s) killed, their leases lapse"), "{out:?}");
+    assert!(out.stdout.contains("parked changeset/changes-on-a until the filer answers #1"), "{out:?}");
     assert!(out.stdout.contains("Merged changeset/changes-on-a into main"), "{out:?}");
     until("sleeper killed", || async {
         // Gone, or a zombie waiting for init to reap it.
