@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use redline_protocol::{Change, ChangeStatus, Group, Timestamp, short_sha};
+use redline_protocol::{AgentPresence, Change, ChangeStatus, Group, Timestamp, short_sha};
 
 /// The panel's sections, in the order they are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,12 +92,16 @@ impl Row {
         self.group.as_ref().is_some_and(|g| redline_protocol::is_lease_live(g.claim_expires_at, now))
     }
 
-    /// "claimed by claude-1 · Changes on /orders · lease 12 min left".
-    pub fn claim_line(&self, now: Timestamp) -> Option<String> {
+    /// "claimed by claude-1, waiting · Changes on /orders · lease 12 min left": who holds
+    /// it and what that agent is doing now, as far as `agents` (`listAgents`) says.
+    pub fn claim_line(&self, now: Timestamp, agents: &[AgentPresence]) -> Option<String> {
         let group = self.group.as_ref()?;
         let mut parts = Vec::new();
         if let Some(by) = &group.claimed_by {
-            parts.push(format!("claimed by {by}"));
+            match agents.iter().find(|a| &a.name == by) {
+                Some(agent) => parts.push(format!("claimed by {by}, {}", agent.doing(now))),
+                None => parts.push(format!("claimed by {by}")),
+            }
         }
         parts.push(group.title.clone());
         if let Some(expires) = group.claim_expires_at {
@@ -166,15 +170,19 @@ pub fn lease_left(expires: Timestamp, now: Timestamp) -> String {
     }
 }
 
-/// "just now", "5 min ago", "3 h ago", "2 d ago" (a future time reads "just now").
-pub fn relative_time(then: Timestamp, now: Timestamp) -> String {
-    let seconds = (now.unix_millis() - then.unix_millis()) / 1000;
-    match seconds {
-        ..45 => "just now".to_owned(),
-        45..3_600 => format!("{} min ago", ((seconds + 30) / 60).max(1)),
-        3_600..86_400 => format!("{} h ago", seconds / 3_600),
-        _ => format!("{} d ago", seconds / 86_400),
+pub use redline_protocol::relative_time;
+
+/// The queue's presence line: each agent seen lately and what it is doing now.
+pub fn presence_line(agents: &[AgentPresence], now: Timestamp) -> String {
+    if agents.is_empty() {
+        return format!(
+            "No agent has worked this queue in the last {} days: run `redline wait --claim --claimed-by NAME` in \
+             the app's checkout.",
+            redline_protocol::AGENTS_SEEN_DAYS
+        );
     }
+    let each: Vec<String> = agents.iter().map(|a| a.describe(now)).collect();
+    format!("Agents: {}", each.join(" · "))
 }
 
 /// The whole queue the panel holds, keyed by `changeId`.
@@ -437,9 +445,28 @@ mod tests {
             group: Some(group("g1", 2_600_000)),
         };
         assert_eq!(
-            row.claim_line(now()).unwrap(),
+            row.claim_line(now(), &[]).unwrap(),
             "claimed by claude · Changes on /orders · lease 10 min left"
         );
+        let seen = |name: &str, waiting, minutes: i64| AgentPresence {
+            name: name.into(),
+            waiting,
+            last_seen_at: Some(Timestamp::from_unix_millis(now().unix_millis() - minutes * 60_000)),
+        };
+        let waiting = [seen("other", false, 1), seen("claude", true, 0)];
+        assert_eq!(
+            row.claim_line(now(), &waiting).unwrap(),
+            "claimed by claude, waiting · Changes on /orders · lease 10 min left"
+        );
+        let away = [seen("claude", false, 40)];
+        assert!(
+            row.claim_line(now(), &away).unwrap().starts_with("claimed by claude, last seen 40 min ago · ")
+        );
+        assert_eq!(
+            presence_line(&[seen("claude", true, 0), seen("codex", false, 3)], now()),
+            "Agents: claude waiting · codex working (seen 3 min ago)"
+        );
+        assert!(presence_line(&[], now()).starts_with("No agent has worked this queue in the last 7 days"));
         assert_eq!(row.number(), "#4");
         let done = Row {
             change: change("f", 6, "done", json!({"branch": "main", "headCommit": "a91c4e2ffee"})),
@@ -453,14 +480,8 @@ mod tests {
     }
 
     #[test]
-    fn times_read_like_people_say_them() {
+    fn leases_read_like_people_say_them() {
         let t = |ms| Timestamp::from_unix_millis(ms);
-        assert_eq!(relative_time(t(0), t(10_000)), "just now");
-        assert_eq!(relative_time(t(10_000), t(0)), "just now");
-        assert_eq!(relative_time(t(0), t(50_000)), "1 min ago");
-        assert_eq!(relative_time(t(0), t(5 * 60_000)), "5 min ago");
-        assert_eq!(relative_time(t(0), t(3 * 3_600_000 + 5)), "3 h ago");
-        assert_eq!(relative_time(t(0), t(49 * 3_600_000)), "2 d ago");
         assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40 s left");
         assert_eq!(lease_left(t(0), t(1)), "lease lapsed");
     }

@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use redline_protocol::*;
 use serde::Serialize;
 
+use super::changeset::Changeset;
 use super::client::{Api, Error, call_anonymous, exit};
 use super::config::{ConfigStore, SavedClaim, parse_api_url};
 use super::format::{self, LocalTime, SavedImages};
@@ -17,7 +18,7 @@ use super::rules::{default_stage, parse_item, pick_stage};
 use super::writes::{Image, Writer, check_options};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, mcp, next, skill,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, changeset, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -39,6 +40,14 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::Done(a) => done(a, json).await,
         AgentCommand::List(a) => list(a, json).await,
         AgentCommand::File(a) => file(a, json).await,
+        AgentCommand::Merge(a) => {
+            let ctx = Ctx::connect(&a.api, json).await?;
+            changeset::run_merge(&ctx, a).await
+        }
+        AgentCommand::Run(a) => {
+            let ctx = Ctx::connect(&a.api, json).await?;
+            super::run::run(ctx, a).await
+        }
         AgentCommand::Skill(a) => skill(a, json),
         AgentCommand::Mcp(a) => mcp::serve(a).await,
     }
@@ -280,6 +289,8 @@ async fn device_flow(api_url: &str, json: bool) -> Result<String, Error> {
 }
 
 async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
+    // Outside a checkout a changeset cannot be made: say so before claiming anything.
+    let top = if a.worktree { Some(changeset::checkout_top(&changeset::current_dir()?)?) } else { None };
     let ctx = Ctx::connect(&a.api, json).await?;
     let change_ids = match a.change_ids.as_slice() {
         [] => None,
@@ -296,7 +307,8 @@ async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
     match ctx.api.call::<ClaimChanges>(input).await {
         Ok(out) => {
             ctx.remember_claim(&out);
-            print_claimed(&ctx, &out, a.group_id.is_some());
+            let cs = top.map(|top| changeset::create(&top, &out.group)).transpose()?;
+            print_claimed(&ctx, &out, a.group_id.is_some(), cs.as_ref());
             Ok(exit::OK)
         }
         Err(Error::Api { status: 409, body }) if body.code == codes::NOT_CLAIMABLE => {
@@ -311,11 +323,24 @@ async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
     }
 }
 
-/// Prints a claim (or renewal) and what to do next.
-pub fn print_claimed(ctx: &Ctx, out: &ClaimChangesOutput, renewed: bool) {
-    ctx.print(out, || {
+/// A claim's `--json`: the protocol's `claimChanges` output, and with `--worktree`
+/// the folder of its changeset.
+#[derive(Serialize)]
+struct ClaimedJson<'a> {
+    #[serde(flatten)]
+    out: &'a ClaimChangesOutput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<&'a Path>,
+}
+
+/// Prints a claim (or renewal), its changeset when it has one, and what to do next.
+pub fn print_claimed(ctx: &Ctx, out: &ClaimChangesOutput, renewed: bool, cs: Option<&Changeset>) {
+    let shown = ClaimedJson { out, worktree: cs.and_then(|cs| cs.worktree.as_deref()) };
+    ctx.print(&shown, || {
         let first = out.changes.first().map(|c| c.short_id.as_str()).unwrap_or("N");
-        format!("{}\nNext: redline show {first}", format::claimed_lines(out, renewed, now(), &ctx.local()))
+        let lines = format::claimed_lines(out, renewed, now(), &ctx.local());
+        let changeset = cs.map(|cs| format!("\n{}", changeset::worktree_text(cs))).unwrap_or_default();
+        format!("{lines}{changeset}\nNext: redline show {first}")
     });
 }
 

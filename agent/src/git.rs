@@ -1,7 +1,9 @@
-//! The git checkout the CLI runs in: `done` records its branch and commit, and
-//! `stage deploy` asks it whether a commit is contained in a deployed one.
+//! The git checkout the CLI runs in: `done` records its branch and commit (found by
+//! its trailer), `stage deploy` asks it whether a commit is contained in a deployed one,
+//! and changesets are branches in worktrees of their own, merged back with `--no-ff`.
+//! Thin adapters over the `git` command; what they print is read by `changeset.rs`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The checkout's `HEAD`: the commit, and the branch unless `HEAD` is detached.
@@ -48,16 +50,85 @@ pub fn contains(dir: &Path, tip: &str, commit: &str) -> Option<bool> {
 
 /// The full commit id of `rev` in the checkout at `dir`.
 pub fn resolve(dir: &Path, rev: &str) -> Option<String> {
-    match git(dir, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])? {
+    match git(dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{rev}^{{commit}}")])? {
         (true, sha) if !sha.is_empty() => Some(sha),
         _ => None,
     }
 }
 
 /// The top folder of the checkout `dir` is in.
-pub fn toplevel(dir: &Path) -> Option<std::path::PathBuf> {
+pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     match git(dir, &["rev-parse", "--show-toplevel"])? {
         (true, top) if !top.is_empty() => Some(top.into()),
         _ => None,
     }
+}
+
+/// Runs git in `dir`; its standard output, or what it said on failure.
+fn checked(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out =
+        Command::new("git").args(args).current_dir(dir).output().map_err(|e| format!("running git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = if said.trim().is_empty() { String::from_utf8_lossy(&out.stdout) } else { said };
+        Err(format!("git {} failed: {}", args.first().unwrap_or(&""), said.trim()))
+    }
+}
+
+/// The commits of the current branch, newest first, each as its id, a NUL and its
+/// trailer lines (unfolded), ended by an RS (0x1e).
+pub fn trailers_log(dir: &Path) -> Result<String, String> {
+    checked(dir, &["log", "--format=%H%x00%(trailers:only,unfold)%x1e", "HEAD", "--"])
+}
+
+/// Whether the branch `name` exists.
+pub fn branch_exists(dir: &Path, name: &str) -> bool {
+    git(dir, &["show-ref", "--verify", "--quiet", &format!("refs/heads/{name}")]).is_some_and(|(ok, _)| ok)
+}
+
+/// Makes branch `branch` at `HEAD`, checked out in a new worktree at `path`.
+pub fn add_worktree(dir: &Path, path: &Path, branch: &str) -> Result<(), String> {
+    let path = path.to_str().ok_or_else(|| format!("{} is not UTF-8", path.display()))?;
+    checked(dir, &["worktree", "add", "--quiet", "-b", branch, "--", path, "HEAD"]).map(drop)
+}
+
+/// `git worktree list --porcelain`.
+pub fn worktree_list(dir: &Path) -> Result<String, String> {
+    checked(dir, &["worktree", "list", "--porcelain"])
+}
+
+/// Removes the worktree at `path` (refused while it has changes not committed).
+pub fn remove_worktree(dir: &Path, path: &Path) -> Result<(), String> {
+    let path = path.to_str().ok_or_else(|| format!("{} is not UTF-8", path.display()))?;
+    checked(dir, &["worktree", "remove", "--", path]).map(drop)
+}
+
+/// Deletes branch `name` when it is merged into `HEAD` (`git branch -d`).
+pub fn delete_merged_branch(dir: &Path, name: &str) -> Result<(), String> {
+    checked(dir, &["branch", "--quiet", "-d", "--", name]).map(drop)
+}
+
+/// Sets `key` in the repository's config (shared by all its worktrees).
+pub fn set_config(dir: &Path, key: &str, value: &str) -> Result<(), String> {
+    checked(dir, &["config", "--", key, value]).map(drop)
+}
+
+/// The config entries whose names match `pattern`, as `name value` lines (none: empty).
+pub fn config_matching(dir: &Path, pattern: &str) -> Result<String, String> {
+    match git(dir, &["config", "--get-regexp", "--", pattern]) {
+        Some((_, lines)) => Ok(lines),
+        None => Err("running git failed".to_owned()),
+    }
+}
+
+/// Merges `branch` into the current branch as one merge commit with `message`; on a
+/// conflict the merge is undone, so the checkout is left as it was.
+pub fn merge_no_ff(dir: &Path, branch: &str, message: &str) -> Result<(), String> {
+    let merged = checked(dir, &["merge", "--no-ff", "--no-edit", "-m", message, "--end-of-options", branch]);
+    if merged.is_err() {
+        let _ = checked(dir, &["merge", "--abort"]);
+    }
+    merged.map(drop)
 }

@@ -1,10 +1,12 @@
 //! The agent side of Redline: the client a coding agent works the queue with, used by
-//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file`) and by the MCP
-//! server (`redline mcp`). It depends on the protocol crate only, never on the server.
+//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run`) and
+//! by the MCP server (`redline mcp`). It depends on the protocol crate only, never on the
+//! server.
 //!
 //! The commands mirror `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
 //! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
 
+pub mod changeset;
 pub mod client;
 mod commands;
 pub mod config;
@@ -14,6 +16,7 @@ pub mod images;
 mod mcp;
 mod next;
 pub mod rules;
+mod run;
 pub mod skill;
 pub mod sse;
 pub mod writes;
@@ -58,25 +61,39 @@ impl ItemArg {
     }
 }
 
+/// The claim `redline run` starts an agent under, in the agent's environment: its
+/// writes (CLI and MCP alike) default to it, so agents sharing a config dir (whose
+/// remembered claim is the last one made) never write under each other's claims.
+pub const GROUP_ID_ENV: &str = "REDLINE_GROUP_ID";
+pub const FENCE_ENV: &str = "REDLINE_FENCE";
+pub const CLAIMED_BY_ENV: &str = "REDLINE_CLAIMED_BY";
+
 /// The lease an agent write is made under, and its author.
 #[derive(Args, Debug, Clone)]
 pub struct WriteArgs {
-    /// Your agent name (the thread shows it). Defaults to the name you last claimed as.
-    #[arg(long = "author-name", visible_alias = "author", value_name = "NAME")]
+    /// Your agent name (the thread shows it). Defaults to the name `redline run` started
+    /// you as, else the name you last claimed as.
+    #[arg(long = "author-name", visible_alias = "author", value_name = "NAME", env = CLAIMED_BY_ENV)]
     pub author: Option<String>,
-    /// The group you claimed the item in. Defaults to your last claim's, if the item is
-    /// in it.
-    #[arg(long, value_name = "GROUP_ID")]
+    /// The group you claimed the item in. Defaults to the claim `redline run` started you
+    /// under, else your last claim's, if the item is in it.
+    #[arg(long, value_name = "GROUP_ID", env = GROUP_ID_ENV)]
     pub group_id: Option<String>,
-    /// Your claim's fence. Defaults to your last claim's, if the item is in it.
-    #[arg(long, requires = "group_id")]
+    /// Your claim's fence. Defaults as --group-id does.
+    #[arg(long, requires = "group_id", env = FENCE_ENV)]
     pub fence: Option<u64>,
 }
 
 impl WriteArgs {
-    /// A write as `author` (or the default author), under the remembered claim.
+    /// A write as `author` (or the default author), under the claim `redline run`
+    /// started this process under (see [`GROUP_ID_ENV`]), else the remembered claim.
     pub fn by(author: Option<String>) -> WriteArgs {
-        WriteArgs { author, group_id: None, fence: None }
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        WriteArgs {
+            author: author.or_else(|| var(CLAIMED_BY_ENV)),
+            group_id: var(GROUP_ID_ENV),
+            fence: var(FENCE_ENV).and_then(|f| f.trim().parse().ok()),
+        }
     }
 }
 
@@ -120,14 +137,39 @@ pub enum AgentCommand {
     Shot(ShotArgs),
     /// Mark an item done, with the commit that fixed it.
     ///
-    /// The branch and commit are those of the git checkout you run this in (a detached
-    /// HEAD records no branch). Refused (lease lost) when another agent has claimed the
-    /// item since your claim.
+    /// The commit is the newest one on the checkout's branch whose trailer names the
+    /// item (`Change-Id: <uuid>` or `Change: #N`), so items close in any order; without
+    /// one it is refused and says the trailer to add. The branch is the checkout's (a
+    /// detached HEAD records none). Refused (lease lost) when another agent has claimed
+    /// the item since your claim.
     Done(DoneArgs),
     /// List the queue (without done and dismissed items unless --all).
     List(ListArgs),
     /// File an item from the terminal (words only).
     File(FileArgs),
+    /// Merge a group's changeset into the branch you are on, once its items are done.
+    ///
+    /// One `--no-ff` merge commit whose trailer is `Changeset: <groupId>`; then the
+    /// changeset's worktree and branch are removed. Refused while an item of the group is
+    /// not done, and on the changeset's own branch. The lease is left to lapse.
+    Merge(MergeArgs),
+    /// Run an agent command on each claimable batch, each in a changeset of its own.
+    ///
+    /// Claims the items of each route as one group, makes its changeset (as `claim
+    /// --worktree`) and runs `sh -c CMD` there with the claim in its environment
+    /// (REDLINE_GROUP_ID, REDLINE_FENCE, REDLINE_CLAIMED_BY, REDLINE_CHANGE_IDS,
+    /// REDLINE_WORKTREE, REDLINE_API_URL, REDLINE_TOKEN, REDLINE_PROJECT) and the work
+    /// (JSON: the group and its items) in the file REDLINE_WORK_FILE and on its standard
+    /// input. `redline done|reply|ask|shot|mcp` run by it write under that claim. When
+    /// CMD exits 0 with every item done, the changeset is merged into the branch this
+    /// checkout is on; otherwise it is left unmerged and each item not done says so in its
+    /// thread (unless it waits for an answer). Answers to questions start CMD again in
+    /// their changeset; items sent back as still wrong are claimed in a new one.
+    ///
+    /// Exit status: 0 every changeset merged (or waiting for an answer), 2 nothing to do
+    /// (--once), 1 a changeset left unmerged or anything else, 130 stopped (Ctrl-C; the
+    /// agents are stopped, their leases lapse).
+    Run(RunArgs),
     /// Print the skill that teaches a coding agent this loop, or install it.
     Skill(SkillArgs),
     /// Serve the agent commands as Model Context Protocol tools, over stdio.
@@ -187,6 +229,9 @@ pub struct NextArgs {
     /// Seconds between polls when the event stream is unavailable (below 5 counts as 5).
     #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub interval: u64,
+    /// Work on the claim in a changeset: a branch and worktree of its own (see `claim`).
+    #[arg(long, requires = "claim")]
+    pub worktree: bool,
     #[command(flatten)]
     pub api: ApiArgs,
 }
@@ -210,6 +255,47 @@ pub struct ClaimArgs {
     /// are claimable to the group.
     #[arg(long, value_name = "GROUP_ID")]
     pub group_id: Option<String>,
+    /// Work on the claim in a changeset: branch changeset/<slug of the title> in a
+    /// worktree at <checkout>-changesets/<slug>, made from HEAD; prints its path.
+    #[arg(long)]
+    pub worktree: bool,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The group whose changeset to merge.
+    #[arg(long, value_name = "GROUP_ID")]
+    pub group_id: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+#[group(id = "how_long", required = true, multiple = false, args = ["once", "forever"])]
+pub struct RunArgs {
+    /// The agent command, run with `sh -c` in each changeset's worktree.
+    #[arg(long, value_name = "CMD")]
+    pub exec: String,
+    /// Your agent name: the claims are made as it, and the agents write as it.
+    #[arg(long, value_name = "NAME")]
+    pub claimed_by: String,
+    /// Run up to this many agents at once, each on a changeset of its own.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub parallel: u32,
+    /// Handle what is claimable now, and exit when those agents are done.
+    #[arg(long)]
+    pub once: bool,
+    /// Keep waiting for work until stopped (Ctrl-C).
+    #[arg(long = "loop", id = "forever")]
+    pub forever: bool,
+    /// The lease of each claim, in minutes (renewed while its agent runs).
+    #[arg(long, value_name = "MINUTES")]
+    pub lease_minutes: Option<u32>,
+    /// Seconds between polls when the event stream is unavailable (below 5 counts as 5).
+    #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    pub interval: u64,
     #[command(flatten)]
     pub api: ApiArgs,
 }
@@ -340,7 +426,8 @@ pub struct DoneArgs {
     /// A note for the filer (added to the thread).
     #[arg(long)]
     pub note: Option<String>,
-    /// The commit that fixed it (default: HEAD of the checkout you run this in).
+    /// The commit that fixed it (default: the newest on the checkout's branch whose
+    /// `Change-Id:` or `Change: #N` trailer names the item).
     #[arg(long, visible_alias = "head-commit", value_name = "SHA")]
     pub commit: Option<String>,
     /// The branch (default: the checkout's; none on a detached HEAD).

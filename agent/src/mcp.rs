@@ -59,7 +59,8 @@ thread, and the screenshot as an image.
 may carry its image: {label, imagePath or imageBase64}) and then changes_wait {claimedBy: YOUR_NAME} wakes when \
 they answer (every answer reaches you once, even one given while you were still attaching images). changes_reply and changes_shot (option or evidence \
 images) add to the thread.
-4. Commit the fix, then changes_done {changeId, note}: it records this checkout's branch and HEAD commit. \
+4. Commit the fix (one commit per item, subject `type(scope): #N subject`, trailer `Change: #N`), then \
+changes_done {changeId, note}: it records this checkout's branch and the commit whose trailer names the item. \
 When the person checks it on the stage and finds it still wrong, the item comes back to you: \
 changes_wait {claimedBy: YOUR_NAME} returns it with their words and the after-screenshot.
 If a write says your lease is lost, another agent has the item: stop working on it and take new work with \
@@ -271,7 +272,8 @@ pub struct DoneParams {
     pub change_id: ItemRef,
     /// A note for the person who filed it: what was changed (added to the thread).
     pub note: Option<String>,
-    /// The commit that fixed it (default: HEAD of the git checkout this server runs in).
+    /// The commit that fixed it (default: the newest commit on the branch of the git checkout this
+    /// server runs in whose `Change-Id:` or `Change: #N` trailer names the item).
     pub commit: Option<String>,
     /// The branch (default: the checkout's; none on a detached HEAD).
     pub branch: Option<String>,
@@ -630,9 +632,11 @@ impl Tools {
     }
 
     #[tool(
-        description = "Mark an item done after committing the fix: records the branch and HEAD commit of the \
-                       git checkout this MCP server runs in (or commit/branch), and adds the note to the \
-                       thread. Refused when your lease is lost (another agent has claimed the item since)."
+        description = "Mark an item done after committing the fix: records the branch of the git checkout \
+                       this MCP server runs in and the commit on it whose trailer (`Change: #N` or \
+                       `Change-Id: <uuid>`) names the item (or commit/branch), and adds the note to the \
+                       thread. Refused when no commit names the item, or when your lease is lost (another \
+                       agent has claimed the item since)."
     )]
     async fn changes_done(&self, Parameters(p): Parameters<DoneParams>) -> CallToolResult {
         let outcome = self.done(p).await;

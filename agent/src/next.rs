@@ -24,7 +24,6 @@ use redline_protocol::*;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::NextArgs;
 use super::client::{Error, exit};
 use super::commands::{Ctx, now, print_claimed, save_images};
 use super::format;
@@ -32,6 +31,7 @@ use super::rules::{
     answer_candidates, backoff, group_title, next_wake, sent_back_candidates, sleep_until_wake,
 };
 use super::sse::{self, StreamState};
+use super::{NextArgs, changeset};
 
 /// What one look at the queue found.
 enum Look {
@@ -92,11 +92,16 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
         // Fabric takes any interval; polling faster than every 5 s only loads the server.
         interval: Duration::from_secs(a.interval.max(5)),
     };
+    // Outside a checkout a changeset cannot be made: say so before waiting.
+    let top = if a.worktree { Some(changeset::checkout_top(&changeset::current_dir()?)?) } else { None };
     let found = wait(ctx, &w).await?;
     match &found {
         Found::Answers(answers, groups) => print_answers(ctx, answers, groups).await,
         Found::SentBack(items, claimed) => print_sent_back(ctx, items, claimed.as_ref(), &w).await,
-        Found::Claimed(out) => print_claimed(ctx, out, false),
+        Found::Claimed(out) => {
+            let cs = top.map(|top| changeset::create(&top, &out.group)).transpose()?;
+            print_claimed(ctx, out, false, cs.as_ref())
+        }
         Found::Claimable(list) => print_claimable(ctx, list, a.claimed_by.as_deref()),
         Found::Nothing { held, held_until } => {
             if a.once && *held > 0 {
@@ -342,9 +347,13 @@ async fn read_for(ctx: &Ctx, change_id: &str, claimed_by: &str) -> Result<GetCha
 /// came since the look still will). A server that keeps no such record (Fabric) goes by
 /// who spoke last instead; a failure here only means an answer may be shown twice.
 pub async fn acknowledge(ctx: &Ctx, w: &Wait, found: &Found) {
-    let (Some(by), Found::Answers(items, _) | Found::SentBack(items, _)) = (&w.claimed_by, found) else {
-        return;
-    };
+    if let (Some(by), Found::Answers(items, _) | Found::SentBack(items, _)) = (&w.claimed_by, found) {
+        acknowledge_items(ctx, by, items).await;
+    }
+}
+
+/// [`acknowledge`] for `items` (each with the thread that was shown) as shown to `by`.
+pub async fn acknowledge_items(ctx: &Ctx, by: &str, items: &[(Change, Vec<Message>)]) {
     for (change, thread) in items {
         let message_ids: Vec<String> = thread
             .iter()
@@ -358,7 +367,7 @@ pub async fn acknowledge(ctx: &Ctx, w: &Wait, found: &Found) {
         let input = AcknowledgeChangeMessagesInput {
             change_id: change.change_id.clone(),
             project_id: Some(ctx.project_id.clone()),
-            claimed_by: by.clone(),
+            claimed_by: by.to_owned(),
             message_ids,
         };
         match ctx.api.call::<AcknowledgeChangeMessages>(input).await {

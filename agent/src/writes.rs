@@ -10,8 +10,8 @@ use redline_protocol::*;
 use super::WriteArgs;
 use super::client::Error;
 use super::commands::Ctx;
-use super::git;
 use super::rules::parse_item;
+use super::{changeset, git};
 
 /// Images of a question's options, each with the label of the option it shows.
 pub type OptionImages = Vec<(String, Image)>;
@@ -166,7 +166,8 @@ impl<'a> Writer<'a> {
     }
 
     /// Marks the item done with `commit` (resolved in the checkout at `cwd`), or else
-    /// that checkout's `HEAD`; the branch given, else the checkout's.
+    /// the newest commit of the checkout's branch whose trailer names the item (refused
+    /// when there is none); the branch given, else the checkout's.
     pub async fn done(
         &self,
         note: Option<String>,
@@ -178,7 +179,7 @@ impl<'a> Writer<'a> {
         let mut no_checkout = None;
         let (head_commit, branch) = match (commit, git::head(cwd)) {
             (Some(c), _) => (Some(git::resolve(cwd, &c).unwrap_or(c)), branch),
-            (None, Some(head)) => (Some(head.commit), branch.or(head.branch)),
+            (None, Some(head)) => (Some(self.commit_naming(&change_id, cwd).await?), branch.or(head.branch)),
             (None, None) => {
                 no_checkout = Some(cwd.display().to_string());
                 (None, branch)
@@ -196,6 +197,20 @@ impl<'a> Writer<'a> {
         };
         let change = self.ctx.api.call::<CompleteChange>(input).await?.change;
         Ok(Done { change, no_checkout })
+    }
+
+    /// The commit on the checkout's branch whose `Change-Id:` or `Change:` trailer
+    /// names the item, so items close in any order whatever `HEAD` is.
+    async fn commit_naming(&self, change_id: &str, cwd: &Path) -> Result<String, Error> {
+        let input = GetChangeInput {
+            change_id: change_id.to_owned(),
+            project_id: Some(self.ctx.project_id.clone()),
+            claimed_by: None,
+        };
+        let change = self.ctx.api.call::<GetChange>(input).await?.change;
+        let log = git::trailers_log(cwd).map_err(Error::Local)?;
+        changeset::commit_with_trailer(&log, &change.change_id, &change.short_id)
+            .ok_or_else(|| Error::local(changeset::no_commit_message(&change)))
     }
 }
 

@@ -59,24 +59,30 @@ impl AgentPresence {
 
     /// `agent-a waiting`, `agent-a working (seen 3 min ago)`, `agent-a last seen 2 h ago`.
     pub fn describe(&self, now: Timestamp) -> String {
-        let ago = self.last_seen_at.map(|seen| minutes_ago(seen, now));
+        format!("{} {}", self.name, self.doing(now))
+    }
+
+    /// [`AgentPresence::describe`] without the name.
+    pub fn doing(&self, now: Timestamp) -> String {
+        let ago = self.last_seen_at.map(|seen| relative_time(seen, now));
         match (self.activity(now), ago) {
-            (AgentActivity::Waiting, _) => format!("{} waiting", self.name),
-            (AgentActivity::Working, Some(ago)) => format!("{} working (seen {ago})", self.name),
-            (_, Some(ago)) => format!("{} last seen {ago}", self.name),
-            (_, None) => format!("{} not seen yet", self.name),
+            (AgentActivity::Waiting, _) => "waiting".to_owned(),
+            (AgentActivity::Working, Some(ago)) => format!("working (seen {ago})"),
+            (_, Some(ago)) => format!("last seen {ago}"),
+            (_, None) => "not seen yet".to_owned(),
         }
     }
 }
 
-/// `just now`, `4 min ago`, `3 h ago`, `2 d ago`.
-fn minutes_ago(then: Timestamp, now: Timestamp) -> String {
-    let minutes = (now.unix_millis() - then.unix_millis()).max(0) / 60_000;
-    match minutes {
-        0 => "just now".to_owned(),
-        m if m < 60 => format!("{m} min ago"),
-        m if m < 48 * 60 => format!("{} h ago", m / 60),
-        m => format!("{} d ago", m / (24 * 60)),
+/// "just now", "5 min ago", "3 h ago", "2 d ago" (a future time reads "just now"): how
+/// both clients say when something happened.
+pub fn relative_time(then: Timestamp, now: Timestamp) -> String {
+    let seconds = (now.unix_millis() - then.unix_millis()) / 1000;
+    match seconds {
+        ..45 => "just now".to_owned(),
+        45..3_600 => format!("{} min ago", ((seconds + 30) / 60).max(1)),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} d ago", seconds / 86_400),
     }
 }
 
@@ -126,6 +132,7 @@ pub fn stage_for_url<'a>(stages: &'a [Stage], url: &str) -> Option<&'a Stage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StageType;
 
     #[test]
     fn an_agent_is_waiting_working_or_away() {
@@ -144,7 +151,17 @@ mod tests {
         assert_eq!(agent(false, Some(3 * 24 * 60)).describe(now), "agent-a last seen 3 d ago");
         assert_eq!(agent(false, None).describe(now), "agent-a not seen yet");
     }
-    use crate::{StageType, Timestamp};
+
+    #[test]
+    fn times_read_like_people_say_them() {
+        let t = Timestamp::from_unix_millis;
+        assert_eq!(relative_time(t(0), t(10_000)), "just now");
+        assert_eq!(relative_time(t(10_000), t(0)), "just now");
+        assert_eq!(relative_time(t(0), t(50_000)), "1 min ago");
+        assert_eq!(relative_time(t(0), t(5 * 60_000)), "5 min ago");
+        assert_eq!(relative_time(t(0), t(3 * 3_600_000 + 5)), "3 h ago");
+        assert_eq!(relative_time(t(0), t(49 * 3_600_000)), "2 d ago");
+    }
 
     #[test]
     fn query_strings_and_fragments_are_dropped() {

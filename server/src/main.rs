@@ -30,7 +30,8 @@ use serde::Serialize;
                   redline ask --change-id N --question Q --option A --option B --author-name NAME\n  \
                   redline shot --change-id N --label A --kind option --image a.png\n  \
                   redline reply --change-id N -m TEXT [--image F --image-label L]\n  \
-                  redline done --change-id N --note TEXT             (records the checkout's commit)\n\
+                  redline done --change-id N --note TEXT             (records the commit naming #N)\n  \
+                  redline run --exec CMD --once --claimed-by NAME    (a fresh agent per changeset, then merges)\n\
                   `redline skill` prints the whole loop for an agent; `redline mcp` serves it over MCP.\n\
                   Agent commands exit 0 with work printed, 2 when there was nothing (timeout, --once),\n\
                   3 when the session is refused (sign in again), 1 otherwise."

@@ -152,14 +152,15 @@ async fn the_agent_loop() {
     assert_eq!(not_image.code, 1);
     assert!(not_image.stderr.contains("is not a png, jpeg or webp image"), "{not_image:?}");
 
-    // done records the checkout's branch and commit.
-    let (repo, sha) = git_repo();
+    // done records the branch and the commit whose trailer names the item.
+    let (repo, _) = git_repo();
+    let sha = commit(repo.path(), "fix(orders): #1 add the tax\n\nChange: #1");
     let done = agent.run_in(repo.path(), &["done", "1", "--note", "Tax added", "--json"]).await.ok().json();
     assert_eq!(done["change"]["status"], "done");
     assert_eq!(done["change"]["headCommit"], sha.as_str());
     assert_eq!(done["change"]["branch"], "main");
     // On a detached HEAD no branch is recorded.
-    let second = commit(repo.path(), "second");
+    let second = commit(repo.path(), "fix(orders): #2 colour the save button\n\nChange: #2");
     git(repo.path(), &["checkout", "-q", "--detach"]);
     let out = agent.run_in(repo.path(), &["done", "#2"]).await.ok();
     assert_eq!(
@@ -422,6 +423,7 @@ async fn a_superseded_agent_is_refused() {
     s.advance_secs(61);
     b.run(&["next", "--claim", "--claimed-by", "agent-b", "--once"]).await.ok();
     let (repo, _) = git_repo();
+    commit(repo.path(), "fix(footer): #1 stop the overlap\n\nChange: #1");
     for args in [&["done", "1"][..], &["reply", "1", "--message", "still on it"], &["ask", "1", "Really?"]] {
         let out = a.run_in(repo.path(), args).await;
         assert_eq!(out.code, 1, "{args:?}: {out:?}");

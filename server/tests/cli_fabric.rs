@@ -137,7 +137,8 @@ async fn fabric_forms_work_verbatim() {
     assert_eq!(replied["message"]["attachments"][0]["label"], "Now");
     agent.run(&["reply", "--change-id", "3", "-m", "Short form", "--author", "agent-2"]).await.ok();
 
-    let (repo, sha) = git_repo();
+    let (repo, _) = git_repo();
+    let sha = commit(repo.path(), "fix: #2\n\nChange: #2");
     let done = agent
         .run_in(
             repo.path(),

@@ -90,7 +90,7 @@ async fn stage_deploy_marks_contained_items_live() {
     s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
     let (repo, c1) = git_repo();
     let c2 = commit(repo.path(), "second");
-    let c3 = commit(repo.path(), "third");
+    let c3 = commit(repo.path(), "fix: #2 third\n\nChange: #2");
     let agent = Agent::new(&s, &s.agent);
     agent.run(&["claim", "--claimed-by", "agent-a"]).await.ok();
     agent.run_in(repo.path(), &["done", "1", "--commit", &c1]).await.ok();

@@ -127,6 +127,11 @@ async fn every_command_of_the_skill_runs_against_a_real_server() {
                 agent.run_in(repo.path(), &argv).await
             }
             ("next", false) => answered(&s, &agent, repo.path(), &argv, &item).await,
+            ("done", _) => {
+                // The fix is committed as the skill says: one commit naming the item.
+                commit(repo.path(), &format!("fix(header): #{item} lighten it\n\nChange: #{item}"));
+                agent.run_in(repo.path(), &argv).await
+            }
             _ => agent.run_in(repo.path(), &argv).await,
         };
         assert_eq!(out.code, 0, "`redline {}` failed: {out:?}", argv.join(" "));

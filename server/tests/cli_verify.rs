@@ -89,17 +89,31 @@ async fn a_still_wrong_verdict_comes_back_to_the_agent_that_did_the_work() {
     assert!(shown.stdout.contains("Ann (verdict): Still wrong: Still grey on mobile"), "{}", shown.stdout);
     assert!(shown.stdout.contains("Status:   open (claimable now)"), "{}", shown.stdout);
 
-    // --claim takes it back at once, as the same agent.
+    // The verdict was shown to agent-a: it does not come back as news, and --claim
+    // takes the item as the claimable work it now is.
     let out = agent.run(&["next", "--claim", "--claimed-by", "agent-a", "--once", "--json"]).await.ok();
     let json = out.json();
-    assert_eq!(json["sentBack"][0]["change"]["shortId"], "2");
-    assert_eq!(json["sentBack"][0]["change"]["status"], "claimed");
-    assert_eq!(json["claimed"]["group"]["claimedBy"], "agent-a");
-    assert!(json["sentBack"][0]["imagePaths"][key.as_str().unwrap()].is_string(), "{json}");
+    assert!(json.get("sentBack").is_none(), "shown once: {json}");
+    assert_eq!(json["changes"][0]["shortId"], "2");
+    assert_eq!(json["changes"][0]["status"], "claimed");
+    assert_eq!(json["group"]["claimedBy"], "agent-a");
     let shown = agent.run(&["show", "2"]).await.ok();
     assert!(!shown.stdout.contains("Sent back at"), "{}", shown.stdout);
     assert!(shown.stdout.contains("Ann (verdict): Still wrong"), "{}", shown.stdout);
     // Nothing more comes back: it is being worked on again.
     let out = agent.run(&["next", "--claimed-by", "agent-a", "--once"]).await;
     assert_eq!(out.code, 2, "{out:?}");
+
+    // Done again and sent back again: a wait with --claim that has not shown this
+    // verdict takes the item back at once, as sent back.
+    agent.run(&["done", "2", "--commit", "a91c4e2"]).await.ok();
+    let again = json!({"changeId": "2", "projectId": s.project_id, "verdict": "still_wrong",
+                       "body": "Still grey on tablets", "screenshotKey": key});
+    s.ok(&s.ann, "verifyChange", again).await;
+    let out = agent.run(&["wait", "--claim", "--claimed-by", "agent-a", "--once", "--json"]).await.ok();
+    let json = out.json();
+    assert_eq!(json["sentBack"][0]["change"]["shortId"], "2");
+    assert_eq!(json["sentBack"][0]["change"]["status"], "claimed");
+    assert_eq!(json["claimed"]["group"]["claimedBy"], "agent-a");
+    assert!(json["sentBack"][0]["imagePaths"][key.as_str().unwrap()].is_string(), "{json}");
 }

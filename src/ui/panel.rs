@@ -109,6 +109,9 @@ async fn check_connection(settings: Result<Settings, ChromeError>) -> (Option<Se
     }
 }
 
+/// How often the panel asks who is working the queue, between the re-reads events cause.
+const PRESENCE_EVERY_MS: i64 = 10_000;
+
 #[component]
 pub fn Panel() -> impl IntoView {
     let (view, set_view) = signal(View::Queue);
@@ -278,6 +281,7 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
 
     // The clock; a hold that ran out or a lease that lapsed moves rows between sections.
     let last_check = StoredValue::new(0i64);
+    let last_presence = StoredValue::new(js_sys::Date::now() as i64);
     if let Ok(handle) = set_interval_with_handle(
         move || {
             let now = js_sys::Date::now() as i64;
@@ -289,6 +293,13 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
                     queue::reload(ctx);
                 }
                 ctx.store.resection(stamp);
+            }
+            // Whether an agent waits changes with no queue event: read it now and then.
+            if now - last_presence.get_value() > PRESENCE_EVERY_MS {
+                last_presence.set_value(now);
+                if let Some(filter) = ctx.filter.get_untracked() {
+                    leptos::task::spawn_local(async move { queue::read_agents(ctx, &filter).await });
+                }
             }
         },
         Duration::from_secs(1),

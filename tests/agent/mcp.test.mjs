@@ -123,7 +123,8 @@ before(async () => {
   git("init", "--quiet", "--initial-branch=fix-total");
   writeFileSync(join(repo, "orders.html"), "<p class=total>Total</p>\n");
   git("add", ".");
-  git("commit", "--quiet", "-m", "Wrap the order total");
+  // The fix names its item (the first filed, #1) in a trailer: changes_done finds it by that.
+  git("commit", "--quiet", "-m", "fix(orders): #1 wrap the order total", "-m", "Change: #1");
   headCommit = git("rev-parse", "HEAD");
 
   // What the extension sends: the screenshot first, then the item naming it.
@@ -311,7 +312,7 @@ test("changes_reply and changes_shot add to the thread", async () => {
   assert.equal(shown.content.filter((c) => c.type === "image").length, 3);
 });
 
-test("changes_done records the checkout's branch and HEAD commit", async () => {
+test("changes_done records the checkout's branch and the item's commit", async () => {
   const result = await call(client, "changes_done", { changeId: item.shortId, note: "The total wraps on narrow cards." });
   const doneAt = performance.now();
   assert.ok(!result.isError, textOf(result));

@@ -159,6 +159,10 @@ describe("the side panel", () => {
     await panel.getByTestId("answer").waitFor({ state: "detached" });
     for (const width of [320, 420]) await assertNoSidewaysScroll(width);
 
+    // The fix's commit names the item in its trailer: `done` records that commit.
+    const fix = ["commit", "-q", "--allow-empty", "-m", `fix(export): #${change.shortId} make it green`];
+    await run("git", ["-c", "user.name=agent", "-c", "user.email=agent@example.com", ...fix, "-m", `Change: #${change.shortId}`],
+      { cwd: join(work, "repo"), env: agentEnv });
     await redline(["done", change.shortId, "--note", "Made it green"]);
     const { stdout: head } = await run("git", ["rev-parse", "HEAD"], { cwd: join(work, "repo") });
     await panel.getByTestId("item-build").getByText(`main @ ${head.trim().slice(0, 7)}`).waitFor();

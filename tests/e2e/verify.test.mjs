@@ -103,7 +103,7 @@ describe("checking a fix on the stage", () => {
   async function agentFixes(shortId, message) {
     step(`agent claims #${shortId}`);
     await redline(["next", "--claim", "--claimed-by", "agent-1", "--once"]);
-    const sha = await commit(message);
+    const sha = await commit(`${message}\n\nChange: #${shortId}`);
     await redline(["done", String(shortId), "--note", message]);
     return sha;
   }

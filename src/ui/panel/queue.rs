@@ -5,9 +5,10 @@ use std::collections::HashMap;
 
 use leptos::prelude::*;
 use redline_protocol::rpc::{
-    ListChanges, ListChangesInput, ListChangesOutput, ReleaseChanges, ReleaseChangesInput,
+    ListAgents, ListAgentsInput, ListChanges, ListChangesInput, ListChangesOutput, ReleaseChanges,
+    ReleaseChangesInput,
 };
-use redline_protocol::{ChangeStatus, Timestamp};
+use redline_protocol::{AgentPresence, ChangeStatus, Timestamp};
 
 use super::{Ctx, ErrorLine};
 use crate::api::Client;
@@ -35,6 +36,8 @@ pub struct Store {
     pub load: RwSignal<Load>,
     pub me: RwSignal<String>,
     pub show_dismissed: RwSignal<bool>,
+    /// The project's agents as `listAgents` last said (the presence line, the claim lines).
+    pub agents: RwSignal<Vec<AgentPresence>>,
     /// Bumped on every re-read, so an open item reads its thread again.
     pub version: RwSignal<u64>,
     /// A re-read is running, and whether another was asked for meanwhile.
@@ -50,6 +53,7 @@ impl Store {
             load: RwSignal::new(Load::Loading),
             me: RwSignal::new(me),
             show_dismissed: RwSignal::new(false),
+            agents: RwSignal::new(Vec::new()),
             version: RwSignal::new(0),
             reading: StoredValue::new((false, false)),
         }
@@ -163,6 +167,7 @@ pub fn reload(ctx: Ctx) {
                 }
                 Err(message) => store.load.set(Load::Failed(message)),
             }
+            read_agents(ctx, &filter).await;
             let again = store.reading.with_value(|(_, again)| *again);
             if again {
                 store.reading.set_value((true, false));
@@ -172,6 +177,17 @@ pub fn reload(ctx: Ctx) {
         }
         store.reading.set_value((false, false));
     });
+}
+
+/// Reads who is working the queue (set only when it changed, so rows re-render only
+/// then). A server without `listAgents` (Fabric) shows no presence.
+pub async fn read_agents(ctx: Ctx, filter: &Filter) {
+    let input = ListAgentsInput { project_id: filter.project_id.clone() };
+    if let Ok(out) = ctx.client.get_value().call::<ListAgents>(input).await
+        && ctx.store.agents.with_untracked(|a| *a != out.agents)
+    {
+        ctx.store.agents.set(out.agents);
+    }
 }
 
 async fn read(client: &Client, filter: &Filter) -> Result<ListChangesOutput, String> {
@@ -214,6 +230,12 @@ pub fn QueueView() -> impl IntoView {
     let empty = move || store.sections.with(Vec::is_empty) && outbox.with(Vec::is_empty);
 
     view! {
+        <p class="hint presence" data-testid="presence-line">
+            {move || {
+                let now = Timestamp::from_unix_millis(ctx.minute.get() * 60_000);
+                store.agents.with(|agents| queue::presence_line(agents, now))
+            }}
+        </p>
         {move || match store.load.get() {
             Load::Loading if empty() => view! { <p class="hint" role="status">"Reading the queue…"</p> }.into_any(),
             Load::Failed(message) => view! {
@@ -412,7 +434,8 @@ fn QueueRow(id: String) -> impl IntoView {
     };
     let line = move || {
         let now = Timestamp::from_unix_millis(ctx.minute.get() * 60_000);
-        let (line, live) = row.with(|r| (row_line(r, now), r.is_live()));
+        let (line, live) =
+            ctx.store.agents.with(|agents| row.with(|r| (row_line(r, now, agents), r.is_live())));
         view! { {line}{live.then(|| view! { " · " <span class="live">"live"</span> })} }
     };
     let open_id = id.clone();
@@ -433,7 +456,7 @@ fn QueueRow(id: String) -> impl IntoView {
 }
 
 /// The second line of a row: build, question, claim or hold, and when it was filed.
-fn row_line(r: &Row, now: Timestamp) -> String {
+fn row_line(r: &Row, now: Timestamp, agents: &[AgentPresence]) -> String {
     let mut parts: Vec<String> = Vec::new();
     match r.change.status {
         ChangeStatus::Done => {
@@ -445,7 +468,7 @@ fn row_line(r: &Row, now: Timestamp) -> String {
         }
         ChangeStatus::NeedsAnswer => parts.push("the agent asks you something".to_owned()),
         _ => {
-            if let Some(claim) = r.claim_line(now) {
+            if let Some(claim) = r.claim_line(now, agents) {
                 parts.push(claim);
             } else if r.change.held {
                 parts.push(format!("held by {}", r.change.filed_by.as_deref().unwrap_or("its filer")));

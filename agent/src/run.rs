@@ -1,0 +1,696 @@
+//! `redline run --exec CMD`: a fresh agent process per changeset.
+//!
+//! It looks for work with `next.rs`'s [`wait`] (as `--claimed-by`, without its claim),
+//! and for each batch, the claimable items of one route, claims a group, makes its
+//! changeset ([`changeset::create`]) and runs `sh -c CMD` in the worktree, with the
+//! claim in the environment and the work (the group and its items) in a file and on
+//! standard input. While CMD runs the lease is renewed (which keeps the fence). When CMD
+//! exits 0 with every item done, the changeset is merged into the branch this checkout
+//! is on; when every item not done waits for its filer's answer, it is parked until the
+//! answer; otherwise it stays unmerged and each item not done says so in its thread.
+//!
+//! An answer to one of the agents' questions, for a group no agent is working on now,
+//! starts CMD again in that group's changeset; items sent back as still wrong are
+//! claimed as a new batch. Up to `--parallel` agents run at once; merges take turns,
+//! since they share this checkout.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+use redline_protocol::*;
+use serde::Serialize;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::changeset::{self, Changeset};
+use super::client::{Error, exit};
+use super::commands::{Ctx, save_images};
+use super::format::{SavedImages, terminal_safe};
+use super::next::{self, Found, Wait, wait};
+use super::rules::group_title;
+use super::writes::Writer;
+use super::{CLAIMED_BY_ENV, FENCE_ENV, GROUP_ID_ENV, RunArgs, WriteArgs};
+
+/// The exit status after Ctrl-C (128 + SIGINT), as shells report it.
+const INTERRUPTED: i32 = 130;
+/// How long `--loop` pauses after a look that started nothing (the look itself waited).
+const RELOOK_PAUSE: Duration = Duration::from_secs(1);
+
+/// Why an agent is started on a changeset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Reason {
+    /// The items were just claimed.
+    Claimed,
+    /// The filer answered a question on some of them.
+    Answered,
+    /// A person checked them on the stage and sent them back as still wrong.
+    SentBack,
+}
+
+/// The work file: what an agent is started on.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkFile<'a> {
+    pub reason: Reason,
+    pub group: &'a Group,
+    pub branch: &'a str,
+    pub worktree: &'a Path,
+    pub items: Vec<WorkItem<'a>>,
+}
+
+/// One item of a [`WorkFile`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkItem<'a> {
+    /// The short number (`3` for `#3`).
+    pub number: &'a str,
+    /// The changeId, which the commit's `Change-Id:` trailer names.
+    pub id: &'a str,
+    pub title: &'a str,
+    pub body: Option<&'a str>,
+    pub route: Option<&'a str>,
+    pub status: ChangeStatus,
+    /// The saved screenshot, then the thread's saved images.
+    pub screenshots: Vec<&'a str>,
+    /// This start is for an answer to a question on it.
+    pub answered: bool,
+    /// This start is for a still-wrong verdict on it.
+    pub sent_back: bool,
+}
+
+impl<'a> WorkItem<'a> {
+    /// `c` as an agent is given it: `flagged` says whether `reason` is about it.
+    pub fn new(c: &'a Change, saved: &'a SavedImages, reason: Reason, flagged: bool) -> WorkItem<'a> {
+        let screenshots =
+            saved.screenshot.iter().chain(saved.attachments.values()).map(String::as_str).collect();
+        WorkItem {
+            number: &c.short_id,
+            id: &c.change_id,
+            title: &c.title,
+            body: c.body.as_deref(),
+            route: c.route.as_deref(),
+            status: c.status,
+            screenshots,
+            answered: flagged && reason == Reason::Answered,
+            sent_back: flagged && reason == Reason::SentBack,
+        }
+    }
+}
+
+/// The claimable items in batches to claim as one group each: one per route (in the
+/// order the routes first appear; items with no route together), at most
+/// [`CLAIM_ALL_MAX`] items each.
+pub fn batches(changes: &[Change]) -> Vec<Vec<Change>> {
+    let mut out: Vec<Vec<Change>> = Vec::new();
+    for c in changes {
+        match out.iter_mut().find(|b| b[0].route == c.route && b.len() < CLAIM_ALL_MAX) {
+            Some(batch) => batch.push(c.clone()),
+            None => out.push(vec![c.clone()]),
+        }
+    }
+    out
+}
+
+/// What an agent's thread is told about an item it left not done.
+pub fn left_unmerged_note(claimed_by: &str, code: Option<i32>, branch: &str) -> String {
+    let how = match code {
+        Some(0) => "exited 0 without marking this item done".to_owned(),
+        Some(code) => format!("exited with code {code} before this item was done"),
+        None => "was stopped by a signal before this item was done".to_owned(),
+    };
+    format!("The agent {claimed_by} {how}; its changeset {branch} is left unmerged.")
+}
+
+/// A changeset and the work to start an agent on there.
+struct Job {
+    group: Group,
+    changeset: Changeset,
+    reason: Reason,
+    /// The items to give the agent, and which of them `reason` is about.
+    items: Vec<(Change, Vec<Message>, bool)>,
+}
+
+/// How an agent's changeset ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    Merged,
+    /// The agent exited 0 with every item not done waiting for its filer's answer.
+    Parked,
+    Unmerged,
+}
+
+/// What all runs share.
+struct Runner {
+    ctx: Ctx,
+    /// The checkout `run` was started in: changesets are made from its `HEAD` and
+    /// merged into its branch.
+    checkout: PathBuf,
+    exec: String,
+    claimed_by: String,
+    lease_minutes: Option<u32>,
+    /// Merges take turns: they share the checkout.
+    merging: Mutex<()>,
+    /// The groups an agent is working on now.
+    busy: StdMutex<HashSet<String>>,
+    /// The agents running now, by process id; each leads a process group of its own.
+    children: StdMutex<HashSet<u32>>,
+}
+
+/// Counts of how the agents ended.
+#[derive(Default)]
+struct Tally {
+    started: usize,
+    unmerged: usize,
+}
+
+impl Tally {
+    fn add(&mut self, ended: Result<Ending, tokio::task::JoinError>) {
+        if !matches!(ended, Ok(Ending::Merged | Ending::Parked)) {
+            self.unmerged += 1;
+        }
+    }
+}
+
+pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
+    let checkout = changeset::checkout_top(&changeset::current_dir()?)?;
+    let runner = Arc::new(Runner {
+        ctx,
+        checkout,
+        exec: a.exec.clone(),
+        claimed_by: a.claimed_by.clone(),
+        lease_minutes: a.lease_minutes,
+        merging: Mutex::new(()),
+        busy: StdMutex::new(HashSet::new()),
+        children: StdMutex::new(HashSet::new()),
+    });
+    let mut agents = JoinSet::new();
+    let finished = tokio::select! {
+        tally = dispatch(&runner, &mut agents, &a) => Some(tally),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    let Some(tally) = finished else {
+        let killed = runner.kill_agents();
+        agents.shutdown().await;
+        eprintln!("redline: stopped; {killed} agent(s) killed, their leases lapse");
+        return Ok(INTERRUPTED);
+    };
+    let tally = tally?;
+    Ok(match (tally.started, tally.unmerged) {
+        (0, _) => {
+            eprintln!("redline: no work");
+            exit::NOTHING
+        }
+        (_, 0) => exit::OK,
+        _ => exit::FAILED,
+    })
+}
+
+/// Starts agents on the work found, up to `--parallel` at once, until (with `--once`)
+/// a look finds nothing to start, then waits for them. A look that fails ends the
+/// looking, not the agents running.
+async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArgs) -> Result<Tally, Error> {
+    let slots = Arc::new(Semaphore::new(a.parallel as usize));
+    let interval = Duration::from_secs(a.interval.max(5));
+    let mut tally = Tally::default();
+    let mut failure = None;
+    loop {
+        while let Some(ended) = agents.try_join_next() {
+            tally.add(ended);
+        }
+        let free = slots.available_permits();
+        if free == 0 {
+            if let Some(ended) = agents.join_next().await {
+                tally.add(ended);
+            }
+            continue;
+        }
+        let jobs = match runner.find_work(free, a.once, interval).await {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                if !agents.is_empty() {
+                    eprintln!("redline: {e}; waiting for the {} running agent(s)", agents.len());
+                }
+                failure = Some(e);
+                break;
+            }
+        };
+        if jobs.is_empty() {
+            if a.once {
+                break;
+            }
+            // Nothing startable (answers only for groups an agent is on, or claims
+            // another agent won): look again once an agent ends, or after a pause.
+            tokio::select! {
+                Some(ended) = agents.join_next() => tally.add(ended),
+                () = tokio::time::sleep(RELOOK_PAUSE) => {}
+            }
+            continue;
+        }
+        for job in jobs {
+            let permit = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
+            runner.busy.lock().expect("not poisoned").insert(job.group.group_id.clone());
+            tally.started += 1;
+            agents.spawn(runner.clone().work(job, permit));
+        }
+    }
+    while let Some(ended) = agents.join_next().await {
+        tally.add(ended);
+    }
+    failure.map_or(Ok(tally), Err)
+}
+
+impl Runner {
+    /// Kills every running agent with all it started (its process group); how many.
+    fn kill_agents(&self) -> usize {
+        let children = self.children.lock().expect("not poisoned");
+        for &pid in children.iter() {
+            if let Ok(pid) = i32::try_from(pid) {
+                // SAFETY: kill(2) takes any pid; a negative one names a process group.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+        }
+        children.len()
+    }
+
+    fn is_busy(&self, group_id: &str) -> bool {
+        self.busy.lock().expect("not poisoned").contains(group_id)
+    }
+
+    /// A look for work (without claiming it): as `claimed_by`, also at its answers and
+    /// sent-back items.
+    fn looking(&self, claimed_by: Option<String>, once: bool, interval: Duration) -> Wait {
+        Wait {
+            claimed_by,
+            claim: false,
+            lease_minutes: self.lease_minutes,
+            stage_id: None,
+            deadline: None,
+            once,
+            interval,
+        }
+    }
+
+    /// Looks for work (waiting for some unless `once`) and prepares up to `free` jobs.
+    async fn find_work(&self, free: usize, once: bool, interval: Duration) -> Result<Vec<Job>, Error> {
+        match wait(&self.ctx, &self.looking(Some(self.claimed_by.clone()), once, interval)).await? {
+            Found::Answers(answers, groups) => {
+                let jobs = self.answered_jobs(answers, groups, free).await;
+                if !jobs.is_empty() {
+                    return Ok(jobs);
+                }
+                // Every answer is for a group an agent is on (it reads them itself):
+                // look for new items only, for at most the interval, then at answers again.
+                let mut w = self.looking(None, once, interval);
+                w.deadline = (!once).then(|| Instant::now() + interval);
+                match wait(&self.ctx, &w).await? {
+                    Found::Claimable(list) => self.claim_batches(&list.changes, Reason::Claimed, free).await,
+                    _ => Ok(Vec::new()),
+                }
+            }
+            Found::SentBack(items, _) => {
+                let changes: Vec<Change> = items.into_iter().map(|(c, _)| c).collect();
+                self.claim_batches(&changes, Reason::SentBack, 1).await
+            }
+            Found::Claimable(list) => self.claim_batches(&list.changes, Reason::Claimed, free).await,
+            Found::Claimed(_) | Found::Nothing { .. } => Ok(Vec::new()),
+        }
+    }
+
+    /// Claims each batch (see [`batches`]) as a group of its own, up to `free` of them,
+    /// and makes its changeset. A batch another agent took first is skipped; one whose
+    /// changeset cannot be made is said and left to its lease.
+    async fn claim_batches(
+        &self,
+        changes: &[Change],
+        reason: Reason,
+        free: usize,
+    ) -> Result<Vec<Job>, Error> {
+        let mut jobs = Vec::new();
+        let all = if reason == Reason::SentBack { vec![changes.to_vec()] } else { batches(changes) };
+        for batch in all.into_iter().take(free) {
+            let input = ClaimChangesInput {
+                project_id: self.ctx.project_id.clone(),
+                group_id: None,
+                change_ids: Some(batch.iter().map(|c| c.change_id.clone()).collect()),
+                title: Some(group_title(&batch)),
+                claimed_by: self.claimed_by.clone(),
+                lease_minutes: self.lease_minutes,
+            };
+            let out = match self.ctx.api.call::<ClaimChanges>(input).await {
+                Ok(out) => out,
+                Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => continue,
+                Err(e) => return Err(e),
+            };
+            match self.claimed_job(out, reason).await {
+                Ok(job) => jobs.push(job),
+                Err((group_id, e)) => self.say("failed", &group_id, || format!("group {group_id}: {e}")),
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// The job for a claim just made: its changeset and every item.
+    async fn claimed_job(&self, out: ClaimChangesOutput, reason: Reason) -> Result<Job, (String, Error)> {
+        let group_id = out.group.group_id.clone();
+        let failed = |e| (group_id.clone(), e);
+        let cs = changeset::create(&self.checkout, &out.group).map_err(failed)?;
+        let numbers: Vec<String> = out.changes.iter().map(|c| format!("#{}", c.short_id)).collect();
+        self.say("claimed", &group_id, || {
+            format!(
+                "claimed {} as \"{}\" (group {group_id}) in {} at {}",
+                numbers.join(", "),
+                terminal_safe(&out.group.title),
+                cs.branch,
+                cs.worktree.as_deref().unwrap_or(Path::new("?")).display()
+            )
+        });
+        let items = self.read_items(&out.changes, |_| true).await.map_err(failed)?;
+        Ok(Job { group: out.group, changeset: cs, reason, items })
+    }
+
+    /// A job per group with answers that no agent is on now, up to `free` (see
+    /// [`Runner::answered_job`]); a group whose job cannot be made is said and skipped.
+    async fn answered_jobs(
+        &self,
+        answers: Vec<(Change, Vec<Message>)>,
+        groups: Vec<Group>,
+        free: usize,
+    ) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for group in groups {
+            if jobs.len() == free || self.is_busy(&group.group_id) {
+                continue;
+            }
+            let answered: Vec<&str> = answers
+                .iter()
+                .filter(|(c, _)| c.group_id.as_ref() == Some(&group.group_id))
+                .map(|(c, _)| c.change_id.as_str())
+                .collect();
+            if answered.is_empty() {
+                continue;
+            }
+            match self.answered_job(&group.group_id, &answered).await {
+                Ok(job) => {
+                    // The fresh agent is handed these answers: they are shown.
+                    let handed: Vec<(Change, Vec<Message>)> = answers
+                        .iter()
+                        .filter(|(c, _)| c.group_id.as_ref() == Some(&group.group_id))
+                        .cloned()
+                        .collect();
+                    next::acknowledge_items(&self.ctx, &self.claimed_by, &handed).await;
+                    jobs.push(job)
+                }
+                Err(e) => self.say("failed", &group.group_id, || format!("group {}: {e}", group.group_id)),
+            }
+        }
+        jobs
+    }
+
+    /// The job for answers in a group: its lease renewed, its items not done (the
+    /// `answered` ones flagged), in its changeset (made again from `HEAD` when it has
+    /// none).
+    async fn answered_job(&self, group_id: &str, answered: &[&str]) -> Result<Job, Error> {
+        let renewed = self.renew(group_id).await?;
+        let cs = changeset::create(&self.checkout, &renewed.group)?;
+        let (listed, _) = changeset::group_items(&self.ctx, group_id).await?;
+        let left: Vec<Change> = changeset::unfinished(&listed).into_iter().cloned().collect();
+        let items = self.read_items(&left, |id| answered.contains(&id)).await?;
+        Ok(Job { group: renewed.group, changeset: cs, reason: Reason::Answered, items })
+    }
+
+    /// Each item with its thread, and whether `flagged` says the job is about it.
+    async fn read_items(
+        &self,
+        changes: &[Change],
+        flagged: impl Fn(&str) -> bool,
+    ) -> Result<Vec<(Change, Vec<Message>, bool)>, Error> {
+        let mut items = Vec::new();
+        for c in changes {
+            let (change, thread) = self.read(&c.change_id).await?;
+            let about = flagged(&change.change_id);
+            items.push((change, thread, about));
+        }
+        Ok(items)
+    }
+
+    /// An item and its thread.
+    async fn read(&self, change_id: &str) -> Result<(Change, Vec<Message>), Error> {
+        let input = GetChangeInput {
+            change_id: change_id.to_owned(),
+            project_id: Some(self.ctx.project_id.clone()),
+            claimed_by: None,
+        };
+        let got = self.ctx.api.call::<GetChange>(input).await?;
+        Ok((got.change, got.thread))
+    }
+
+    /// Renews a group's lease (its fence stays).
+    async fn renew(&self, group_id: &str) -> Result<ClaimChangesOutput, Error> {
+        let input = ClaimChangesInput {
+            project_id: self.ctx.project_id.clone(),
+            group_id: Some(group_id.to_owned()),
+            change_ids: None,
+            title: None,
+            claimed_by: self.claimed_by.clone(),
+            lease_minutes: self.lease_minutes,
+        };
+        self.ctx.api.call::<ClaimChanges>(input).await
+    }
+
+    /// Runs an agent on `job`, then merges its changeset or leaves it unmerged.
+    async fn work(self: Arc<Self>, job: Job, _slot: OwnedSemaphorePermit) -> Ending {
+        let group_id = job.group.group_id.clone();
+        let ending = match self.agent(&job).await {
+            Ok(code) => self.finish(&job, code).await,
+            Err(e) => {
+                self.say("failed", &group_id, || format!("group {group_id}: {e}"));
+                Ending::Unmerged
+            }
+        };
+        self.busy.lock().expect("not poisoned").remove(&group_id);
+        ending
+    }
+
+    /// Runs CMD in the job's worktree until it exits (renewing the lease meanwhile);
+    /// its exit code (`None`: killed by a signal).
+    async fn agent(&self, job: &Job) -> Result<Option<i32>, Error> {
+        let g = &job.group;
+        let worktree = job.changeset.worktree.clone().ok_or_else(|| {
+            Error::local(format!(
+                "the worktree of {} is gone: merge or remove the branch",
+                job.changeset.branch
+            ))
+        })?;
+        let mut saved = Vec::new();
+        for (c, thread, _) in &job.items {
+            saved.push(save_images(&self.ctx, c, thread).await);
+        }
+        let work = WorkFile {
+            reason: job.reason,
+            group: g,
+            branch: &job.changeset.branch,
+            worktree: &worktree,
+            items: job
+                .items
+                .iter()
+                .zip(&saved)
+                .map(|((c, _, flagged), s)| WorkItem::new(c, s, job.reason, *flagged))
+                .collect(),
+        };
+        let json = serde_json::to_vec_pretty(&work).expect("work files serialise");
+        let file = write_work_file(&json)?;
+        let ids: Vec<&str> = job.items.iter().map(|(c, _, _)| c.change_id.as_str()).collect();
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&self.exec)
+            .current_dir(&worktree)
+            .env(GROUP_ID_ENV, &g.group_id)
+            .env(FENCE_ENV, g.fence.to_string())
+            .env(CLAIMED_BY_ENV, &self.claimed_by)
+            .env("REDLINE_CHANGE_IDS", ids.join(","))
+            .env("REDLINE_WORKTREE", &worktree)
+            .env("REDLINE_WORK_FILE", file.path())
+            .env("REDLINE_API_URL", &self.ctx.api_url)
+            .env("REDLINE_TOKEN", self.ctx.api.token())
+            .env("REDLINE_PROJECT", &self.ctx.project_id)
+            .stdin(Stdio::piped())
+            // A group of its own, so stopping `run` stops whatever the agent started.
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| Error::local(format!("starting sh -c {:?}: {e}", self.exec)))?;
+        let pid = child.id().unwrap_or(0);
+        self.children.lock().expect("not poisoned").insert(pid);
+        if let Some(mut stdin) = child.stdin.take() {
+            // In a task of its own: an agent that never reads its input must not block us.
+            tokio::spawn(async move {
+                let _ = stdin.write_all(&json).await;
+            });
+        }
+        self.say("started", &g.group_id, || {
+            format!("started the agent on {} (pid {pid}) in {}", job.changeset.branch, worktree.display())
+        });
+        let lease = Duration::from_secs(u64::from(self.lease_minutes.unwrap_or(DEFAULT_LEASE_MINUTES)) * 60);
+        let mut renewals = tokio::time::interval_at(Instant::now() + lease / 2, lease / 2);
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                _ = renewals.tick() => {
+                    if let Err(e) = self.renew(&g.group_id).await {
+                        eprintln!("redline: could not renew the lease of group {}: {e}", g.group_id);
+                    }
+                }
+            }
+        };
+        self.children.lock().expect("not poisoned").remove(&pid);
+        let code = status.map_err(|e| Error::local(format!("waiting for the agent: {e}")))?.code();
+        self.say("exited", &g.group_id, || {
+            let how = code.map_or_else(|| "by a signal".to_owned(), |c| format!("with code {c}"));
+            format!("the agent on {} exited {how}", job.changeset.branch)
+        });
+        Ok(code)
+    }
+
+    /// After the agent: merges the changeset when it exited 0 with every item done,
+    /// else leaves it and says so on each item not done.
+    async fn finish(&self, job: &Job, code: Option<i32>) -> Ending {
+        let cs = &job.changeset;
+        let (items, group) = match changeset::group_items(&self.ctx, &cs.group_id).await {
+            Ok(found) => found,
+            Err(e) => {
+                self.say("unmerged", &cs.group_id, || format!("left {} unmerged: {e}", cs.branch));
+                return Ending::Unmerged;
+            }
+        };
+        let group = group.unwrap_or_else(|| job.group.clone());
+        let left = changeset::unfinished(&items);
+        if code == Some(0) && left.is_empty() {
+            let _turn = self.merging.lock().await;
+            match changeset::merge(&self.checkout, cs, &group, &items) {
+                Ok(merged) => {
+                    self.say("merged", &cs.group_id, || changeset::merged_text(&merged));
+                    return Ending::Merged;
+                }
+                Err(e) => {
+                    self.say("unmerged", &cs.group_id, || format!("left {} unmerged: {e}", cs.branch));
+                    return Ending::Unmerged;
+                }
+            }
+        }
+        let asked = |c: &&Change| c.status == ChangeStatus::NeedsAnswer;
+        if code == Some(0) && left.iter().all(asked) {
+            self.say("parked", &cs.group_id, || {
+                let numbers: Vec<String> = left.iter().map(|c| format!("#{}", c.short_id)).collect();
+                format!("parked {} until the filer answers {}", cs.branch, numbers.join(", "))
+            });
+            return Ending::Parked;
+        }
+        let note = left_unmerged_note(&self.claimed_by, code, &cs.branch);
+        let lease = WriteArgs {
+            author: Some(self.claimed_by.clone()),
+            group_id: Some(group.group_id.clone()),
+            fence: Some(group.fence),
+        };
+        let mut told = Vec::new();
+        // An item waiting for its filer's answer is parked, not left: its thread
+        // already ends with the question, and the answer starts an agent again.
+        for c in left.iter().filter(|c| !asked(c)) {
+            match Writer::new(&self.ctx, &c.change_id, &lease).reply(note.clone(), None).await {
+                Ok(_) => told.push(format!("#{}", c.short_id)),
+                Err(e) => eprintln!("redline: could not reply on #{}: {e}", c.short_id),
+            }
+        }
+        self.say("unmerged", &cs.group_id, || {
+            let replied =
+                if told.is_empty() { String::new() } else { format!("; replied on {}", told.join(", ")) };
+            format!("left {} unmerged (group {}){replied}", cs.branch, cs.group_id)
+        });
+        Ending::Unmerged
+    }
+
+    /// Prints an event: a line, or with `--json` a JSON line `{event, groupId, text}`.
+    fn say(&self, event: &str, group_id: &str, text: impl FnOnce() -> String) {
+        let text = text();
+        let json = serde_json::json!({ "event": event, "groupId": group_id, "text": text });
+        self.ctx.print(&json, || text.clone());
+    }
+}
+
+/// Writes the work file, readable by the user only, in a temporary file removed when
+/// the returned handle is dropped.
+fn write_work_file(json: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
+    let io = |e: std::io::Error| Error::local(format!("writing the work file: {e}"));
+    let mut file = tempfile::Builder::new().prefix("redline-work-").suffix(".json").tempfile().map_err(io)?;
+    std::io::Write::write_all(&mut file, json).map_err(io)?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::tests::{NOW, change, group};
+
+    #[test]
+    fn one_batch_per_route() {
+        let mut items: Vec<Change> = (1..=5).map(change).collect();
+        for (c, route) in items.iter_mut().zip([Some("/a"), Some("/b"), Some("/a"), None, Some("/b")]) {
+            c.route = route.map(str::to_owned);
+        }
+        let made = batches(&items);
+        let numbers: Vec<Vec<&str>> =
+            made.iter().map(|b| b.iter().map(|c| c.short_id.as_str()).collect()).collect();
+        assert_eq!(numbers, [vec!["1", "3"], vec!["2", "5"], vec!["4"]]);
+        let many: Vec<Change> = (1..=51).map(change).collect();
+        let sizes: Vec<usize> = batches(&many).iter().map(Vec::len).collect();
+        assert_eq!(sizes, [CLAIM_ALL_MAX, 1]);
+    }
+
+    #[test]
+    fn the_work_file_names_each_item_and_its_images() {
+        let g = group("g-1", "agent-a", NOW);
+        let mut c = change(3);
+        c.body = Some("Use VAT".into());
+        c.route = Some("/orders".into());
+        let saved = SavedImages {
+            screenshot: Some("/cache/3-shot.png".into()),
+            attachments: [("k1".to_owned(), "/cache/3-k1.png".to_owned())].into(),
+        };
+        let work = WorkFile {
+            reason: Reason::Answered,
+            group: &g,
+            branch: "changeset/changes-on-orders",
+            worktree: Path::new("/src/shop-changesets/changes-on-orders"),
+            items: vec![WorkItem::new(&c, &saved, Reason::Answered, true)],
+        };
+        let json = serde_json::to_value(&work).unwrap();
+        assert_eq!(json["reason"], "answered");
+        assert_eq!(json["group"]["groupId"], "g-1");
+        assert_eq!(json["worktree"], "/src/shop-changesets/changes-on-orders");
+        assert_eq!(
+            json["items"][0],
+            serde_json::json!({
+                "number": "3", "id": c.change_id, "title": "Item 3", "body": "Use VAT",
+                "route": "/orders", "status": "open",
+                "screenshots": ["/cache/3-shot.png", "/cache/3-k1.png"],
+                "answered": true, "sentBack": false,
+            })
+        );
+    }
+
+    #[test]
+    fn an_item_left_not_done_is_told_why() {
+        assert_eq!(
+            left_unmerged_note("agent-a", Some(1), "changeset/x"),
+            "The agent agent-a exited with code 1 before this item was done; its changeset changeset/x is left unmerged."
+        );
+        assert!(left_unmerged_note("a", Some(0), "b").contains("exited 0 without marking this item done"));
+        assert!(left_unmerged_note("a", None, "b").contains("stopped by a signal"));
+    }
+}
