@@ -3,7 +3,7 @@
 //! by the MCP server (`redline mcp`). It depends on the protocol crate only, never on the
 //! server.
 //!
-//! The commands mirror `pikku fabric changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
+//! The commands mirror Fabric's `pikku changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
 //! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
 
 pub mod changeset;

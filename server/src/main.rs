@@ -22,12 +22,12 @@ use serde::Serialize;
     name = "redline",
     version,
     about = "Redline: the changes server, its admin commands, and the agent CLI",
-    after_help = "An agent works the queue with (the forms of `pikku fabric changes`; an item may also be\n\
+    after_help = "An agent works the queue with (Fabric's `changes` forms; an item may also be\n\
                   given as the first argument, `redline show 2`):\n  \
                   redline login --api-url URL\n  \
                   redline wait --claim --claimed-by NAME             (waits for work and claims it)\n  \
                   redline show --change-id N\n  \
-                  redline ask --change-id N --question Q --option A --option B --author-name NAME\n  \
+                  redline ask --change-id N --question Q --option A --option B --option-image A=a.png\n  \
                   redline shot --change-id N --label A --kind option --image a.png\n  \
                   redline reply --change-id N -m TEXT [--image F --image-label L]\n  \
                   redline done --change-id N --note TEXT             (records the commit naming #N)\n  \

@@ -119,14 +119,14 @@ async fn every_command_of_the_skill_runs_against_a_real_server() {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = match (sub.as_str(), argv.contains(&"--claim")) {
             ("login", _) => login_with_code(&s, &agent, &argv, "agent-1").await,
-            ("next", true) => {
+            ("wait", true) => {
                 let first = file_item(&s, "Header too dark").await;
                 file_item(&s, "Footer overlaps").await;
                 release(&s, &s.ann).await;
                 item = first;
                 agent.run_in(repo.path(), &argv).await
             }
-            ("next", false) => answered(&s, &agent, repo.path(), &argv, &item).await,
+            ("wait", false) => answered(&s, &agent, repo.path(), &argv, &item).await,
             ("done", _) => {
                 // The fix is committed as the skill says: one commit naming the item.
                 commit(repo.path(), &format!("fix(header): #{item} lighten it\n\nChange: #{item}"));
@@ -137,7 +137,7 @@ async fn every_command_of_the_skill_runs_against_a_real_server() {
         assert_eq!(out.code, 0, "`redline {}` failed: {out:?}", argv.join(" "));
         ran.push(sub);
     }
-    for sub in ["login", "next", "show", "ask", "shot", "reply", "done", "claim", "list"] {
+    for sub in ["login", "wait", "show", "ask", "shot", "reply", "done", "claim", "list"] {
         assert!(ran.iter().any(|r| r == sub), "the skill never runs `redline {sub}`: {ran:?}");
     }
     let got = s.ok(&s.agent, "getChange", json!({"changeId": item, "projectId": s.project_id})).await;
@@ -154,7 +154,7 @@ async fn claimed_group(s: &TestServer) -> String {
     listed["groups"][0]["groupId"].as_str().expect("a claimed group").to_owned()
 }
 
-/// `redline next --claimed-by NAME`: waits, and the person answers the open question
+/// `redline wait --claimed-by NAME`: waits, and the person answers the open question
 /// with its first choice; the wait ends with the answer.
 async fn answered(s: &TestServer, agent: &Agent, cwd: &Path, argv: &[&str], item: &str) -> Out {
     let mut command = agent.command(argv);

@@ -277,6 +277,30 @@ describe("the side panel", () => {
     await savePanelScreenshots(panel, "panel-queue");
   });
 
+  test("the presence line and each claimed item say which agent is waiting, working or away", async () => {
+    await panel.bringToFront();
+    // An agent's wait names it on the event stream, as `redline wait --claimed-by agent-2` does.
+    const waitStream = new AbortController();
+    const stream = await fetch(`${server.url}/events/changes:${server.projectId}?claimedBy=agent-2`, {
+      headers: { authorization: `Bearer ${server.token}`, accept: "text/event-stream" },
+      signal: waitStream.signal,
+    });
+    assert.equal(stream.status, 200);
+    const change = await file("Badge is the wrong blue");
+    const presence = panel.getByTestId("presence-line");
+    await presence.getByText("agent-2 waiting").waitFor({ timeout: 15_000 });
+    await redline(["claim", "--change-ids", change.shortId, "--claimed-by", "agent-2"]);
+    const claimed = panel.getByTestId("section-working").getByTestId("queue-row").filter({ hasText: "Badge is the wrong blue" });
+    await claimed.getByText("claimed by agent-2, waiting").waitFor();
+    await savePanelScreenshots(panel, "panel-presence");
+    await assertAccessible(panel);
+
+    // The wait ends: the agent is working (it wrote a moment ago), no longer waiting.
+    waitStream.abort();
+    await presence.getByText(/agent-2 working \(seen just now\)/).waitFor({ timeout: 15_000 });
+    await claimed.getByText("claimed by agent-2, working").waitFor();
+  });
+
   test("Dismiss and Reopen ask first; dismissed items show only when asked for", async () => {
     await panel.bringToFront();
     const change = await file("Not a real problem");
