@@ -17,7 +17,7 @@ use super::rules::{default_stage, parse_item, pick_stage};
 use super::writes::{Image, Writer, check_options};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, mcp, next, skill,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, doctor, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -41,6 +41,7 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::File(a) => file(a, json).await,
         AgentCommand::Skill(a) => skill(a, json),
         AgentCommand::Mcp(a) => mcp::serve(a).await,
+        AgentCommand::Doctor(a) => doctor::run(a, json).await,
     }
 }
 

@@ -32,6 +32,7 @@ use serde::Serialize;
                   redline reply --change-id N -m TEXT [--image F --image-label L]\n  \
                   redline done --change-id N --note TEXT             (records the checkout's commit)\n\
                   `redline skill` prints the whole loop for an agent; `redline mcp` serves it over MCP.\n\
+                  `redline doctor` checks that an agent can work here and says how to fix what is missing.\n\
                   Agent commands exit 0 with work printed, 2 when there was nothing (timeout, --once),\n\
                   3 when the session is refused (sign in again), 1 otherwise."
 )]
