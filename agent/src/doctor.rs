@@ -160,14 +160,7 @@ async fn sign_in_check(creds: &Credentials, args: &ApiArgs, api_url: &str) -> (C
     if std::env::var("REDLINE_TOKEN").is_ok_and(|t| !t.trim().is_empty()) {
         login += " (and unset REDLINE_TOKEN, which is used instead of the stored token)";
     }
-    let session = match token_for(creds, api_url) {
-        Ok(token) => match Api::new(api_url.to_owned(), token) {
-            Ok(api) => api.call::<GetSession>(GetSessionInput {}).await.map(|session| (api, session)),
-            Err(e) => Err(e),
-        },
-        Err(e) => Err(e),
-    };
-    let (api, session) = match session {
+    let (api, session) = match session_of(creds, api_url).await {
         Ok(signed_in) => signed_in,
         Err(e) => return (Check::fail(SIGN_IN, e.to_string(), login), None),
     };
@@ -175,6 +168,13 @@ async fn sign_in_check(creds: &Credentials, args: &ApiArgs, api_url: &str) -> (C
         Ok(project_id) => (session_check(&session, &project_id, api_url), Some((api, project_id))),
         Err(e) => (Check::fail(SIGN_IN, e, "pass --project NAME (or set REDLINE_PROJECT)"), None),
     }
+}
+
+/// The session of the token for `api_url`, and the client that has it.
+async fn session_of(creds: &Credentials, api_url: &str) -> Result<(Api, Session), Error> {
+    let api = Api::new(api_url.to_owned(), token_for(creds, api_url)?)?;
+    let session = api.call::<GetSession>(GetSessionInput {}).await?;
+    Ok((api, session))
 }
 
 /// Who the session is, and whether it may claim (`changes:project:write`).
@@ -189,9 +189,10 @@ fn session_check(session: &Session, project_id: &str, api_url: &str) -> Check {
         SIGN_IN,
         format!("{detail}: no {SCOPE_WRITE}, so an agent cannot claim"),
         format!(
-            "use a token with write scope. On the server: `redline token create --project {project} \
-             --scope {SCOPE_READ},{SCOPE_WRITE} --name NAME`,\nthen `redline login --api-url {api_url} --token -`; \
-             or sign in with `redline login --api-url {api_url}` and approve with {SCOPE_WRITE}"
+            "a token with write scope, made on the server:\n  \
+             redline token create --project {project} --scope {SCOPE_READ},{SCOPE_WRITE} --name NAME\n\
+             then here: redline login --api-url {api_url} --token -\n\
+             (or sign in with a code, `redline login --api-url {api_url}`, approved with {SCOPE_WRITE})"
         ),
     )
 }
