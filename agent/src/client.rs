@@ -9,6 +9,9 @@ use redline_protocol::{Envelope, ErrorBody, Rpc, codes, events_path, is_transien
 
 /// How long one RPC may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long `/healthz` may take: the server answers within 2 s, even when its store
+/// does not.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The exit codes: 0 work printed, 2 timeout / `--once` found nothing, 3 the session was
 /// refused (sign in again), 1 anything else.
@@ -177,6 +180,22 @@ impl Api {
         let bytes = res.bytes().await.map_err(|e| network(url, e))?;
         if status == 200 { Ok(bytes.to_vec()) } else { Err(api_error(status, &bytes)) }
     }
+}
+
+/// `GET {base}/healthz`: whether the server, and the store behind it, answer.
+pub async fn health(base: &str) -> Result<(), Error> {
+    let res = http_client()?
+        .get(format!("{base}/healthz"))
+        .timeout(HEALTH_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| network(base, e))?;
+    let status = res.status().as_u16();
+    if status == 200 {
+        return Ok(());
+    }
+    let bytes = res.bytes().await.map_err(|e| network(base, e))?;
+    Err(api_error(status, &bytes))
 }
 
 /// A client without a token, for the sign-in calls.

@@ -11,14 +11,14 @@ use serde::Serialize;
 
 use super::changeset::Changeset;
 use super::client::{Api, Error, call_anonymous, exit};
-use super::config::{ConfigStore, SavedClaim, parse_api_url};
+use super::config::{ConfigStore, Credentials, SavedClaim, parse_api_url};
 use super::format::{self, LocalTime, SavedImages};
 use super::images::{self, ImageCache};
 use super::rules::{default_stage, parse_item, pick_stage};
 use super::writes::{Image, Writer, check_options};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, changeset, mcp, next, skill,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, changeset, doctor, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -50,6 +50,7 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         }
         AgentCommand::Skill(a) => skill(a, json),
         AgentCommand::Mcp(a) => mcp::serve(a).await,
+        AgentCommand::Doctor(a) => doctor::run(a, json).await,
     }
 }
 
@@ -149,29 +150,39 @@ impl Ctx {
     }
 }
 
-/// The API URL (`--api-url`, `REDLINE_API_URL`, then the last login) and the token
-/// (`REDLINE_TOKEN`, then the one stored for that URL).
+/// The API URL and the token (see [`api_url_of`] and [`token_for`]).
 fn resolve(config: &ConfigStore, args: &ApiArgs) -> Result<(String, String), Error> {
     let creds = config.credentials().map_err(Error::Local)?;
+    let api_url = api_url_of(&creds, args)?;
+    let token = token_for(&creds, &api_url)?;
+    Ok((api_url, token))
+}
+
+/// The API URL: `--api-url`, `REDLINE_API_URL`, then the last login.
+pub(crate) fn api_url_of(creds: &Credentials, args: &ApiArgs) -> Result<String, Error> {
     let raw = args.api_url.clone().or_else(|| creds.last_api_url.clone()).ok_or_else(|| {
         Error::SignedOut(
             "no API URL: pass --api-url, set REDLINE_API_URL, or sign in with `redline login --api-url URL`"
                 .to_owned(),
         )
     })?;
-    let api_url = parse_api_url(&raw).map_err(Error::Local)?;
+    parse_api_url(&raw).map_err(Error::Local)
+}
+
+/// The token for `api_url`: `REDLINE_TOKEN`, then the one stored for that URL.
+pub(crate) fn token_for(creds: &Credentials, api_url: &str) -> Result<String, Error> {
     if let Some(token) = std::env::var("REDLINE_TOKEN").ok().filter(|t| !t.trim().is_empty()) {
-        return Ok((api_url, token.trim().to_owned()));
+        return Ok(token.trim().to_owned());
     }
-    match creds.servers.get(&api_url) {
-        Some(login) => Ok((api_url, login.token.clone())),
+    match creds.servers.get(api_url) {
+        Some(login) => Ok(login.token.clone()),
         None => Err(Error::SignedOut(format!(
             "not signed in to {api_url}: run `redline login --api-url {api_url}` or set REDLINE_TOKEN"
         ))),
     }
 }
 
-fn choose_project(session: &Session, wanted: Option<&str>) -> Result<String, String> {
+pub(crate) fn choose_project(session: &Session, wanted: Option<&str>) -> Result<String, String> {
     match (wanted, session.projects.as_slice()) {
         (Some(w), projects) => projects
             .iter()

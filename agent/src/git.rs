@@ -1,7 +1,8 @@
 //! The git checkout the CLI runs in: `done` records its branch and commit (found by
 //! its trailer), `stage deploy` asks it whether a commit is contained in a deployed one,
-//! and changesets are branches in worktrees of their own, merged back with `--no-ff`.
-//! Thin adapters over the `git` command; what they print is read by `changeset.rs`.
+//! changesets are branches in worktrees of their own, merged back with `--no-ff`, and
+//! `doctor` asks whether it has a remote. Thin adapters over the `git` command; what
+//! they print is read by `changeset.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -131,4 +132,83 @@ pub fn merge_no_ff(dir: &Path, branch: &str, message: &str) -> Result<(), String
         let _ = checked(dir, &["merge", "--abort"]);
     }
     merged.map(drop)
+}
+
+/// A remote of a checkout, and the URL it fetches from as configured (which may hold
+/// credentials: see [`without_userinfo`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remote {
+    pub name: String,
+    pub url: String,
+}
+
+/// The remotes of the checkout at `dir`; none outside a checkout.
+pub fn remotes(dir: &Path) -> Vec<Remote> {
+    match git(dir, &["remote", "-v"]) {
+        Some((true, listed)) => parse_remotes(&listed),
+        _ => Vec::new(),
+    }
+}
+
+/// The `(fetch)` lines of `git remote -v`: `NAME<TAB>URL (fetch)`.
+fn parse_remotes(listed: &str) -> Vec<Remote> {
+    listed
+        .lines()
+        .filter_map(|line| {
+            let (name, rest) = line.split_once('\t')?;
+            let url = rest.strip_suffix(" (fetch)")?;
+            Some(Remote { name: name.to_owned(), url: url.to_owned() })
+        })
+        .collect()
+}
+
+/// A remote URL without the user name and password it may carry, in the URL form
+/// (`https://user:secret@host/path`) and the scp-like one (`user@host:path`): whatever
+/// comes before the last `@` of the part ahead of the first `/` after the scheme. A
+/// local path keeps its `@`s, as a `/` comes first.
+pub fn without_userinfo(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (&url[..scheme.len() + 3], rest),
+        None => ("", url),
+    };
+    let head = rest.split('/').next().unwrap_or_default();
+    match head.rfind('@') {
+        Some(at) => format!("{scheme}{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_fetch_urls_of_remotes() {
+        let listed = "origin\thttps://example.com/a.git (fetch)\norigin\thttps://example.com/a.git (push)\n\
+                      up\tgit@example.com:team/a.git (fetch)\nup\tgit@example.com:team/a.git (push)";
+        assert_eq!(
+            parse_remotes(listed),
+            [
+                Remote { name: "origin".into(), url: "https://example.com/a.git".into() },
+                Remote { name: "up".into(), url: "git@example.com:team/a.git".into() },
+            ]
+        );
+        assert_eq!(parse_remotes(""), []);
+    }
+
+    #[test]
+    fn remote_urls_lose_their_credentials() {
+        for (url, shown) in [
+            ("https://user:secret@example.com/team/app.git", "https://example.com/team/app.git"),
+            ("https://tok@en:p@ss@example.com:8443/a", "https://example.com:8443/a"),
+            ("ssh://git@example.com/team/app.git", "ssh://example.com/team/app.git"),
+            ("git@github.com:team/app.git", "github.com:team/app.git"),
+            ("https://example.com/team/app.git", "https://example.com/team/app.git"),
+            ("https://example.com/a@b/app.git", "https://example.com/a@b/app.git"),
+            ("/srv/git/a@b.git", "/srv/git/a@b.git"),
+            ("../a@b.git", "../a@b.git"),
+        ] {
+            assert_eq!(without_userinfo(url), shown, "{url}");
+        }
+    }
 }

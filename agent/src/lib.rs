@@ -1,7 +1,7 @@
 //! The agent side of Redline: the client a coding agent works the queue with, used by
 //! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run`) and
-//! by the MCP server (`redline mcp`). It depends on the protocol crate only, never on the
-//! server.
+//! by the MCP server (`redline mcp`); `redline doctor` checks an agent's set-up. It
+//! depends on the protocol crate only, never on the server.
 //!
 //! The commands mirror Fabric's `pikku changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
 //! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
@@ -10,6 +10,7 @@ pub mod changeset;
 pub mod client;
 mod commands;
 pub mod config;
+mod doctor;
 pub mod format;
 pub mod git;
 pub mod images;
@@ -179,6 +180,17 @@ pub enum AgentCommand {
     /// REDLINE_TOKEN, or the stored login) and records the commit of the git checkout it
     /// runs in when an item is marked done.
     Mcp(McpArgs),
+    /// Check that an agent can work here, and say how to fix what it cannot.
+    ///
+    /// Checks, in order: the server answers (GET /healthz); the token is accepted and
+    /// may claim (changes:project:write); the project's event stream opens; this folder
+    /// is in a git checkout with a remote (`done` records commits the team must find);
+    /// the skill is installed and current; an MCP client (Claude Code, Cursor, Codex)
+    /// starts `redline mcp`. Prints a line per check (`ok` or `FAIL`), each failure
+    /// followed by its fix; never prints the token.
+    ///
+    /// Exit status: 0 when every check passes, 1 otherwise.
+    Doctor(DoctorArgs),
 }
 
 #[derive(Args, Debug)]
@@ -456,6 +468,12 @@ pub struct ListArgs {
 
 #[derive(Args, Debug)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
     #[command(flatten)]
     pub api: ApiArgs,
 }

@@ -33,6 +33,7 @@ use serde::Serialize;
                   redline done --change-id N --note TEXT             (records the commit naming #N)\n  \
                   redline run --exec CMD --once --claimed-by NAME    (a fresh agent per changeset, then merges)\n\
                   `redline skill` prints the whole loop for an agent; `redline mcp` serves it over MCP.\n\
+                  `redline doctor` checks that an agent can work here and says how to fix what is missing.\n\
                   Agent commands exit 0 with work printed, 2 when there was nothing (timeout, --once),\n\
                   3 when the session is refused (sign in again), 1 otherwise."
 )]
