@@ -227,7 +227,7 @@ pub struct AcknowledgeChangeMessagesInput {
     #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
     #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub claimed_by: String,
-    /// Messages of this item's thread (ids of messages of other items are refused).
+    /// Messages of this item's thread (a message of another item: 404).
     #[serde(
         deserialize_with = "crate::bounded::vec_of_strings::<_, { crate::ACKNOWLEDGE_MAX }, { crate::ID_MAX_CHARS }>"
     )]
@@ -342,10 +342,10 @@ pub struct AskChangeQuestionInput {
     #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX), inner(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK))))]
     pub option: Option<Vec<String>>,
     /// **(ours)** Images of the options, each naming its option by `label` (equal to one
-    /// of `option`, trimmed, ignoring case): each is stored with the question and
-    /// becomes an attachment of kind `option` of the question message itself, so the
-    /// question arrives with its images in one write. At most one per option; together
-    /// at most `IMAGE_MAX_BYTES` (413 beyond).
+    /// of `option`, trimmed, ignoring case; a label naming none is a choice of its own):
+    /// each is stored with the question and becomes an attachment of kind `option` of
+    /// the question message itself, so the question arrives with its images in one
+    /// write. Together at most `IMAGE_MAX_BYTES` (413 beyond).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

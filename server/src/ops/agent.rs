@@ -141,10 +141,7 @@ impl Op for AcknowledgeChangeMessages {
         );
         let found = of_item.fetch(w.conn()).await?.len();
         if found != ids.len() {
-            return Err(ApiError::bad_input(
-                "messageIds",
-                "names a message that is not in this item's thread",
-            ));
+            return Err(ApiError::not_found("messageIds: names a message that is not in this item's thread"));
         }
         let mut insert = Filter::new(
             "INSERT INTO shown_messages (change_id, claimed_by, message_id, shown_at)".to_owned(),
@@ -252,9 +249,10 @@ impl Op for AskChangeQuestion {
     }
 }
 
-/// A question's option images, checked and stored (not yet recorded): each names one of
-/// `options` (trimmed, ignoring case) and at most one per option; together at most
-/// [`IMAGE_MAX_BYTES`]. Each comes back with its option's label as asked.
+/// A question's option images, checked and stored (not yet recorded), together at most
+/// [`IMAGE_MAX_BYTES`]. Each comes back with the label of the option it shows (as that
+/// option was asked), or its own label when it names none: then, like an option shot
+/// with a new label, it is a choice of its own.
 async fn option_images(
     ctx: &Ctx<'_>,
     options: &[String],
@@ -267,21 +265,10 @@ async fn option_images(
             "optionImages: a question's images are limited to {IMAGE_MAX_BYTES} bytes together"
         )));
     }
-    let mut labels: Vec<String> = Vec::new();
-    for (i, image) in images.iter().enumerate() {
-        let Some(label) = options.iter().find(|o| same_label(o, &image.label)) else {
-            return Err(ApiError::bad_input(
-                &format!("optionImages[{i}].label"),
-                "must be one of the question's options",
-            ));
-        };
-        if labels.iter().any(|l| same_label(l, label)) {
-            return Err(ApiError::bad_input(&format!("optionImages[{i}].label"), "names an option twice"));
-        }
-        labels.push(label.trim().to_owned());
-    }
     let mut stored = Vec::new();
-    for (label, image) in labels.into_iter().zip(images) {
+    for image in images {
+        let label =
+            options.iter().find(|o| same_label(o, &image.label)).unwrap_or(&image.label).trim().to_owned();
         let input = ImageInput {
             field: "optionImages.imageBase64",
             content_type: image.content_type,
