@@ -198,7 +198,6 @@ async fn a_question_carries_its_option_images() {
 async fn option_images_must_be_images_and_fit_together() {
     let s = TestServer::start().await;
     let id = s.released_item("Which red?").await;
-    let image = |label: &str| json!({"label": label, "contentType": "image/png", "imageBase64": png()});
     let ask = |images: Vec<Value>| {
         json!({"changeId": id, "question": "Which?", "authorName": "agent", "option": ["Red", "Blue"],
             "optionImages": images})
