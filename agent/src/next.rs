@@ -97,7 +97,13 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
     let found = wait(ctx, &w).await?;
     match &found {
         Found::Answers(answers, groups) => print_answers(ctx, answers, groups).await,
-        Found::SentBack(items, claimed) => print_sent_back(ctx, items, claimed.as_ref(), &w).await,
+        Found::SentBack(items, claimed) => {
+            let cs = match (top, claimed) {
+                (Some(top), Some(out)) => Some(changeset::create(&top, &out.group)?),
+                _ => None,
+            };
+            print_sent_back(ctx, items, claimed.as_ref(), cs.as_ref(), &w).await
+        }
         Found::Claimed(out) => {
             let cs = top.map(|top| changeset::create(&top, &out.group)).transpose()?;
             print_claimed(ctx, out, false, cs.as_ref())
@@ -429,6 +435,9 @@ async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: &[
 struct SentBackJson<'a> {
     sent_back: Vec<SentBackItem<'a>>,
     claimed: Option<&'a ClaimChangesOutput>,
+    /// With `--claim --worktree`: the changeset's worktree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<&'a std::path::Path>,
 }
 
 #[derive(serde::Serialize)]
@@ -443,6 +452,7 @@ async fn print_sent_back(
     ctx: &Ctx,
     items: &[(Change, Vec<Message>)],
     claimed: Option<&ClaimChangesOutput>,
+    cs: Option<&changeset::Changeset>,
     w: &Wait,
 ) {
     let mut saved = Vec::new();
@@ -456,6 +466,7 @@ async fn print_sent_back(
             .map(|((change, thread), s)| SentBackItem { change, thread, image_paths: &s.attachments })
             .collect(),
         claimed,
+        worktree: cs.and_then(|cs| cs.worktree.as_deref()),
     };
     ctx.print(&json, || {
         let by = w.claimed_by.as_deref().map(format::shell_word).unwrap_or_else(|| "NAME".to_owned());
@@ -471,6 +482,9 @@ async fn print_sent_back(
                     g.fence,
                     until.unwrap_or_default()
                 ));
+                if let Some(cs) = cs {
+                    text.push_str(&format!("\n{}", changeset::worktree_text(cs)));
+                }
             }
             None => {
                 let ids: Vec<&str> = items.iter().map(|(c, _)| c.short_id.as_str()).collect();

@@ -7,6 +7,7 @@
 mod cli_support;
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cli_support::*;
@@ -110,8 +111,12 @@ async fn a_still_wrong_verdict_comes_back_to_the_agent_that_did_the_work() {
     let again = json!({"changeId": "2", "projectId": s.project_id, "verdict": "still_wrong",
                        "body": "Still grey on tablets", "screenshotKey": key});
     s.ok(&s.ann, "verifyChange", again).await;
-    let out = agent.run(&["wait", "--claim", "--claimed-by", "agent-a", "--once", "--json"]).await.ok();
+    let (repo, _) = git_repo();
+    let args = ["wait", "--claim", "--worktree", "--claimed-by", "agent-a", "--once", "--json"];
+    let out = agent.run_in(repo.path(), &args).await.ok();
     let json = out.json();
+    let worktree = json["worktree"].as_str().expect("the changeset's worktree");
+    assert!(Path::new(worktree).join(".git").exists(), "{json}");
     assert_eq!(json["sentBack"][0]["change"]["shortId"], "2");
     assert_eq!(json["sentBack"][0]["change"]["status"], "claimed");
     assert_eq!(json["claimed"]["group"]["claimedBy"], "agent-a");
