@@ -13,7 +13,7 @@ use sqlx::Row;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter};
-use crate::queue::Ctx;
+use crate::queue::{Ctx, ProjectWrite};
 use crate::rpc::Op;
 
 /// How often an open wait stream says its agent is still waiting.
@@ -55,6 +55,12 @@ pub async fn seen(
         [],
     );
     upsert.execute(conn).await
+}
+
+/// Records the agents a queue write is made by as seen now, in that write.
+pub async fn seen_writing(w: &mut ProjectWrite<'_>, names: &[&str]) -> Result<(), ApiError> {
+    let (project_id, now) = (w.project_id().to_owned(), w.now());
+    Ok(seen(w.conn(), &project_id, names, now, None).await?)
 }
 
 /// Held by an open wait stream that names its agent: marks the agent waiting now and

@@ -156,7 +156,7 @@ impl Op for AcknowledgeChangeMessages {
         }));
         insert.push(" ON CONFLICT DO NOTHING", []);
         insert.execute(w.conn()).await?;
-        seen_writing(&mut w, claimed_by).await?;
+        presence::seen_writing(&mut w, &[claimed_by]).await?;
         let shown_message_ids = shown_messages(w.conn(), &change_id, claimed_by).await?;
         w.commit().await?;
         Ok(AcknowledgeChangeMessagesOutput { shown_message_ids })
@@ -179,12 +179,6 @@ fn check_agent_write(
         return Err(ApiError::conflict(codes::WRONG_STATUS, "this item was dismissed"));
     }
     check_lease(item, group_id, fence, author_name, ctx.now)
-}
-
-/// Records the writing agent as seen now (`listAgents`), in its write.
-async fn seen_writing(w: &mut ProjectWrite<'_>, name: &str) -> Result<(), ApiError> {
-    let (project_id, now) = (w.project_id().to_owned(), w.now());
-    Ok(presence::seen(w.conn(), &project_id, &[name], now, None).await?)
 }
 
 fn required(field: &str, value: &str) -> Result<(), ApiError> {
@@ -236,7 +230,7 @@ impl Op for AskChangeQuestion {
             });
         }
         set_status(&mut w, &item, ChangeStatus::NeedsAnswer).await?;
-        seen_writing(&mut w, &input.author_name).await?;
+        presence::seen_writing(&mut w, &[&input.author_name]).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message = w
             .message(ChangeEventType::Asked, &item.change, author, input.question, attachments, None)
@@ -313,7 +307,7 @@ impl Op for ReplyToChange {
                 url: None,
             });
         }
-        seen_writing(&mut w, &input.author_name).await?;
+        presence::seen_writing(&mut w, &[&input.author_name]).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message =
             w.message(ChangeEventType::Replied, &item.change, author, input.body, attachments, None).await?;
@@ -344,7 +338,7 @@ impl Op for AttachChangeShot {
         let key = file.key().to_owned();
         let label = input.label.trim().to_owned();
         let attachment = Attachment { key: key.clone(), label: label.clone(), kind: input.kind, url: None };
-        seen_writing(&mut w, &input.author_name).await?;
+        presence::seen_writing(&mut w, &[&input.author_name]).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message =
             w.message(ChangeEventType::Shot, &item.change, author, label, vec![attachment], None).await?;
@@ -386,7 +380,7 @@ impl Op for CompleteChange {
         .await?;
         let done = w.item(&item.change.change_id).await?;
         if let Some(by) = done.change.completed_by.clone() {
-            seen_writing(&mut w, &by).await?;
+            presence::seen_writing(&mut w, &[&by]).await?;
         }
         match input.note.filter(|n| !n.trim().is_empty()) {
             Some(note) => {

@@ -426,8 +426,7 @@ async fn take_all(
         .collect();
     insert_groups(w, &groups).await?;
     let claimants: Vec<&str> = taking.iter().map(|(claim, _)| claim.claimed_by.as_str()).collect();
-    let project_id = w.project_id().to_owned();
-    presence::seen(w.conn(), &project_id, &claimants, now, None).await?;
+    presence::seen_writing(w, &claimants).await?;
     let mut rows = move_into_groups(w, &groups, &taking, &candidates).await?;
     let mut seq = first_seq;
     let mut groups = groups.into_iter();
@@ -517,8 +516,7 @@ async fn renew(
         return Err(ApiError::conflict(codes::LEASE_LOST, "this group is claimed by someone else"));
     }
     add_to_group(w, group_id, names).await?;
-    let (project_id, now) = (w.project_id().to_owned(), w.now());
-    presence::seen(w.conn(), &project_id, &[claimed_by], now, None).await?;
+    presence::seen_writing(w, &[claimed_by]).await?;
     let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
     filter.push(" ORDER BY c.short_id", []);
