@@ -153,6 +153,8 @@ pub(crate) mod tests {
             verified_at: None,
             verified_by: None,
             completed_by: None,
+            commit_url: None,
+            pull_request_url: None,
             created_at: NOW,
             held: false,
             held_until: None,

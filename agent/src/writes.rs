@@ -194,6 +194,8 @@ impl<'a> Writer<'a> {
             author_name: Some(author_name),
             group_id,
             fence,
+            commit_url: None,
+            pull_request_url: None,
         };
         let change = self.ctx.api.call::<CompleteChange>(input).await?.change;
         Ok(Done { change, no_checkout })

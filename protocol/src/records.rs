@@ -392,6 +392,13 @@ pub struct Change<C = Capture> {
     /// agent that did the work knows the verdict is for it.
     #[serde(default)]
     pub completed_by: Option<String>,
+    /// **(ours)** where `headCommit` can be seen on the checkout's forge (GitHub or
+    /// GitLab), as the agent derived it from its remote; `https` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_url: Option<String>,
+    /// **(ours)** the pull (merge) request the fix is in, when the agent named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request_url: Option<String>,
     pub created_at: Timestamp,
     pub held: bool,
     #[serde(default)]
@@ -487,4 +494,84 @@ pub struct AgentPresence {
     pub name: String,
     pub waiting: bool,
     pub last_seen_at: Option<Timestamp>,
+}
+
+/// **(ours)** One of a project's outgoing webhooks as `listWebhooks` shows it to an
+/// admin: never its secret, and its address without the path, which for Slack's and
+/// most receivers' URLs is itself a secret.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Webhook {
+    pub webhook_id: String,
+    /// Scheme, host and port of the receiver (`https://hooks.slack.com`).
+    pub target: String,
+    /// The event types sent (the event stream's `type`s).
+    pub events: Vec<String>,
+    /// `json` or `slack`.
+    pub format: String,
+    pub created_at: Timestamp,
+    /// Deliveries waiting to be sent (including those being retried).
+    pub pending: u64,
+    /// Deliveries given up on (retried for a day).
+    pub failed: u64,
+    /// The latest attempt, if any.
+    #[serde(default)]
+    pub last_attempt: Option<WebhookAttempt>,
+}
+
+/// **(ours)** A webhook's latest delivery attempt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookAttempt {
+    pub at: Timestamp,
+    /// Whether the receiver answered 2xx.
+    pub ok: bool,
+    /// The receiver's HTTP status, when it answered.
+    #[serde(default)]
+    pub http_status: Option<u16>,
+    /// What went wrong, when it did (the receiver's status or the network error).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// **(ours)** Durations in milliseconds over a set of items (`getStats`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DurationStats {
+    /// How many durations were measured.
+    pub count: u64,
+    #[serde(default)]
+    pub median_ms: Option<u64>,
+    #[serde(default)]
+    pub p90_ms: Option<u64>,
+}
+
+/// **(ours)** The loop's numbers over the items filed since a time, for the whole
+/// project, one agent (by the name items were completed as) or one filer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LoopStats {
+    /// The agent's or filer's name; absent for the project's totals.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub filed: u64,
+    pub done: u64,
+    pub dismissed: u64,
+    pub verified: u64,
+    /// Items a `still_wrong` verdict sent back (at least once).
+    pub still_wrong: u64,
+    /// `stillWrong` over the items that got a verdict; absent when none did.
+    #[serde(default)]
+    pub still_wrong_rate: Option<f64>,
+    /// Questions asked over items filed.
+    #[serde(default)]
+    pub questions_per_item: Option<f64>,
+    /// From filing to (the latest) `done`.
+    pub to_done: DurationStats,
+    /// From filing to `verified`.
+    pub to_verified: DurationStats,
 }

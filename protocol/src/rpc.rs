@@ -93,6 +93,11 @@ rpcs! {
     ReleaseChanges = "releaseChanges", Some(Scope::File), ReleaseChangesInput => ChangesOutput;
     /// Reviewer **(ours)**: say whether a `done` item's fix works on the live stage.
     VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
+    /// **(ours)** A project's outgoing webhooks and how their deliveries went (admins).
+    ListWebhooks = "listWebhooks", Some(Scope::Admin), ListWebhooksInput => ListWebhooksOutput;
+    /// **(ours)** The loop's numbers: filed, done, time to done and to verified, per
+    /// agent and per filer.
+    GetStats = "getStats", Some(Scope::Read), GetStatsInput => GetStatsOutput;
     /// The project's stages.
     ListStages = "listStages", Some(Scope::Read), ListStagesInput => ListStagesOutput;
     /// **(ours)** the stage whose `url` is the longest prefix of a page URL.
@@ -252,6 +257,50 @@ pub struct ListAgentsInput {
 #[serde(rename_all = "camelCase")]
 pub struct ListAgentsOutput {
     pub agents: Vec<AgentPresence>,
+}
+
+/// `listWebhooks` **(ours)**: `projectId`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ListWebhooksInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub project_id: String,
+}
+
+/// `listWebhooks` → `{webhooks}`, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ListWebhooksOutput {
+    pub webhooks: Vec<Webhook>,
+}
+
+/// `getStats` **(ours)**: `projectId, sinceDays?` (items filed in the last `sinceDays`
+/// days, default [`crate::STATS_DEFAULT_DAYS`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GetStatsInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub project_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = crate::STATS_MAX_DAYS)))]
+    pub since_days: Option<u32>,
+}
+
+/// `getStats` → the project's totals, then one row per agent and per filer (most items
+/// first, at most [`crate::STATS_MAX_ROWS`] each).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GetStatsOutput {
+    pub since: Timestamp,
+    pub total: LoopStats,
+    pub agents: Vec<LoopStats>,
+    pub filers: Vec<LoopStats>,
 }
 
 /// `acknowledgeChangeMessages` → `{shownMessageIds}`: every message of the item shown
@@ -551,6 +600,22 @@ pub struct CompleteChangeInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
     pub fence: Option<u64>,
+    /// **(ours)** where the commit can be seen (the agent derives it from its remote).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::HTTPS_LINK)))]
+    pub commit_url: Option<String>,
+    /// **(ours)** the pull (merge) request the fix is in.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
+    )]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::HTTPS_LINK)))]
+    pub pull_request_url: Option<String>,
 }
 
 // ---- filer and reviewer side ----

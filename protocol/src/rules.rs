@@ -26,6 +26,11 @@ pub const OPTIONS_MAX: usize = 6;
 /// `listAgents` lists the agents seen in the last this many days, at most [`AGENTS_MAX`].
 pub const AGENTS_SEEN_DAYS: i64 = 7;
 pub const AGENTS_MAX: usize = 50;
+/// `getStats` counts the items filed in the last this many days unless told otherwise,
+/// at most [`STATS_MAX_DAYS`]; per agent and per filer at most [`STATS_MAX_ROWS`] rows.
+pub const STATS_DEFAULT_DAYS: u32 = 30;
+pub const STATS_MAX_DAYS: u32 = 3_650;
+pub const STATS_MAX_ROWS: usize = 50;
 /// The most messages one `acknowledgeChangeMessages` names.
 pub const ACKNOWLEDGE_MAX: usize = 200;
 /// Limits **(ours)**: title ≤ 200 characters, ≤ 500 elements, ≤ 10,000 stroke points,

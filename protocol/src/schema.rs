@@ -33,6 +33,9 @@ macro_rules! uuid {
 /// Text without U+0000, which the server refuses in every string it stores in a column
 /// (Postgres cannot hold it in text; SQLite would, and both engines answer alike).
 pub const NO_NUL: &str = r"^[^\x00]*$";
+/// **(ours)** A link a client may open: `https://` and no control character or space
+/// ([`crate::is_https_link`]).
+pub const HTTPS_LINK: &str = r"^https://[^\x00-\x20\x7f]+$";
 
 /// Text that is not blank once trimmed (it holds a character `trim` keeps), without
 /// U+0000.

@@ -9,6 +9,7 @@ use crate::Timestamp;
 pub const SCOPE_READ: &str = "changes:project:read";
 pub const SCOPE_WRITE: &str = "changes:project:write";
 pub const SCOPE_FILE: &str = "changes:project:file";
+pub const SCOPE_ADMIN: &str = "changes:project:admin";
 
 /// A token scope. Serialized as its wire name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -20,16 +21,20 @@ pub enum Scope {
     Write,
     #[serde(rename = "changes:project:file")]
     File,
+    /// **(ours)** A project's settings: its webhooks (`listWebhooks`).
+    #[serde(rename = "changes:project:admin")]
+    Admin,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Write, Scope::File];
+    pub const ALL: [Scope; 4] = [Scope::Read, Scope::Write, Scope::File, Scope::Admin];
 
     pub const fn as_str(self) -> &'static str {
         match self {
             Scope::Read => SCOPE_READ,
             Scope::Write => SCOPE_WRITE,
             Scope::File => SCOPE_FILE,
+            Scope::Admin => SCOPE_ADMIN,
         }
     }
 

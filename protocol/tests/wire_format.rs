@@ -30,6 +30,8 @@ fn change() -> Change {
         verified_at: None,
         verified_by: None,
         completed_by: None,
+        commit_url: None,
+        pull_request_url: None,
         created_at: Timestamp::from_unix_millis(0),
         held: false,
         held_until: None,

@@ -33,6 +33,8 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (13, "0013_blob_chunks.sql", include_str!("../migrations/sqlite/0013_blob_chunks.sql")),
     (14, "0014_shown_messages.sql", include_str!("../migrations/sqlite/0014_shown_messages.sql")),
     (15, "0015_agent_presence.sql", include_str!("../migrations/sqlite/0015_agent_presence.sql")),
+    (16, "0016_change_links.sql", include_str!("../migrations/sqlite/0016_change_links.sql")),
+    (17, "0017_webhooks.sql", include_str!("../migrations/sqlite/0017_webhooks.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -50,6 +52,8 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (13, "0013_blob_chunks.sql", include_str!("../migrations/postgres/0013_blob_chunks.sql")),
     (14, "0014_shown_messages.sql", include_str!("../migrations/postgres/0014_shown_messages.sql")),
     (15, "0015_agent_presence.sql", include_str!("../migrations/postgres/0015_agent_presence.sql")),
+    (16, "0016_change_links.sql", include_str!("../migrations/postgres/0016_change_links.sql")),
+    (17, "0017_webhooks.sql", include_str!("../migrations/postgres/0017_webhooks.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

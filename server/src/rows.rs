@@ -26,7 +26,7 @@ macro_rules! change_columns {
         change_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title", "body",
             "status", "route", "git_sha", "deployment_id", "locale", "viewport", "screenshot_key",
             "source", "filed_by", "branch", "head_commit", "resolved_at", "live", "created_at",
-            "verified_at", "verified_by", "completed_by")
+            "verified_at", "verified_by", "completed_by", "commit_url", "pull_request_url")
     };
     ($p:literal; $first:literal $(, $column:literal)*) => {
         concat!($p, $first $(, ", ", $p, $column)*)
@@ -148,6 +148,8 @@ pub fn change_from_parts(
         verified_at: opt_ts(row, "verified_at")?,
         verified_by: row.try_get("verified_by")?,
         completed_by: row.try_get("completed_by")?,
+        commit_url: row.try_get("commit_url")?,
+        pull_request_url: row.try_get("pull_request_url")?,
         created_at: ts(row, "created_at")?,
         held: is_held(held_until, now),
         held_until,

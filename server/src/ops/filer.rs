@@ -126,6 +126,8 @@ impl Op for CreateChange {
             verified_at: None,
             verified_by: None,
             completed_by: None,
+            commit_url: None,
+            pull_request_url: None,
             created_at: ctx.now,
             held: false,
             held_until: None,
