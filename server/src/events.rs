@@ -241,6 +241,8 @@ pub struct EventHub {
     feed_reads: AtomicU64,
     /// Becomes true when the server stops; every stream then ends.
     stopping: watch::Sender<bool>,
+    /// Wakes the webhook sender (`webhooks::sender`) for each new event.
+    pub deliveries: tokio::sync::Notify,
 }
 
 impl Default for EventHub {
@@ -251,6 +253,7 @@ impl Default for EventHub {
             generations: AtomicU64::new(0),
             feed_reads: AtomicU64::new(0),
             stopping: watch::channel(false).0,
+            deliveries: tokio::sync::Notify::new(),
         }
     }
 }
@@ -299,6 +302,7 @@ impl EventHub {
 
     /// Records that `project_id`'s events now reach `seq`.
     pub fn notify(&self, project_id: &str, seq: i64) {
+        self.deliveries.notify_one();
         self.feed(project_id).latest.send_if_modified(|last| {
             let newer = seq > *last;
             if newer {

@@ -14,6 +14,7 @@ use redline_server::admin::{self, StageSpec};
 use redline_server::backup;
 use redline_server::blobs::{BlobStore, BlobStoreSpec};
 use redline_server::limit::RateLimit;
+use redline_server::webhooks::{self, payload::Format};
 use redline_server::{AppState, Clock, Store};
 use serde::Serialize;
 
@@ -116,6 +117,10 @@ enum Command {
         #[arg(long, default_value_t = RateLimit::default().per_second,
               value_parser = positive_rate)]
         calls_per_second: f64,
+        /// Let webhooks be sent to loopback, private and link-local addresses (by
+        /// default refused, so a webhook cannot make the server probe its own network).
+        #[arg(long)]
+        allow_private_webhooks: bool,
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -140,6 +145,11 @@ enum Command {
     Token {
         #[command(subcommand)]
         command: TokenCommand,
+    },
+    /// Send a project's events to a URL: signed JSON or Slack messages.
+    Webhook {
+        #[command(subcommand)]
+        command: WebhookCommand,
     },
     /// Decide sign-in codes (requestCliAuth / pollCliAuth).
     Auth {
@@ -186,6 +196,62 @@ enum BlobsCommand {
         store: StoreArgs,
         #[command(flatten)]
         blobs: BlobArgs,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WebhookFormatArg {
+    Json,
+    Slack,
+}
+
+#[derive(Subcommand)]
+enum WebhookCommand {
+    /// Add a webhook; a secret it signs with is made and printed once unless given.
+    Add {
+        /// Project name or id.
+        #[arg(long)]
+        project: String,
+        /// Where to send (http or https).
+        url: String,
+        /// Comma-separated event types: filed, released, claimed, asked, answered,
+        /// replied, shot, done, live (an item's fix became live), verified, or all.
+        #[arg(long, value_delimiter = ',', required = true)]
+        events: Vec<String>,
+        /// `json` (signed, README "Webhooks and Slack") or `slack` (a Slack message).
+        #[arg(long, value_enum, default_value = "json")]
+        format: WebhookFormatArg,
+        /// A file holding the signing secret (`whsec_…`, or any text).
+        #[arg(long, value_name = "FILE")]
+        secret_file: Option<PathBuf>,
+        /// Accept a URL on a loopback or private address (the server sends to it only if
+        /// it runs with `--allow-private-webhooks` too).
+        #[arg(long)]
+        allow_private_webhooks: bool,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List webhooks: what each waits to send, what failed and its last error.
+    List {
+        /// Only this project's (name or id).
+        #[arg(long)]
+        project: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Remove a webhook and what it still had to send.
+    Remove {
+        webhook_id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Send a signed `ping` to a webhook now and say how it went.
+    Test {
+        webhook_id: String,
+        #[arg(long)]
+        allow_private_webhooks: bool,
+        #[command(flatten)]
+        store: StoreArgs,
     },
 }
 
@@ -353,6 +419,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_blob_reads,
             project_quota_mb,
             calls_per_second,
+            allow_private_webhooks,
             store: args,
             blobs,
         } => {
@@ -360,7 +427,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let images = blobs.open(&store, &args.data).await?;
             tracing::info!(store = images.describe(), "images");
             let mut state = AppState::with_blob_store(store, clock, images).await?;
-            state.public_url = public_url;
+            state.public_url = public_url.clone();
             state.client_ip_header = client_ip_header;
             state.max_streams_per_token = max_streams_per_token;
             state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
@@ -373,6 +440,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("listening on http://{local}");
             std::io::stdout().flush()?;
             tracing::info!(%local, "serving");
+            webhooks::sender::spawn(
+                state.clone(),
+                addresses(allow_private_webhooks),
+                public_url.unwrap_or_else(|| format!("http://{local}")),
+            );
             redline_server::serve(listener, state).await?;
         }
         Command::Project { command: ProjectCommand::Add { name, grace_seconds, store } } => {
@@ -472,6 +544,80 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let t = admin::revoke_token(&store.open().await?, &token, clock.now()).await?;
             print(cli.json, &t, || format!("revoked: {}", token_line(&t)));
         }
+        Command::Webhook {
+            command:
+                WebhookCommand::Add { project, url, events, format, secret_file, allow_private_webhooks, store },
+        } => {
+            let secret = match secret_file {
+                Some(file) => {
+                    let text = std::fs::read_to_string(&file)
+                        .with_context(|| format!("reading {}", file.display()))?;
+                    let secret = text.trim().to_owned();
+                    anyhow::ensure!(
+                        secret.len() >= 16,
+                        "the secret in {} is shorter than 16 characters",
+                        file.display()
+                    );
+                    Some(secret)
+                }
+                None => None,
+            };
+            let spec = webhooks::WebhookSpec {
+                project: &project,
+                url: &url,
+                events: webhooks::parse_events(&events)?,
+                format: match format {
+                    WebhookFormatArg::Json => Format::Json,
+                    WebhookFormatArg::Slack => Format::Slack,
+                },
+                secret,
+            };
+            let w = webhooks::add_webhook(
+                &store.open().await?,
+                spec,
+                addresses(allow_private_webhooks),
+                clock.now(),
+            )
+            .await?;
+            print(cli.json, &w, || {
+                let mut text = format!("webhook {} added: {}", w.webhook_id, webhook_line(&w));
+                if let Some(secret) = &w.secret {
+                    text.push_str(&format!(
+                        "\nsigning secret (shown once, give it to the receiver): {secret}"
+                    ));
+                }
+                text
+            });
+        }
+        Command::Webhook { command: WebhookCommand::List { project, store } } => {
+            let all = webhooks::list_webhooks(&store.open().await?, project.as_deref()).await?;
+            print(cli.json, &all, || {
+                if all.is_empty() {
+                    return "no webhooks".to_owned();
+                }
+                all.iter()
+                    .map(|w| format!("{}  {}", w.webhook_id, webhook_line(w)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        Command::Webhook { command: WebhookCommand::Remove { webhook_id, store } } => {
+            let w = webhooks::remove_webhook(&store.open().await?, &webhook_id).await?;
+            print(cli.json, &w, || format!("removed webhook {} ({})", w.webhook_id, w.url));
+        }
+        Command::Webhook { command: WebhookCommand::Test { webhook_id, allow_private_webhooks, store } } => {
+            let store = store.open().await?;
+            let attempt =
+                webhooks::test_webhook(&store, &webhook_id, addresses(allow_private_webhooks), clock.now())
+                    .await?;
+            let json = serde_json::json!({ "ok": attempt.error.is_none(), "status": attempt.status, "error": attempt.error });
+            print(cli.json, &json, || match (&attempt.error, attempt.status) {
+                (None, Some(status)) => format!("delivered: the receiver answered {status}"),
+                (Some(error), _) => format!("not delivered: {error}"),
+                (None, None) => "delivered".to_owned(),
+            });
+            anyhow::ensure!(attempt.error.is_none(), "the test ping was not delivered");
+        }
         Command::Auth { command: AuthCommand::Approve { code, project, scope, name, store } } => {
             admin::approve_sign_in(&store.open().await?, &code, &project, &scope, &name, clock.now()).await?;
             print(cli.json, &serde_json::json!({ "code": code, "approved": true }), || {
@@ -486,6 +632,29 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn addresses(allow_private: bool) -> webhooks::sender::Addresses {
+    match allow_private {
+        true => webhooks::sender::Addresses::AllowPrivate,
+        false => webhooks::sender::Addresses::PublicOnly,
+    }
+}
+
+/// One webhook as `webhook list` prints it: where, what, and how its deliveries go.
+fn webhook_line(w: &webhooks::WebhookInfo) -> String {
+    let mut line =
+        format!("{} {} [{}] {} pending, {} failed", w.url, w.format, w.events.join(","), w.pending, w.failed);
+    if let Some(last) = &w.last_attempt {
+        match &last.error {
+            None => line.push_str(&format!("; last sent {} ok", last.at)),
+            Some(error) => line.push_str(&format!("; last attempt {}: {error}", last.at)),
+        }
+    }
+    if let Some(failure) = &w.last_failure {
+        line.push_str(&format!("; last given up: {failure}"));
+    }
+    line
 }
 
 /// One token as `token list` prints it.

@@ -12,7 +12,12 @@ CREATE TABLE webhooks (
     secret       TEXT NOT NULL,
     created_at   BIGINT NOT NULL,
     sender       TEXT,
-    sender_until BIGINT NOT NULL DEFAULT 0
+    sender_until BIGINT NOT NULL DEFAULT 0,
+    -- The latest attempt (`listWebhooks`, `webhook list`): `last_error` is NULL when the
+    -- receiver answered 2xx.
+    last_attempt_at BIGINT,
+    last_status     INTEGER,
+    last_error      TEXT
 );
 CREATE INDEX webhooks_project ON webhooks (project_id);
 
@@ -31,8 +36,6 @@ CREATE TABLE webhook_deliveries (
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at BIGINT NOT NULL,
     body            TEXT,
-    last_attempt_at BIGINT,
-    last_status     INTEGER,
     last_error      TEXT,
     PRIMARY KEY (webhook_id, seq)
 );
