@@ -219,6 +219,16 @@ impl Setup {
     }
 }
 
+impl Setup {
+    /// `agent-1` claims the item and asks `question`, offering Darker and Lighter.
+    async fn claim_and_ask(&self, url: &str, id: &str, question: &str) {
+        let claim = json!({"projectId": self.project_id, "changeIds": [id], "claimedBy": "agent-1"});
+        self.call(url, &self.agent, "claimChanges", claim).await;
+        let ask = json!({"changeId": id, "question": question, "option": ["Darker", "Lighter"], "authorName": "agent-1"});
+        self.call(url, &self.agent, "askChangeQuestion", ask).await;
+    }
+}
+
 fn bodies(got: &[Received]) -> Vec<Value> {
     got.iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect()
 }
@@ -238,10 +248,7 @@ async fn a_signed_delivery_of_each_event_reaches_the_receiver_in_order() {
     setup.add_webhook(&hook_url, "all", "json");
     let (_server, url) = setup.serve(true).await;
     let id = setup.file(&url, "Total is red").await;
-    let claim = json!({"projectId": setup.project_id, "changeIds": [id], "claimedBy": "agent-1"});
-    setup.call(&url, &setup.agent, "claimChanges", claim).await;
-    let ask = json!({"changeId": id, "question": "Which red?", "option": ["Darker", "Lighter"], "authorName": "agent-1"});
-    setup.call(&url, &setup.agent, "askChangeQuestion", ask).await;
+    setup.claim_and_ask(&url, &id, "Which red?").await;
     let thread = setup.call(&url, &setup.agent, "getChange", json!({"changeId": id})).await["thread"].clone();
     let darker = thread[0]["attachments"][0]["key"].clone();
     setup
@@ -365,10 +372,7 @@ async fn slack_messages_hold_to_slacks_block_kit_fields() {
     setup.add_webhook(&hook_url, "asked", "slack");
     let (_server, url) = setup.serve(true).await;
     let id = setup.file(&url, "Total <!channel> is *red*").await;
-    let claim = json!({"projectId": setup.project_id, "changeIds": [id], "claimedBy": "agent-1"});
-    setup.call(&url, &setup.agent, "claimChanges", claim).await;
-    let ask = json!({"changeId": id, "question": "Which <https://evil.example|red>?", "option": ["Darker", "Lighter"], "authorName": "agent-1"});
-    setup.call(&url, &setup.agent, "askChangeQuestion", ask).await;
+    setup.claim_and_ask(&url, &id, "Which <https://evil.example|red>?").await;
     let got = receiver.wait_for(1, Duration::from_secs(20)).await;
     let message: Value = serde_json::from_str(&got[0].body).unwrap();
     check_slack_message(&message);
