@@ -77,6 +77,11 @@ fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// Installs Debian's PostgreSQL server when none is.
+pub fn install() -> Result<()> {
+    server_bin().map(drop)
+}
+
 /// The newest installed server's `bin/`, installing Debian's package when none is.
 fn server_bin() -> Result<PathBuf> {
     if let Some(bin) = newest_server() {

@@ -64,6 +64,11 @@ impl Drop for S3Server {
     }
 }
 
+/// Installs `moto_server` when missing or pinned differently.
+pub fn install() -> Result<()> {
+    moto_server().map(drop)
+}
+
 /// `moto_server` from `target/s3-venv`, installed when missing or pinned differently.
 fn moto_server() -> Result<PathBuf> {
     let venv = crate::target_dir().join("s3-venv");

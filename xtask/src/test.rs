@@ -29,6 +29,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
         return tally.finish(&phases, started);
     }
     setup::for_browser()?;
+    let prefetch = (only.is_none()).then(|| std::thread::spawn(install_later_phases_tools));
 
     let phase = Instant::now();
     build::extension(Profile::Release)?.print();
@@ -49,6 +50,10 @@ pub fn run(only: Option<&str>) -> Result<()> {
     let phase = Instant::now();
     tally.run(cmd("cargo").args(["test", "--workspace"]))?;
     phases.push(("native tests", phase.elapsed().as_secs_f64()));
+    // Each phase installs what it needs again if this failed, and says why.
+    if let Some(prefetch) = prefetch {
+        let _ = prefetch.join();
+    }
 
     // The blob store on S3-compatible storage, against a local S3 server (its test is
     // ignored elsewhere, like the `postgres_` ones).
@@ -129,6 +134,25 @@ pub fn run(only: Option<&str>) -> Result<()> {
     tally.finish(&phases, started)
 }
 
+/// Installs what the later phases need (PostgreSQL, the S3 test server, schemathesis, the
+/// anchors test apps' packages) while the extension and the native tests build: these are
+/// downloads, which a fresh machine (CI) would otherwise wait for one after another with
+/// the cores idle. One after another here, as two of them may run apt.
+fn install_later_phases_tools() {
+    type Install = fn() -> Result<()>;
+    let steps: [(&str, Install); 4] = [
+        ("PostgreSQL", postgres::install),
+        ("the S3 test server", s3::install),
+        ("schemathesis", || fuzz::install().map(drop)),
+        ("the anchors test apps' packages", setup::for_anchors),
+    ];
+    for (what, install) in steps {
+        if let Err(e) = install() {
+            eprintln!("installing {what} ahead failed (its phase tries again): {e:#}");
+        }
+    }
+}
+
 /// The anchors build plugin: its transform, then real Vite and Next.js builds of the test
 /// apps, one of them circled through the extension (packages from each folder's own lock
 /// file, installed here: the extension's build does not need them).
@@ -176,21 +200,24 @@ fn fuzz(tally: &mut Tally, redline: &Path, cluster: &postgres::Cluster) {
 }
 
 /// The README's install command for an agent's machine, into a temporary prefix, then
-/// `redline --version` from there.
+/// `redline --version` from there. With `--debug`: the install is the same (the locked
+/// dependencies, the binary, the prefix) and reuses the debug build the other phases made,
+/// where the release profile's LTO would rebuild everything for ten minutes of CI.
 fn install_into_a_prefix() -> Result<()> {
     let prefix = std::env::temp_dir().join(format!("redline-install-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&prefix);
-    let installed =
-        process::run(cmd("cargo").args(["install", "--locked", "--path", "server", "--root"]).arg(&prefix))
-            .and_then(|()| {
-                let out = Command::new(prefix.join("bin/redline")).arg("--version").output()?;
-                let version = String::from_utf8_lossy(&out.stdout);
-                if !out.status.success() || !version.starts_with("redline ") {
-                    bail!("`redline --version` from the prefix printed {version:?} ({})", out.status);
-                }
-                println!("{}", version.trim());
-                Ok(())
-            });
+    let installed = process::run(
+        cmd("cargo").args(["install", "--debug", "--locked", "--path", "server", "--root"]).arg(&prefix),
+    )
+    .and_then(|()| {
+        let out = Command::new(prefix.join("bin/redline")).arg("--version").output()?;
+        let version = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() || !version.starts_with("redline ") {
+            bail!("`redline --version` from the prefix printed {version:?} ({})", out.status);
+        }
+        println!("{}", version.trim());
+        Ok(())
+    });
     let _ = std::fs::remove_dir_all(&prefix);
     installed
 }
