@@ -35,6 +35,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (15, "0015_agent_presence.sql", include_str!("../migrations/sqlite/0015_agent_presence.sql")),
     (16, "0016_change_links.sql", include_str!("../migrations/sqlite/0016_change_links.sql")),
     (17, "0017_webhooks.sql", include_str!("../migrations/sqlite/0017_webhooks.sql")),
+    (18, "0018_sign_in_origin.sql", include_str!("../migrations/sqlite/0018_sign_in_origin.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -54,6 +55,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (15, "0015_agent_presence.sql", include_str!("../migrations/postgres/0015_agent_presence.sql")),
     (16, "0016_change_links.sql", include_str!("../migrations/postgres/0016_change_links.sql")),
     (17, "0017_webhooks.sql", include_str!("../migrations/postgres/0017_webhooks.sql")),
+    (18, "0018_sign_in_origin.sql", include_str!("../migrations/postgres/0018_sign_in_origin.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

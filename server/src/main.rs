@@ -269,6 +269,15 @@ enum AuthCommand {
         /// The person signing in.
         #[arg(long)]
         name: String,
+        /// The token lasts this many days.
+        #[arg(long, default_value_t = admin::SIGN_IN_TOKEN_DAYS,
+              value_parser = clap::value_parser!(u32).range(1..=3650))]
+        expires_in_days: u32,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// The codes waiting for a decision: where and when each was asked for.
+    List {
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -618,10 +627,46 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
             anyhow::ensure!(attempt.error.is_none(), "the test ping was not delivered");
         }
-        Command::Auth { command: AuthCommand::Approve { code, project, scope, name, store } } => {
-            admin::approve_sign_in(&store.open().await?, &code, &project, &scope, &name, clock.now()).await?;
-            print(cli.json, &serde_json::json!({ "code": code, "approved": true }), || {
-                format!("approved {code}: the device gets its token on its next poll")
+        Command::Auth {
+            command: AuthCommand::Approve { code, project, scope, name, expires_in_days, store },
+        } => {
+            let grant = admin::SignInGrant {
+                project: &project,
+                scopes: &scope,
+                name: &name,
+                token_days: expires_in_days,
+            };
+            let a = admin::approve_sign_in(&store.open().await?, &code, grant, clock.now()).await?;
+            print(cli.json, &a, || {
+                format!(
+                    "approved {} (asked for from {} at {}): the device gets its token on its next poll; \
+                     it lasts {} days",
+                    a.code,
+                    a.requested_from.as_deref().unwrap_or("an unknown address"),
+                    a.requested_at,
+                    a.token_expires_in_days
+                )
+            });
+        }
+        Command::Auth { command: AuthCommand::List { store } } => {
+            let pending = admin::pending_sign_ins(&store.open().await?, clock.now()).await?;
+            print(cli.json, &pending, || {
+                if pending.is_empty() {
+                    return "no sign-in code waits for a decision".to_owned();
+                }
+                pending
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}  asked for from {} at {}, expires {}",
+                            p.code,
+                            p.requested_from.as_deref().unwrap_or("an unknown address"),
+                            p.requested_at,
+                            p.expires_at
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
             });
         }
         Command::Auth { command: AuthCommand::Reject { code, store } } => {

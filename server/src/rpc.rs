@@ -70,9 +70,11 @@ pub trait AnonymousOp: Rpc {
     /// This call's limit per client address.
     fn limit(limits: &SignInLimits) -> RateLimit;
 
+    /// `client` is the caller's address as the limits key it (`ClientAddr::key`).
     fn run(
         state: &AppState,
         base_url: &str,
+        client: &str,
         now: Timestamp,
         input: Self::Input,
     ) -> impl Future<Output = Result<Self::Output, ApiError>> + Send;
@@ -157,10 +159,10 @@ async fn call_anonymous<R: AnonymousOp>(
 ) -> Result<Response, ApiError> {
     let now = state.clock.now();
     // Keys of their own: a token id is a UUID, never `name address`.
-    let key = format!("{name} {}", client.key(headers, state.client_ip_header.as_ref()));
-    state.limiter.check(&key, R::limit(&state.sign_in_limits), now)?;
+    let client = client.key(headers, state.client_ip_header.as_ref());
+    state.limiter.check(&format!("{name} {client}"), R::limit(&state.sign_in_limits), now)?;
     let input = parse_input::<R::Input>(name, &read_body(name, body).await?)?;
-    let output = R::run(state, &base_url(state, headers), now, input).await?;
+    let output = R::run(state, &base_url(state, headers), &client, now, input).await?;
     Ok(Json(output).into_response())
 }
 

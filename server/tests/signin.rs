@@ -21,17 +21,15 @@ async fn poll(s: &TestServer, code: &str, secret: &str) -> Value {
     s.ok("", "pollCliAuth", json!({"code": code, "deviceSecret": secret})).await
 }
 
-async fn approve(s: &TestServer, code: &str, at_secs: i64) {
-    admin::approve_sign_in(
-        &s.store,
-        code,
-        "demo",
-        &[Scope::Read, Scope::File],
-        "Cleo",
-        START.plus_seconds(at_secs),
-    )
-    .await
-    .unwrap();
+const CLEO: admin::SignInGrant<'static> = admin::SignInGrant {
+    project: "demo",
+    scopes: &[Scope::Read, Scope::File],
+    name: "Cleo",
+    token_days: admin::SIGN_IN_TOKEN_DAYS,
+};
+
+async fn approve(s: &TestServer, code: &str, at_secs: i64) -> admin::SignInApproval {
+    admin::approve_sign_in(&s.store, code, CLEO, START.plus_seconds(at_secs)).await.unwrap()
 }
 
 #[tokio::test]
@@ -60,7 +58,15 @@ async fn an_approved_code_yields_a_token_once_to_its_device() {
     assert!(page.contains(&format!("redline auth approve {code}")), "{page}");
     assert!(!page.contains(&secret));
 
-    approve(&s, &code.to_lowercase(), 0).await;
+    // The person approving sees where and when the code was asked for, before and as
+    // they approve.
+    let pending = admin::pending_sign_ins(&s.store, START).await.unwrap();
+    assert_eq!(
+        (pending[0].code.as_str(), pending[0].requested_from.as_deref()),
+        (code.as_str(), Some("127.0.0.1"))
+    );
+    let approval = approve(&s, &code.to_lowercase(), 0).await;
+    assert_eq!((approval.requested_from.as_deref(), approval.requested_at), (Some("127.0.0.1"), START));
     // The code alone collects nothing: no secret is a 400, a wrong one an unknown code.
     let body = s.err("", "pollCliAuth", json!({"code": code}), 400, "bad_input").await;
     assert!(body["message"].as_str().unwrap().starts_with("deviceSecret"), "{body}");
@@ -77,7 +83,11 @@ async fn an_approved_code_yields_a_token_once_to_its_device() {
     assert_eq!(session["scopes"], json!(["changes:project:read", "changes:project:file"]));
     // Collected once: the code is gone.
     assert_eq!(poll(&s, &code, &secret).await, json!({"status": "expired"}));
-    assert!(admin::approve_sign_in(&s.store, &code, "demo", &[Scope::Read], "Cleo", START).await.is_err());
+    assert!(admin::approve_sign_in(&s.store, &code, CLEO, START).await.is_err());
+    // The token expires by itself, 90 days on.
+    let listed = admin::list_tokens(&s.store, Some("demo")).await.unwrap();
+    let cleo = listed.iter().find(|t| t.name == "Cleo").unwrap();
+    assert_eq!(cleo.expires_at, Some(START.plus_minutes(90 * 24 * 60)));
 }
 
 #[tokio::test]
@@ -116,8 +126,7 @@ async fn codes_can_be_rejected_and_expire_and_are_deleted() {
     let (late, late_secret) = request(&s).await;
     s.advance_secs(600);
     assert_eq!(poll(&s, &late, &late_secret).await, json!({"status": "expired"}));
-    let err =
-        admin::approve_sign_in(&s.store, &late, "demo", &[Scope::Read], "x", START.plus_seconds(600)).await;
+    let err = admin::approve_sign_in(&s.store, &late, CLEO, START.plus_seconds(600)).await;
     assert!(err.unwrap_err().to_string().contains("expired"));
     let page =
         s.http.get(format!("{}/auth/verify?code={late}", s.base)).send().await.unwrap().text().await.unwrap();

@@ -33,6 +33,10 @@ pub const CODE_LIFETIME_SECS: i64 = 600;
 /// How long an approved code's token can be collected, from the approval.
 pub const APPROVAL_LIFETIME_SECS: i64 = 300;
 
+/// How many days a token from a sign-in code lasts unless `auth approve --expires-in-days`
+/// says otherwise: a device's token left behind stops working by itself.
+pub const SIGN_IN_TOKEN_DAYS: u32 = 90;
+
 /// A fresh device secret: 32 random bytes, like a token's (and made the same way).
 fn new_device_secret() -> String {
     format!("rlds_{}", generate_token().trim_start_matches("rl_"))
@@ -77,6 +81,7 @@ impl AnonymousOp for RequestCliAuth {
     async fn run(
         state: &AppState,
         base_url: &str,
+        client: &str,
         now: Timestamp,
         _: RequestCliAuthInput,
     ) -> Result<CliAuthRequest, ApiError> {
@@ -91,13 +96,14 @@ impl AnonymousOp for RequestCliAuth {
         let secret = new_device_secret();
         let expires_at = now.plus_seconds(CODE_LIFETIME_SECS);
         sqlx::query(
-            "INSERT INTO cli_auth (code, status, expires_at, created_at, secret_hash) \
-             VALUES ($1, 'pending', $2, $3, $4)",
+            "INSERT INTO cli_auth (code, status, expires_at, created_at, secret_hash, requested_from) \
+             VALUES ($1, 'pending', $2, $3, $4, $5)",
         )
         .bind(&code)
         .bind(expires_at.unix_millis())
         .bind(now.unix_millis())
         .bind(hash_token(&secret))
+        .bind(client)
         .execute(state.store.pool())
         .await?;
         let verify_url = format!("{base_url}/auth/verify?code={code}");
@@ -113,6 +119,7 @@ impl AnonymousOp for PollCliAuth {
     async fn run(
         state: &AppState,
         _: &str,
+        _: &str,
         now: Timestamp,
         input: PollCliAuthInput,
     ) -> Result<CliAuthPoll, ApiError> {
@@ -124,7 +131,7 @@ impl AnonymousOp for PollCliAuth {
         let secret_hash = hash_token(secret);
         // A wrong secret is answered as an unknown code: the poll learns nothing.
         let row = sqlx::query(
-            "SELECT status, project_id, scopes, user_name, expires_at FROM cli_auth \
+            "SELECT status, project_id, scopes, user_name, expires_at, token_days FROM cli_auth \
              WHERE code = $1 AND secret_hash = $2",
         )
         .bind(&code)
@@ -157,7 +164,9 @@ impl AnonymousOp for PollCliAuth {
                 let scopes: String = row.try_get("scopes")?;
                 let scopes = stored_scopes(&scopes);
                 let name: String = row.try_get("user_name")?;
-                let token = create_token(&state.store, &project_id, &scopes, &name, None, now)
+                let days = row.try_get::<Option<i32>, _>("token_days")?.unwrap_or(SIGN_IN_TOKEN_DAYS as i32);
+                let expires_at = now.plus_minutes(i64::from(days) * 24 * 60);
+                let token = create_token(&state.store, &project_id, &scopes, &name, Some(expires_at), now)
                     .await
                     .map_err(ApiError::internal)?;
                 Ok(CliAuthPoll { status: CliAuthStatus::Confirmed, token: Some(token.token) })
