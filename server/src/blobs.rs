@@ -9,7 +9,7 @@
 //! [`ReadLimit::permits`] images are read at once: a request beyond waits up to
 //! [`ReadLimit::wait`] for its turn, then gets 503 with `Retry-After`.
 
-mod store;
+pub(crate) mod store;
 
 use std::collections::HashSet;
 use std::sync::Arc;

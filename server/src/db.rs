@@ -93,8 +93,9 @@ pub type Tx = Transaction<'static, Any>;
 impl Store {
     /// Opens (creating if needed) `DIR/redline.db` and applies migrations.
     pub async fn open_dir(dir: &Path) -> anyhow::Result<Store> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::private::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join("redline.db");
+        crate::private::create_file(&path).with_context(|| format!("creating {}", path.display()))?;
         let path = path.to_str().context("the data directory must be valid UTF-8")?;
         // The SQLite URL is percent-decoded, so these must be encoded to survive.
         let encoded = path.replace('%', "%25").replace('?', "%3F").replace('#', "%23");

@@ -18,6 +18,7 @@ pub mod metrics;
 mod openapi;
 mod ops;
 mod presence;
+mod private;
 mod queue;
 pub mod rows;
 mod rpc;

@@ -134,7 +134,7 @@ pub struct Folder {
 
 impl Folder {
     pub async fn open(dir: PathBuf) -> anyhow::Result<Folder> {
-        tokio::fs::create_dir_all(&dir).await.with_context(|| format!("creating {}", dir.display()))?;
+        crate::private::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Folder { dir })
     }
 }
@@ -144,7 +144,10 @@ impl BlobStore for Folder {
     async fn put(&self, key: &str, bytes: Bytes) -> io::Result<()> {
         // Written aside and renamed: a reader never sees half an image.
         let tmp = self.dir.join(format!(".{key}.tmp"));
-        tokio::fs::write(&tmp, &bytes).await?;
+        let mut file = crate::private::file_options().open(&tmp).await?;
+        tokio::io::AsyncWriteExt::write_all(&mut file, &bytes).await?;
+        file.sync_data().await?;
+        drop(file);
         let renamed = tokio::fs::rename(&tmp, self.dir.join(key)).await;
         if renamed.is_err() {
             let _ = tokio::fs::remove_file(&tmp).await;
