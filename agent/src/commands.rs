@@ -546,14 +546,17 @@ fn skill(a: SkillArgs, json: bool) -> Result<i32, Error> {
         print!("{}", skill::SKILL);
         return Ok(exit::OK);
     };
-    let dir = match dir {
-        Some(dir) => dir,
-        None => skill::default_dir(
-            &std::env::current_dir()
-                .map_err(|e| Error::local(format!("reading the current directory: {e}")))?,
-        ),
+    // A folder named with --dir is the person's choice, links and all; below the
+    // checkout, nothing is followed.
+    let (dir, base) = match dir {
+        Some(dir) => (dir.clone(), dir),
+        None => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
+            (skill::default_dir(&cwd), skill::default_base(&cwd))
+        }
     };
-    let path = skill::install(&dir).map_err(Error::Local)?;
+    let path = skill::install(&dir, &base).map_err(Error::Local)?;
     if json {
         println!("{}", serde_json::json!({ "path": path }));
     } else {
