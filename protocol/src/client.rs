@@ -129,6 +129,14 @@ pub fn stage_for_url<'a>(stages: &'a [Stage], url: &str) -> Option<&'a Stage> {
         .map(|(_, s)| s)
 }
 
+/// **(ours)** Whether `url` is a link a client may open and the server stores
+/// (`commitUrl`, `pullRequestUrl`): `https://`, then something, with no space or control
+/// character. The schema states the same as `schema::HTTPS_LINK`.
+pub fn is_https_link(url: &str) -> bool {
+    url.strip_prefix("https://")
+        .is_some_and(|rest| !rest.is_empty() && !rest.chars().any(|c| c <= ' ' || c == '\u{7f}'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,12 +239,4 @@ mod tests {
         assert_eq!(at("https://demo.example.com"), Some("main"));
         assert_eq!(at("https://demo.example.community"), None);
     }
-}
-
-/// **(ours)** Whether `url` is a link a client may open and the server stores
-/// (`commitUrl`, `pullRequestUrl`): `https://`, then something, with no space or control
-/// character. The schema states the same as `schema::HTTPS_LINK`.
-pub fn is_https_link(url: &str) -> bool {
-    url.strip_prefix("https://")
-        .is_some_and(|rest| !rest.is_empty() && !rest.chars().any(|c| c <= ' ' || c == '\u{7f}'))
 }

@@ -244,7 +244,7 @@ fn envelope_and_rpc_names() {
     assert_eq!(serde_json::to_value(&env).unwrap(), json!({"rpcName": "getSession", "data": {}}));
     assert_eq!(ClaimChanges::NAME, "claimChanges");
     assert_eq!(ClaimChanges::SCOPE, Some(Scope::Write));
-    assert_eq!(RPC_NAMES.len(), 22);
+    assert_eq!(RPC_NAMES.len(), 24);
     let input = ListChangesInput { project_id: "p".into(), ..Default::default() };
     assert_eq!(
         serde_json::to_value(&input).unwrap(),
