@@ -501,7 +501,8 @@ async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-    let done = Writer::new(&ctx, a.item.as_str(), &a.write).done(a.note, a.commit, a.branch, &cwd).await?;
+    let done =
+        Writer::new(&ctx, a.item.as_str(), &a.write).done(a.note, a.commit, a.branch, a.pr, &cwd).await?;
     if done.no_checkout.is_some() {
         eprintln!("redline: not in a git checkout: no commit is recorded (pass --commit SHA)");
     }

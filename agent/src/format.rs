@@ -350,6 +350,12 @@ pub fn show(
             c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default()
         );
     }
+    if let Some(url) = &c.commit_url {
+        let _ = writeln!(s, "Commit: {}", terminal_safe(url));
+    }
+    if let Some(url) = &c.pull_request_url {
+        let _ = writeln!(s, "Pull request: {}", terminal_safe(url));
+    }
     s
 }
 

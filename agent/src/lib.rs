@@ -11,6 +11,7 @@ pub mod client;
 mod commands;
 pub mod config;
 mod doctor;
+pub mod forge;
 pub mod format;
 pub mod git;
 pub mod images;
@@ -141,8 +142,10 @@ pub enum AgentCommand {
     /// The commit is the newest one on the checkout's branch whose trailer names the
     /// item (`Change-Id: <uuid>` or `Change: #N`), so items close in any order; without
     /// one it is refused and says the trailer to add. The branch is the checkout's (a
-    /// detached HEAD records none). Refused (lease lost) when another agent has claimed
-    /// the item since your claim.
+    /// detached HEAD records none). When the checkout's remote (the branch's upstream,
+    /// else origin) is on GitHub or GitLab, the commit's page is recorded too, and the
+    /// pull request's (--pr N, or the commit's `PR: #N` trailer). Refused (lease lost)
+    /// when another agent has claimed the item since your claim.
     Done(DoneArgs),
     /// List the queue (without done and dismissed items unless --all).
     List(ListArgs),
@@ -445,6 +448,11 @@ pub struct DoneArgs {
     /// The branch (default: the checkout's; none on a detached HEAD).
     #[arg(long)]
     pub branch: Option<String>,
+    /// The pull (merge) request the fix is in, by number (default: the one the commit's
+    /// `PR: #N` or `Pull-Request: N` trailer names). Linked when the remote is on GitHub
+    /// or GitLab, as the commit is.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pr: Option<u64>,
     #[command(flatten)]
     pub write: WriteArgs,
     #[command(flatten)]
