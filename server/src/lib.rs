@@ -21,6 +21,7 @@ mod presence;
 mod queue;
 pub mod rows;
 mod rpc;
+mod stats;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -99,6 +99,7 @@ macro_rules! with_served_rpcs {
             ClaimChanges,
             AcknowledgeChangeMessages,
             ListAgents,
+            GetStats,
             AskChangeQuestion,
             ReplyToChange,
             AttachChangeShot,
