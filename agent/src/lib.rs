@@ -1,5 +1,5 @@
 //! The agent side of Redline: the client a coding agent works the queue with, used by
-//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run`) and
+//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run|stats`) and
 //! by the MCP server (`redline mcp`); `redline doctor` checks an agent's set-up. It
 //! depends on the protocol crate only, never on the server.
 //!
@@ -194,6 +194,22 @@ pub enum AgentCommand {
     ///
     /// Exit status: 0 when every check passes, 1 otherwise.
     Doctor(DoctorArgs),
+    /// The loop's numbers: items filed, done, dismissed, verified and sent back as still
+    /// wrong, questions per item, and the time to done and to verified (median and 90th
+    /// percentile), for the project, per agent and per filer.
+    ///
+    /// Counts the items filed in the last --since days (30 unless told).
+    Stats(StatsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Count the items filed in this many days up to now: `30d` or `30` (1 to 3650;
+    /// default 30).
+    #[arg(long, value_name = "DAYS", value_parser = rules::parse_days)]
+    pub since: Option<u32>,
+    #[command(flatten)]
+    pub api: ApiArgs,
 }
 
 #[derive(Args, Debug)]

@@ -1,8 +1,10 @@
 //! `getStats` (ours): the loop's numbers over a scripted history whose every figure is
-//! known, for the project, per agent and per filer.
+//! known, for the project, per agent and per filer; and `redline stats`, which prints them.
 
+mod cli_support;
 mod common;
 
+use cli_support::Agent;
 use common::TestServer;
 use serde_json::{Value, json};
 
@@ -180,3 +182,34 @@ async fn stats_refuse_a_window_out_of_range_and_another_project() {
     assert_eq!((&empty["agents"], &empty["filers"]), (&json!([]), &json!([])));
 }
 
+/// `redline stats` prints the same figures as a table, `--json` as `getStats` answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_prints_the_numbers() {
+    let s = history().await;
+    let reader = Agent::new(&s, &s.reader);
+    let out = reader.run(&["stats"]).await.ok();
+    let lines: Vec<String> =
+        out.stdout.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(
+        lines[1..],
+        [
+            "FILED DONE DISMISSED VERIFIED STILL WRONG QUESTIONS/ITEM TO DONE TO VERIFIED",
+            "all items 5 4 1 3 1 (33%) 0.60 30m / 4h 2h / 5h",
+            "by agent:",
+            "agent-a 3 3 0 3 1 (33%) 1.00 30m / 4h 2h / 5h",
+            "agent-b 1 1 0 0 0 0.00 1h / 1h -",
+            "by filer:",
+            "Ann 3 3 0 2 0 (0%) 0.67 30m / 1h 2h / 2h",
+            "Bob 2 1 1 1 1 (100%) 0.50 4h / 4h 5h / 5h",
+        ],
+        "{}",
+        out.stdout
+    );
+    assert!(lines[0].starts_with("Items filed in the last 30 days (since "), "{}", out.stdout);
+
+    let json = reader.run(&["stats", "--project", "demo", "--since", "60d", "--json"]).await.ok().json();
+    assert_eq!((&json["total"]["filed"], &json["filers"][0]["filed"]), (&json!(6), &json!(4)));
+    let refused = reader.run(&["stats", "--since", "0d"]).await;
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("is not a number of days from 1 to 3650"), "{refused:?}");
+}
