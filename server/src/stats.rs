@@ -25,7 +25,7 @@ const DAY_MS: i64 = 24 * 3_600_000;
 /// The `p`-th percentile (0–100) of `sorted` (ascending) by the nearest-rank rule: the
 /// smallest value at least `p` % of the values are no greater than, i.e. the value of
 /// rank ⌈p·n/100⌉ (at least the first). `None` for no values.
-pub fn nearest_rank(sorted: &[u64], p: u64) -> Option<u64> {
+fn nearest_rank(sorted: &[u64], p: u64) -> Option<u64> {
     let n = sorted.len() as u64;
     let rank = (p * n).div_ceil(100).max(1);
     sorted.get(usize::try_from(rank - 1).ok()?).copied()
@@ -117,15 +117,15 @@ async fn counts(
 ) -> Result<Vec<(Option<String>, Counts)>, sqlx::Error> {
     let (name, named, grouped) = match by.column() {
         Some(column) => (
-            format!("c.{column}"),
+            format!("c.{column} AS name, "),
             format!(" AND c.{column} IS NOT NULL"),
             format!(" GROUP BY name ORDER BY filed DESC, name LIMIT {STATS_MAX_ROWS}"),
         ),
-        None => ("NULL".to_owned(), String::new(), String::new()),
+        None => (String::new(), String::new(), String::new()),
     };
     let project_filter = if project.is_some() { "c.project_id = $3 AND " } else { "" };
     let sql = format!(
-        "WITH items AS (SELECT {name} AS name, c.status, c.verified_at, \
+        "WITH items AS (SELECT {name}c.status, c.verified_at, \
            (SELECT COUNT(*) FROM messages m WHERE m.change_id = c.change_id AND m.message_type = 'question') AS questions, \
            (SELECT COUNT(*) FROM messages m WHERE m.change_id = c.change_id AND m.message_type = 'verdict') AS verdicts, \
            (SELECT COUNT(*) FROM messages m WHERE m.change_id = c.change_id AND m.message_type = 'verdict' \
