@@ -18,7 +18,7 @@ use super::rules::{default_stage, parse_item, pick_stage};
 use super::writes::{Image, Writer, check_options};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
-    ShotKind, ShowArgs, SkillAction, SkillArgs, WriteArgs, changeset, doctor, mcp, next, skill,
+    ShotKind, ShowArgs, SkillAction, SkillArgs, StatsArgs, WriteArgs, changeset, doctor, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -51,7 +51,16 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::Skill(a) => skill(a, json),
         AgentCommand::Mcp(a) => mcp::serve(a).await,
         AgentCommand::Doctor(a) => doctor::run(a, json).await,
+        AgentCommand::Stats(a) => stats(a, json).await,
     }
+}
+
+async fn stats(a: StatsArgs, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let input = GetStatsInput { project_id: ctx.project_id.clone(), since_days: a.since };
+    let out = ctx.api.call::<GetStats>(input).await?;
+    ctx.print(&out, || format::stats(&out, a.since.unwrap_or(STATS_DEFAULT_DAYS)));
+    Ok(exit::OK)
 }
 
 /// A signed-in session on one API URL and project.
@@ -501,7 +510,8 @@ async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-    let done = Writer::new(&ctx, a.item.as_str(), &a.write).done(a.note, a.commit, a.branch, &cwd).await?;
+    let done =
+        Writer::new(&ctx, a.item.as_str(), &a.write).done(a.note, a.commit, a.branch, a.pr, &cwd).await?;
     if done.no_checkout.is_some() {
         eprintln!("redline: not in a git checkout: no commit is recorded (pass --commit SHA)");
     }

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redline_protocol::{
-    AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput, ElementStyles, FailedRequest,
-    GetChangeOutput, Group, Message, MessageType, NotClaimableItem, NotClaimableReason, Timestamp,
-    VERDICT_SHOT_LABEL, open_question, option_label, sent_back, short_sha,
+    AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput, DurationStats, ElementStyles,
+    FailedRequest, GetChangeOutput, GetStatsOutput, Group, LoopStats, Message, MessageType, NotClaimableItem,
+    NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question, option_label, sent_back, short_sha,
 };
 
 use crate::CssDetail;
@@ -350,7 +350,88 @@ pub fn show(
             c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default()
         );
     }
+    if let Some(url) = &c.commit_url {
+        let _ = writeln!(s, "Commit: {}", terminal_safe(url));
+    }
+    if let Some(url) = &c.pull_request_url {
+        let _ = writeln!(s, "Pull request: {}", terminal_safe(url));
+    }
     s
+}
+
+/// `stats`: the project's row, then one per agent and per filer, as a table.
+pub fn stats(out: &GetStatsOutput, days: u32) -> String {
+    const HEAD: [&str; 8] =
+        ["FILED", "DONE", "DISMISSED", "VERIFIED", "STILL WRONG", "QUESTIONS/ITEM", "TO DONE", "TO VERIFIED"];
+    let cells = |s: &LoopStats| {
+        let still_wrong = match s.still_wrong_rate {
+            Some(rate) => format!("{} ({:.0}%)", s.still_wrong, rate * 100.0),
+            None => s.still_wrong.to_string(),
+        };
+        [
+            s.filed.to_string(),
+            s.done.to_string(),
+            s.dismissed.to_string(),
+            s.verified.to_string(),
+            still_wrong,
+            s.questions_per_item.map_or_else(|| "-".to_owned(), |q| format!("{q:.2}")),
+            durations(&s.to_done),
+            durations(&s.to_verified),
+        ]
+    };
+    let name = |s: &LoopStats| one_line(&terminal_safe(s.name.as_deref().unwrap_or("")), 30);
+    let mut rows =
+        vec![(String::new(), HEAD.map(str::to_owned)), ("all items".to_owned(), cells(&out.total))];
+    for (title, group) in [("by agent", &out.agents), ("by filer", &out.filers)] {
+        if !group.is_empty() {
+            rows.push((format!("{title}:"), Default::default()));
+            rows.extend(group.iter().map(|s| (format!("  {}", name(s)), cells(s))));
+        }
+    }
+    let name_width = rows.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0);
+    let mut widths = [0; HEAD.len()];
+    for (_, cells) in &rows {
+        for (w, cell) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut text = format!(
+        "Items filed in the last {days} day{} (since {}); times are median / 90th percentile.\n",
+        if days == 1 { "" } else { "s" },
+        &out.since.to_string()[..10]
+    );
+    for (name, cells) in &rows {
+        let mut line = format!("{name:<name_width$}");
+        if cells.iter().any(|c| !c.is_empty()) {
+            for (w, cell) in widths.iter().zip(cells) {
+                let _ = write!(line, "  {cell:>w$}");
+            }
+        }
+        let _ = writeln!(text, "{}", line.trim_end());
+    }
+    text.trim_end().to_owned()
+}
+
+/// A median and 90th percentile as `30m / 4h`; `-` when nothing was measured.
+fn durations(d: &DurationStats) -> String {
+    match (d.median_ms, d.p90_ms) {
+        (Some(median), Some(p90)) => format!("{} / {}", duration(median), duration(p90)),
+        _ => "-".to_owned(),
+    }
+}
+
+/// A duration in the largest units that keep it short: `45s`, `30m`, `4h10m`, `3d4h`.
+pub fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3_600, s % 3_600 / 60);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3_600 => format!("{m}m"),
+        3_600..86_400 if m == 0 => format!("{h}h"),
+        3_600..86_400 => format!("{h}h{m:02}m"),
+        _ if h == 0 => format!("{d}d"),
+        _ => format!("{d}d{h}h"),
+    }
 }
 
 /// The latest question and its choices (each with the image saved for it), and, once
@@ -574,6 +655,60 @@ mod tests {
 
     use super::*;
     use crate::rules::tests::{NOW, change, group};
+
+    #[test]
+    fn durations_read_in_their_largest_units() {
+        for (ms, shown) in [
+            (0, "0s"),
+            (59_999, "59s"),
+            (60_000, "1m"),
+            (3_599_000, "59m"),
+            (3_600_000, "1h"),
+            (15_000_000, "4h10m"),
+            (86_400_000, "1d"),
+            (273_600_000, "3d4h"),
+        ] {
+            assert_eq!(duration(ms), shown, "{ms}");
+        }
+    }
+
+    #[test]
+    fn stats_are_a_table_of_the_project_then_agents_then_filers() {
+        let minutes = |count, median: u64, p90: u64| DurationStats {
+            count,
+            median_ms: Some(median * 60_000),
+            p90_ms: Some(p90 * 60_000),
+        };
+        let total = LoopStats {
+            filed: 5,
+            done: 4,
+            dismissed: 1,
+            verified: 3,
+            still_wrong: 1,
+            still_wrong_rate: Some(1.0 / 3.0),
+            questions_per_item: Some(0.6),
+            to_done: minutes(4, 30, 240),
+            to_verified: minutes(3, 120, 300),
+            ..Default::default()
+        };
+        let agent = LoopStats {
+            name: Some("agent-\u{1b}[31mb".into()),
+            filed: 1,
+            done: 1,
+            to_done: minutes(1, 60, 60),
+            ..Default::default()
+        };
+        let out = GetStatsOutput { since: NOW, total, agents: vec![agent], filers: vec![] };
+        // The escape character a name may carry is not printed.
+        assert_eq!(
+            stats(&out, 30),
+            "Items filed in the last 30 days (since 2026-11-29); times are median / 90th percentile.
+               FILED  DONE  DISMISSED  VERIFIED  STILL WRONG  QUESTIONS/ITEM   TO DONE  TO VERIFIED
+all items          5     4          1         3      1 (33%)            0.60  30m / 4h      2h / 5h
+by agent:
+  agent-[31mb      1     1          0         0            0               -   1h / 1h            -"
+        );
+    }
 
     const UTC: LocalTime<'static> = LocalTime { offset: &|_| 0 };
 

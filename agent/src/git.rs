@@ -1,7 +1,8 @@
 //! The git checkout the CLI runs in: `done` records its branch and commit (found by
 //! its trailer), `stage deploy` asks it whether a commit is contained in a deployed one,
-//! changesets are branches in worktrees of their own, merged back with `--no-ff`, and
-//! `doctor` asks whether it has a remote. Thin adapters over the `git` command; what
+//! changesets are branches in worktrees of their own, merged back with `--no-ff`,
+//! `doctor` asks whether it has a remote, and `done` reads the remote's URL and its
+//! commit's trailers for the links `forge.rs` makes. Thin adapters over the `git` command; what
 //! they print is read by `changeset.rs`.
 
 use std::path::{Path, PathBuf};
@@ -82,6 +83,28 @@ fn checked(dir: &Path, args: &[&str]) -> Result<String, String> {
 /// trailer lines (unfolded), ended by an RS (0x1e).
 pub fn trailers_log(dir: &Path) -> Result<String, String> {
     checked(dir, &["log", "--format=%H%x00%(trailers:only,unfold)%x1e", "HEAD", "--"])
+}
+
+/// The trailer lines (unfolded) of commit `sha`, e.g. `PR: #12`.
+pub fn commit_trailers(dir: &Path, sha: &str) -> Option<String> {
+    match git(dir, &["log", "-1", "--format=%(trailers:only,unfold)", "--end-of-options", sha, "--"])? {
+        (true, trailers) => Some(trailers),
+        _ => None,
+    }
+}
+
+/// The URL of the remote that `branch` pushes to: its upstream's remote
+/// (`branch.<name>.remote`), else `origin`; `None` without one.
+pub fn remote_url(dir: &Path, branch: Option<&str>) -> Option<String> {
+    let upstream = branch
+        .and_then(|b| git(dir, &["config", "--get", "--", &format!("branch.{b}.remote")]))
+        .filter(|(ok, name)| *ok && !name.is_empty() && name != ".")
+        .map(|(_, name)| name);
+    let name = upstream.as_deref().unwrap_or("origin");
+    match git(dir, &["remote", "get-url", "--", name])? {
+        (true, url) if !url.is_empty() => Some(url),
+        _ => None,
+    }
 }
 
 /// Whether the branch `name` exists.

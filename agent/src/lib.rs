@@ -1,5 +1,5 @@
 //! The agent side of Redline: the client a coding agent works the queue with, used by
-//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run`) and
+//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run|stats`) and
 //! by the MCP server (`redline mcp`); `redline doctor` checks an agent's set-up. It
 //! depends on the protocol crate only, never on the server.
 //!
@@ -11,6 +11,7 @@ pub mod client;
 mod commands;
 pub mod config;
 mod doctor;
+pub mod forge;
 pub mod format;
 pub mod git;
 pub mod images;
@@ -141,8 +142,10 @@ pub enum AgentCommand {
     /// The commit is the newest one on the checkout's branch whose trailer names the
     /// item (`Change-Id: <uuid>` or `Change: #N`), so items close in any order; without
     /// one it is refused and says the trailer to add. The branch is the checkout's (a
-    /// detached HEAD records none). Refused (lease lost) when another agent has claimed
-    /// the item since your claim.
+    /// detached HEAD records none). When the checkout's remote (the branch's upstream,
+    /// else origin) is on GitHub or GitLab, the commit's page is recorded too, and the
+    /// pull request's (--pr N, or the commit's `PR: #N` trailer). Refused (lease lost)
+    /// when another agent has claimed the item since your claim.
     Done(DoneArgs),
     /// List the queue (without done and dismissed items unless --all).
     List(ListArgs),
@@ -191,6 +194,22 @@ pub enum AgentCommand {
     ///
     /// Exit status: 0 when every check passes, 1 otherwise.
     Doctor(DoctorArgs),
+    /// The loop's numbers: items filed, done, dismissed, verified and sent back as still
+    /// wrong, questions per item, and the time to done and to verified (median and 90th
+    /// percentile), for the project, per agent and per filer.
+    ///
+    /// Counts the items filed in the last --since days (30 unless told).
+    Stats(StatsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Count the items filed in this many days up to now: `30d` or `30` (1 to 3650;
+    /// default 30).
+    #[arg(long, value_name = "DAYS", value_parser = rules::parse_days)]
+    pub since: Option<u32>,
+    #[command(flatten)]
+    pub api: ApiArgs,
 }
 
 #[derive(Args, Debug)]
@@ -445,6 +464,11 @@ pub struct DoneArgs {
     /// The branch (default: the checkout's; none on a detached HEAD).
     #[arg(long)]
     pub branch: Option<String>,
+    /// The pull (merge) request the fix is in, by number (default: the one the commit's
+    /// `PR: #N` or `Pull-Request: N` trailer names). Linked when the remote is on GitHub
+    /// or GitLab, as the commit is.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pr: Option<u64>,
     #[command(flatten)]
     pub write: WriteArgs,
     #[command(flatten)]

@@ -277,6 +277,11 @@ pub struct DoneParams {
     pub commit: Option<String>,
     /// The branch (default: the checkout's; none on a detached HEAD).
     pub branch: Option<String>,
+    /// The pull (merge) request the fix is in, by number (default: the one the commit's
+    /// `PR: #N` or `Pull-Request: N` trailer names); linked when the remote is on GitHub
+    /// or GitLab.
+    #[schemars(range(min = 1))]
+    pub pr: Option<u64>,
     /// Your agent name (default: the name you last claimed as).
     pub author_name: Option<String>,
 }
@@ -634,9 +639,10 @@ impl Tools {
     #[tool(
         description = "Mark an item done after committing the fix: records the branch of the git checkout \
                        this MCP server runs in and the commit on it whose trailer (`Change: #N` or \
-                       `Change-Id: <uuid>`) names the item (or commit/branch), and adds the note to the \
-                       thread. Refused when no commit names the item, or when your lease is lost (another \
-                       agent has claimed the item since)."
+                       `Change-Id: <uuid>`) names the item (or commit/branch), with the commit's GitHub or \
+                       GitLab page (and pr's) when the remote is there, and adds the note to the thread. \
+                       Refused when no commit names the item, or when your lease is lost (another agent has \
+                       claimed the item since)."
     )]
     async fn changes_done(&self, Parameters(p): Parameters<DoneParams>) -> CallToolResult {
         let outcome = self.done(p).await;
@@ -824,7 +830,7 @@ impl Tools {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
         let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
-        let done = Writer::new(&ctx, &item, &lease).done(p.note, p.commit, p.branch, &cwd).await?;
+        let done = Writer::new(&ctx, &item, &lease).done(p.note, p.commit, p.branch, p.pr, &cwd).await?;
         let warning = done
             .no_checkout
             .map(|dir| {

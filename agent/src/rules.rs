@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use redline_protocol::{
-    Change, ChangeRef, ChangeStatus, Group, Stage, Timestamp, parse_change_ref, stage_for_url,
+    Change, ChangeRef, ChangeStatus, Group, STATS_MAX_DAYS, Stage, Timestamp, parse_change_ref, stage_for_url,
 };
 
 /// Reconnect and retry backoff: 1 s, 2 s, 4 s, … at most 60 s.
@@ -54,6 +54,15 @@ pub fn parse_item(s: &str) -> Result<String, String> {
         Some(ChangeRef::Short(n)) => Ok(n.to_string()),
         Some(ChangeRef::Id(id)) => Ok(id),
         None => Err(format!("{s:?} is not an item: use its number (2 or #2) or its id (a UUID)")),
+    }
+}
+
+/// A number of days as `--since` takes it: `30d` or `30`, 1 to [`STATS_MAX_DAYS`].
+pub fn parse_days(s: &str) -> Result<u32, String> {
+    let digits = s.trim().strip_suffix('d').unwrap_or(s.trim());
+    match digits.parse::<u32>() {
+        Ok(days) if (1..=STATS_MAX_DAYS).contains(&days) => Ok(days),
+        _ => Err(format!("{s:?} is not a number of days from 1 to {STATS_MAX_DAYS}, such as 30d")),
     }
 }
 
@@ -123,6 +132,16 @@ pub(crate) mod tests {
     use redline_protocol::{Source, StageType};
 
     use super::*;
+
+    #[test]
+    fn since_takes_days_with_or_without_their_d() {
+        assert_eq!(parse_days("30d"), Ok(30));
+        assert_eq!(parse_days("7"), Ok(7));
+        assert_eq!(parse_days("3650d"), Ok(3650));
+        for bad in ["0d", "3651", "2w", "d", "-1", ""] {
+            assert!(parse_days(bad).is_err(), "{bad}");
+        }
+    }
 
     pub const NOW: Timestamp = Timestamp::from_unix_millis(1_795_973_727_000);
 

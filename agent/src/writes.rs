@@ -10,6 +10,7 @@ use redline_protocol::*;
 use super::WriteArgs;
 use super::client::Error;
 use super::commands::Ctx;
+use super::forge::{self, Forge};
 use super::rules::parse_item;
 use super::{changeset, git};
 
@@ -167,24 +168,41 @@ impl<'a> Writer<'a> {
 
     /// Marks the item done with `commit` (resolved in the checkout at `cwd`), or else
     /// the newest commit of the checkout's branch whose trailer names the item (refused
-    /// when there is none); the branch given, else the checkout's.
+    /// when there is none); the branch given, else the checkout's. When the checkout's
+    /// remote is on GitHub or GitLab, the commit's page goes with it, and the pull
+    /// request's: `pr`, else the one the commit's `PR:` or `Pull-Request:` trailer names.
     pub async fn done(
         &self,
         note: Option<String>,
         commit: Option<String>,
         branch: Option<String>,
+        pr: Option<u64>,
         cwd: &Path,
     ) -> Result<Done, Error> {
+        if pr == Some(0) {
+            return Err(Error::local("pr: a pull request's number is 1 or more"));
+        }
         let (change_id, group_id, fence, author_name) = self.prepare()?;
         let mut no_checkout = None;
-        let (head_commit, branch) = match (commit, git::head(cwd)) {
+        let head = git::head(cwd);
+        let (head_commit, branch) = match (commit, &head) {
             (Some(c), _) => (Some(git::resolve(cwd, &c).unwrap_or(c)), branch),
-            (None, Some(head)) => (Some(self.commit_naming(&change_id, cwd).await?), branch.or(head.branch)),
+            (None, Some(head)) => {
+                (Some(self.commit_naming(&change_id, cwd).await?), branch.or(head.branch.clone()))
+            }
             (None, None) => {
                 no_checkout = Some(cwd.display().to_string());
                 (None, branch)
             }
         };
+        let forge = git::remote_url(cwd, head.as_ref().and_then(|h| h.branch.as_deref()))
+            .and_then(|url| Forge::from_remote(&url));
+        let commit_url = forge.as_ref().zip(head_commit.as_deref()).and_then(|(f, sha)| f.commit_url(sha));
+        let pr = pr.or_else(|| {
+            let trailers = git::commit_trailers(cwd, head_commit.as_deref()?)?;
+            forge::pull_request_in_trailers(&trailers)
+        });
+        let pull_request_url = forge.as_ref().zip(pr).map(|(f, n)| f.pull_request_url(n));
         let input = CompleteChangeInput {
             change_id,
             project_id: Some(self.ctx.project_id.clone()),
@@ -194,8 +212,8 @@ impl<'a> Writer<'a> {
             author_name: Some(author_name),
             group_id,
             fence,
-            commit_url: None,
-            pull_request_url: None,
+            commit_url,
+            pull_request_url,
         };
         let change = self.ctx.api.call::<CompleteChange>(input).await?.change;
         Ok(Done { change, no_checkout })

@@ -129,13 +129,19 @@ pub const VERDICT_SHOT_LABEL: &str = "after";
 /// What a `verdict` message says: the verdict, then the person's words
 /// (`"Still wrong: the total is still red"`, `"Fixed"`), so a thread reads on its own.
 pub fn verdict_text(verdict: Verdict, words: &str) -> String {
-    let said = match verdict {
-        Verdict::Fixed => "Fixed",
-        Verdict::StillWrong => "Still wrong",
-    };
+    let said = verdict_said(verdict);
     match words.trim() {
         "" => said.to_owned(),
         words => format!("{said}: {words}"),
+    }
+}
+
+/// How a `verdict` message of `verdict` starts ([`verdict_text`]): what tells the two
+/// verdicts apart in a stored thread (`getStats` counts the `still_wrong` ones).
+pub fn verdict_said(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Fixed => "Fixed",
+        Verdict::StillWrong => "Still wrong",
     }
 }
 

@@ -22,6 +22,7 @@ mod private;
 mod queue;
 pub mod rows;
 mod rpc;
+mod stats;
 pub mod webhooks;
 
 use std::path::PathBuf;

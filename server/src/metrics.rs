@@ -20,12 +20,16 @@ use sqlx::Row;
 
 use crate::AppState;
 use crate::rpc::with_served_rpcs;
+use crate::stats;
 
 /// How long `/healthz` and `/metrics` wait for the store.
 const STORE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The latency histogram's upper bounds, in seconds.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
+
+/// The time-to-done histogram's upper bounds, in seconds: a minute to a week.
+const TO_DONE_BUCKETS: [i64; 8] = [60, 300, 900, 3_600, 14_400, 86_400, 259_200, 604_800];
 
 /// The content type of the text exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -80,9 +84,8 @@ impl Metrics {
         OpenStream(self.streams.clone())
     }
 
-    /// The exposition of what was counted, with `changes` (items per status) if the
-    /// store answered.
-    fn render(&self, changes: Option<&BTreeMap<String, i64>>) -> String {
+    /// The exposition of what was counted, with what the store holds if it answered.
+    fn render(&self, stored: Option<&Stored>) -> String {
         let mut out = String::new();
         let rpcs = self.rpcs.lock().expect("metrics lock");
         out.push_str("# HELP redline_rpc_requests_total RPC calls answered, by RPC and status class.\n");
@@ -121,17 +124,69 @@ impl Metrics {
         let _ = writeln!(out, "redline_event_streams_open {}", self.streams.load(Ordering::Relaxed));
         out.push_str("# HELP redline_store_up Whether the store answered this scrape's query.\n");
         out.push_str("# TYPE redline_store_up gauge\n");
-        let _ = writeln!(out, "redline_store_up {}", u8::from(changes.is_some()));
-        if let Some(changes) = changes {
+        let _ = writeln!(out, "redline_store_up {}", u8::from(stored.is_some()));
+        if let Some(stored) = stored {
             out.push_str("# HELP redline_changes Items in the store by status, over all projects.\n");
             out.push_str("# TYPE redline_changes gauge\n");
             for status in ChangeStatus::ALL {
-                let n = changes.get(status.as_str()).copied().unwrap_or(0);
+                let n = stored.changes.get(status.as_str()).copied().unwrap_or(0);
                 let _ = writeln!(out, "redline_changes{{status=\"{}\"}} {n}", status.as_str());
             }
+            render_loop(&mut out, stored);
         }
         out
     }
+}
+
+/// What `/metrics` reads from the store at each scrape, over all projects.
+#[derive(Debug)]
+struct Stored {
+    /// Items per status.
+    changes: BTreeMap<String, i64>,
+    /// The loop's counts (`getStats`'s, over every item ever filed).
+    counts: stats::Counts,
+    to_done: stats::TimeToDone,
+}
+
+/// The loop's numbers: `getStats`'s counts over the whole store (gauges: an item sent
+/// back is done no more) and the time to done of the items done now.
+fn render_loop(out: &mut String, stored: &Stored) {
+    let c = &stored.counts;
+    for (name, help, n) in [
+        ("redline_items_filed", "Items filed", c.filed),
+        ("redline_items_done", "Items done now", c.done),
+        ("redline_items_dismissed", "Items dismissed now", c.dismissed),
+        ("redline_items_verified", "Items verified fixed now", c.verified),
+        ("redline_items_still_wrong", "Items a still_wrong verdict sent back at least once", c.still_wrong),
+        ("redline_questions", "Questions agents asked", c.questions),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}, over all projects.\n# TYPE {name} gauge\n{name} {n}");
+    }
+    let t = &stored.to_done;
+    out.push_str("# HELP redline_time_to_done_seconds From filing to done, of the items done now.\n");
+    out.push_str("# TYPE redline_time_to_done_seconds histogram\n");
+    for (le, n) in TO_DONE_BUCKETS.iter().zip(&t.within) {
+        let _ = writeln!(out, "redline_time_to_done_seconds_bucket{{le=\"{le}\"}} {n}");
+    }
+    let _ = writeln!(out, "redline_time_to_done_seconds_bucket{{le=\"+Inf\"}} {}", t.count);
+    let _ = writeln!(out, "redline_time_to_done_seconds_sum {}", t.sum_ms as f64 / 1000.0);
+    let _ = writeln!(out, "redline_time_to_done_seconds_count {}", t.count);
+}
+
+/// Reads [`Stored`]: three statements.
+async fn read_stored(pool: &sqlx::AnyPool) -> Result<Stored, sqlx::Error> {
+    let rows =
+        sqlx::query("SELECT status, COUNT(*) AS n FROM changes GROUP BY status").fetch_all(pool).await?;
+    let changes = rows
+        .iter()
+        .map(|row| Ok((row.try_get::<String, _>("status")?, row.try_get::<i64, _>("n")?)))
+        .collect::<Result<BTreeMap<_, _>, sqlx::Error>>()?;
+    let bounds_ms = TO_DONE_BUCKETS.map(|s| s * 1000);
+    Ok(Stored {
+        changes,
+        counts: stats::loop_counts(pool).await?,
+        to_done: stats::time_to_done(pool, &bounds_ms).await?,
+    })
 }
 
 /// An open event stream, counted until dropped.
@@ -171,21 +226,10 @@ fn unavailable(cause: &dyn std::fmt::Display) -> Response {
 
 /// `GET /metrics`.
 pub async fn handle(State(state): State<AppState>) -> Response {
-    let counted = tokio::time::timeout(
-        STORE_TIMEOUT,
-        sqlx::query("SELECT status, COUNT(*) AS n FROM changes GROUP BY status")
-            .fetch_all(state.store.pool()),
-    )
-    .await;
-    let changes = match counted {
-        Ok(Ok(rows)) => rows
-            .iter()
-            .map(|row| Ok((row.try_get::<String, _>("status")?, row.try_get::<i64, _>("n")?)))
-            .collect::<Result<BTreeMap<_, _>, sqlx::Error>>()
-            .inspect_err(|e| tracing::warn!(error = %e, "metrics: reading the queue's sizes"))
-            .ok(),
+    let stored = match tokio::time::timeout(STORE_TIMEOUT, read_stored(state.store.pool())).await {
+        Ok(Ok(stored)) => Some(stored),
         Ok(Err(e)) => {
-            tracing::warn!(error = %e, "metrics: counting the queue");
+            tracing::warn!(error = %e, "metrics: reading the queue");
             None
         }
         Err(_) => {
@@ -193,7 +237,7 @@ pub async fn handle(State(state): State<AppState>) -> Response {
             None
         }
     };
-    ([(header::CONTENT_TYPE, CONTENT_TYPE)], state.metrics.render(changes.as_ref())).into_response()
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], state.metrics.render(stored.as_ref())).into_response()
 }
 
 #[cfg(test)]
@@ -222,5 +266,32 @@ mod tests {
         }
         assert!(!text.contains("script"));
         assert!(!text.contains("redline_changes{"), "no queue sizes when the store did not answer");
+    }
+
+    #[test]
+    fn the_loop_is_counted_over_all_projects_with_time_to_done_in_seconds() {
+        let stored = Stored {
+            changes: BTreeMap::from([("done".to_owned(), 2)]),
+            counts: stats::Counts { filed: 5, done: 2, still_wrong: 1, questions: 3, ..Default::default() },
+            to_done: stats::TimeToDone { within: vec![0, 1, 1, 2, 2, 2, 2, 2], count: 2, sum_ms: 1_500_000 },
+        };
+        let text = Metrics::default().render(Some(&stored));
+        for line in [
+            "redline_changes{status=\"done\"} 2",
+            "redline_items_filed 5",
+            "redline_items_done 2",
+            "redline_items_dismissed 0",
+            "redline_items_still_wrong 1",
+            "redline_questions 3",
+            "# TYPE redline_time_to_done_seconds histogram",
+            "redline_time_to_done_seconds_bucket{le=\"60\"} 0",
+            "redline_time_to_done_seconds_bucket{le=\"300\"} 1",
+            "redline_time_to_done_seconds_bucket{le=\"3600\"} 2",
+            "redline_time_to_done_seconds_bucket{le=\"+Inf\"} 2",
+            "redline_time_to_done_seconds_sum 1500",
+            "redline_time_to_done_seconds_count 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing from\n{text}");
+        }
     }
 }

@@ -101,7 +101,7 @@ mod tests {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use redline_protocol::schema::{
-        CHANGE_REF, NO_NUL, NON_BLANK, UUID, content_type_pattern, image_base64_pattern,
+        CHANGE_REF, HTTPS_LINK, NO_NUL, NON_BLANK, UUID, content_type_pattern, image_base64_pattern,
     };
     use redline_protocol::{ImageType, is_uuid, parse_change_ref};
     use regex::Regex;
@@ -147,6 +147,21 @@ mod tests {
         let samples = padded(&["", "a", " ", "\t", "é", "a\0", "\0"]);
         agree(NON_BLANK, &samples, |s| !s.trim().is_empty());
         agree(NO_NUL, &samples, |_| true);
+    }
+
+    #[test]
+    fn links_are_what_complete_change_stores() {
+        let samples = padded(&[
+            "https://github.com/acme/shop/commit/0123abc",
+            "https://é.example/a",
+            "https://",
+            "http://github.com/a",
+            "https://a b",
+            "https://a\u{7f}",
+            "ftp://a",
+            "",
+        ]);
+        agree(HTTPS_LINK, &samples, redline_protocol::is_https_link);
     }
 
     #[test]

@@ -102,6 +102,7 @@ macro_rules! with_served_rpcs {
             AcknowledgeChangeMessages,
             ListAgents,
             ListWebhooks,
+            GetStats,
             AskChangeQuestion,
             ReplyToChange,
             AttachChangeShot,

@@ -636,3 +636,61 @@ async fn an_agent_is_waiting_while_its_wait_is_open_and_seen_when_it_writes() {
         .unwrap();
     assert_eq!(res.status(), 400);
 }
+
+/// `done` in a checkout whose remote is on GitHub records the commit's page, and the
+/// pull request's from `--pr` or from the commit's `PR:` trailer; `show` prints both,
+/// the server refuses links that are not https, and a reopening keeps them with
+/// `headCommit`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn done_links_the_commit_and_pull_request_on_github() {
+    let s = server().await;
+    for title in ["Total ignores tax", "Save button is grey", "Header overlaps"] {
+        file(&s, &s.ann, title, "/orders").await;
+    }
+    release(&s, &s.ann).await;
+    let agent = Agent::new(&s, &s.agent);
+    agent.run(&["next", "--claim", "--claimed-by", "agent-a", "--timeout", "10"]).await.ok();
+    let (repo, _) = git_repo();
+    git(repo.path(), &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+    let get = async |n: &str| {
+        s.ok(&s.agent, "getChange", json!({"changeId": n, "projectId": s.project_id})).await["change"].clone()
+    };
+
+    let first = commit(repo.path(), "fix: tax\n\nChange: #1");
+    agent.run_in(repo.path(), &["done", "1"]).await.ok();
+    let one = get("1").await;
+    assert_eq!(one["commitUrl"], format!("https://github.com/acme/shop/commit/{first}"));
+    assert_eq!(one.get("pullRequestUrl"), None, "{one}");
+
+    let second = commit(repo.path(), "fix: save button\n\nChange: #2");
+    agent.run_in(repo.path(), &["done", "2", "--pr", "12"]).await.ok();
+    let two = get("2").await;
+    assert_eq!(two["commitUrl"], format!("https://github.com/acme/shop/commit/{second}"));
+    assert_eq!(two["pullRequestUrl"], "https://github.com/acme/shop/pull/12");
+    let shown = agent.run(&["show", "2"]).await.ok().stdout;
+    assert!(shown.contains(&format!("Commit: https://github.com/acme/shop/commit/{second}\n")), "{shown}");
+    assert!(shown.contains("Pull request: https://github.com/acme/shop/pull/12\n"), "{shown}");
+
+    commit(repo.path(), "fix: header\n\nChange: #3\nPR: #40");
+    agent.run_in(repo.path(), &["done", "3"]).await.ok();
+    assert_eq!(get("3").await["pullRequestUrl"], "https://github.com/acme/shop/pull/40");
+
+    // Still wrong: the item reopens with its commit, and so with its links.
+    let verdict =
+        json!({"changeId": "2", "projectId": s.project_id, "verdict": "still_wrong", "body": "still grey"});
+    s.ok(&s.ann, "verifyChange", verdict).await;
+    let reopened = get("2").await;
+    assert_eq!((reopened["status"].as_str(), &reopened["headCommit"]), (Some("open"), &two["headCommit"]));
+    assert_eq!(
+        (&reopened["commitUrl"], &reopened["pullRequestUrl"]),
+        (&two["commitUrl"], &two["pullRequestUrl"])
+    );
+
+    for (field, url) in
+        [("commitUrl", "http://github.com/acme/shop/commit/1"), ("pullRequestUrl", "https://a b")]
+    {
+        let input = json!({"changeId": "1", "projectId": s.project_id, field: url});
+        let body = s.err(&s.agent, "completeChange", input, 400, "bad_input").await;
+        assert!(body["message"].as_str().unwrap().starts_with(&format!("{field}:")), "{body}");
+    }
+}

@@ -354,8 +354,17 @@ impl Op for CompleteChange {
     /// "`complete` → `done` (a `note` becomes an agent message)". `live` is true once
     /// the stage serves `headCommit` (set here if it already does, else on deploy).
     /// `completedBy` is `authorName`, else the claimant of the item's group.
+    /// `commitUrl` is the page of `headCommit`, so it is kept or replaced with it (a new
+    /// commit without a page of its own clears the old one's); `pullRequestUrl` is kept
+    /// like `branch`, as a fix sent back usually goes on in the same pull request. Both
+    /// stay through a reopening, as `headCommit` does.
     async fn run(ctx: &Ctx<'_>, input: CompleteChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
+        for (field, url) in [("commitUrl", &input.commit_url), ("pullRequestUrl", &input.pull_request_url)] {
+            if url.as_deref().is_some_and(|u| !is_https_link(u)) {
+                return Err(ApiError::bad_input(field, "must be an https:// link without spaces"));
+            }
+        }
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, input.author_name.as_deref())?;
@@ -365,6 +374,8 @@ impl Op for CompleteChange {
         sqlx::query(
             "UPDATE changes SET status = 'done', resolved_at = $2, branch = COALESCE($3, branch), \
              head_commit = COALESCE($4, head_commit), \
+             commit_url = CASE WHEN $4 IS NULL THEN COALESCE($6, commit_url) ELSE $6 END, \
+             pull_request_url = COALESCE($7, pull_request_url), \
              completed_by = COALESCE($5, (SELECT g.claimed_by FROM claim_groups g WHERE g.group_id = changes.group_id)), \
              live = CASE WHEN COALESCE($4, head_commit) IS NULL THEN NULL \
                          WHEN COALESCE($4, head_commit) = (SELECT git_sha FROM stages s WHERE s.stage_id = changes.stage_id) \
@@ -376,6 +387,8 @@ impl Op for CompleteChange {
         .bind(input.branch)
         .bind(input.head_commit)
         .bind(input.author_name.as_deref().map(str::trim).filter(|a| !a.is_empty()))
+        .bind(input.commit_url)
+        .bind(input.pull_request_url)
         .execute(w.conn())
         .await?;
         let done = w.item(&item.change.change_id).await?;
