@@ -65,8 +65,19 @@ const BUCKETS_KEPT: usize = 10_000;
 
 #[derive(Debug, Default)]
 pub struct Limiter {
+    buckets: Mutex<Buckets>,
+}
+
+#[derive(Debug, Default)]
+struct Buckets {
     /// Key → (calls left, when last refilled in ms, when full again in ms).
-    buckets: Mutex<HashMap<String, (f64, i64, i64)>>,
+    by_key: HashMap<String, (f64, i64, i64)>,
+    /// The next sweep comes when a new key finds this many buckets: twice as many as the
+    /// last sweep kept, so that many keys all in use (which a sweep cannot drop) cost
+    /// each call O(1) in time over the sweeps, not a sweep per new key.
+    sweep_at: usize,
+    #[cfg(test)]
+    sweeps: usize,
 }
 
 impl Limiter {
@@ -74,10 +85,16 @@ impl Limiter {
     pub fn check(&self, key: &str, limit: RateLimit, now: Timestamp) -> Result<(), ApiError> {
         let now = now.unix_millis();
         let mut buckets = self.buckets.lock().expect("rate limiter lock");
-        if buckets.len() >= BUCKETS_KEPT && !buckets.contains_key(key) {
-            buckets.retain(|_, (_, _, full_at)| *full_at > now);
+        let buckets = &mut *buckets;
+        if buckets.by_key.len() >= buckets.sweep_at.max(BUCKETS_KEPT) && !buckets.by_key.contains_key(key) {
+            buckets.by_key.retain(|_, (_, _, full_at)| *full_at > now);
+            buckets.sweep_at = buckets.by_key.len() * 2;
+            #[cfg(test)]
+            {
+                buckets.sweeps += 1;
+            }
         }
-        let (left, last, full_at) = buckets.entry(key.to_owned()).or_insert((limit.burst, now, now));
+        let (left, last, full_at) = buckets.by_key.entry(key.to_owned()).or_insert((limit.burst, now, now));
         let refill = (now - *last).max(0) as f64 / 1000.0 * limit.per_second;
         *left = (*left + refill).min(limit.burst);
         *last = now;
@@ -94,7 +111,12 @@ impl Limiter {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.buckets.lock().expect("rate limiter lock").len()
+        self.buckets.lock().expect("rate limiter lock").by_key.len()
+    }
+
+    #[cfg(test)]
+    fn sweeps(&self) -> usize {
+        self.buckets.lock().expect("rate limiter lock").sweeps
     }
 }
 
@@ -167,6 +189,20 @@ mod tests {
         // "0" kept what it had used.
         limiter.check("0", limit, t0.plus_millis(1000)).unwrap();
         assert!(limiter.check("0", limit, t0.plus_millis(1000)).is_err());
+    }
+
+    /// A flood of keys all in use at once (none of them a sweep can drop) sweeps the
+    /// buckets a handful of times, not once per new key.
+    #[test]
+    fn many_keys_in_use_cost_each_call_constant_time() {
+        let limiter = Limiter::default();
+        let limit = RateLimit { per_second: 1.0, burst: 100.0 };
+        let t0 = Timestamp::from_unix_millis(0);
+        for i in 0..16 * BUCKETS_KEPT {
+            limiter.check(&i.to_string(), limit, t0).unwrap();
+        }
+        assert_eq!(limiter.len(), 16 * BUCKETS_KEPT, "no bucket in use is dropped");
+        assert!(limiter.sweeps() <= 5, "{} sweeps", limiter.sweeps());
     }
 
     #[test]
