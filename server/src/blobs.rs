@@ -52,11 +52,47 @@ pub struct ReadLimit {
     pub permits: Arc<Semaphore>,
     /// How long a request waits for a turn before it is answered 503.
     pub wait: Duration,
+    /// How long a request keeps its turn: a client that stops reading (or a store that
+    /// stops answering) loses it then, and its answer is cut off, so that a few stalled
+    /// readers cannot keep every other image from being sent.
+    pub turn: Duration,
 }
 
 impl ReadLimit {
     pub fn new(reads: usize) -> ReadLimit {
-        ReadLimit { permits: Arc::new(Semaphore::new(reads)), wait: Duration::from_secs(5) }
+        ReadLimit {
+            permits: Arc::new(Semaphore::new(reads)),
+            wait: Duration::from_secs(5),
+            turn: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A request's turn at reading an image: given back when its answer is sent or dropped,
+/// or when [`ReadLimit::turn`] has passed, whichever comes first.
+struct Turn {
+    permit: Arc<std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>,
+    deadline: tokio::task::JoinHandle<()>,
+}
+
+impl Turn {
+    fn new(permit: tokio::sync::OwnedSemaphorePermit, lasts: Duration) -> Turn {
+        let permit = Arc::new(std::sync::Mutex::new(Some(permit)));
+        let deadline = tokio::spawn({
+            let permit = permit.clone();
+            async move {
+                tokio::time::sleep(lasts).await;
+                permit.lock().expect("turn lock").take();
+            }
+        });
+        Turn { permit, deadline }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.deadline.abort();
+        self.permit.lock().expect("turn lock").take();
     }
 }
 
@@ -447,11 +483,15 @@ pub async fn get(
     let Some(chunks) = state.blobs.store.get(&key).await.map_err(ApiError::internal)? else {
         return Err(ApiError::not_found("no such image"));
     };
-    // The turn is given back when the body is sent or the client goes away.
-    let chunks = chunks.map(move |chunk| {
-        let _turn = &permit;
-        chunk
-    });
+    // The turn is given back when the body is sent or the client goes away, or taken
+    // when it runs out; then the answer ends there, cut off.
+    let turn = Turn::new(permit, limit.turn);
+    let chunks = chunks
+        .map(move |chunk| {
+            let _turn = &turn;
+            chunk
+        })
+        .take_until(tokio::time::sleep(limit.turn));
     let headers = [
         (header::CONTENT_TYPE, content_type),
         (header::CONTENT_LENGTH, size.to_string()),

@@ -106,6 +106,7 @@ async fn images_read_at_once_are_limited() {
         state.blob_reads = redline_server::blobs::ReadLimit {
             permits: Arc::new(tokio::sync::Semaphore::new(1)),
             wait: Duration::from_millis(300),
+            turn: Duration::from_secs(60),
         };
     })
     .await;
@@ -141,4 +142,41 @@ async fn images_read_at_once_are_limited() {
     .await
     .expect("the turn should be given back");
     assert_eq!(after.bytes().await.unwrap().len(), 1000);
+}
+
+/// A request that stalls (here: its file never yields a byte, as a reader that never
+/// reads holds the same turn) loses its turn once it runs out, and others are served.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_stalled_read_loses_its_turn() {
+    let s = on_files(|state| {
+        state.blob_reads = redline_server::blobs::ReadLimit {
+            permits: Arc::new(tokio::sync::Semaphore::new(1)),
+            wait: Duration::from_millis(300),
+            turn: Duration::from_millis(700),
+        };
+    })
+    .await;
+    let (stalled_key, stalled_url) = shot(&s, 1000).await;
+    let (_, url) = shot(&s, 1000).await;
+    let path = fifo(&s, &stalled_key);
+    let stalled = tokio::spawn({
+        let http = s.http.clone();
+        async move { http.get(&stalled_url).send().await.unwrap() }
+    });
+    let _writer = tokio::task::spawn_blocking(move || std::fs::OpenOptions::new().write(true).open(path))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut stalled = stalled.await.unwrap();
+    assert_eq!(s.http.get(&url).send().await.unwrap().status(), 503, "the one turn is taken");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let res = s.http.get(&url).send().await.unwrap();
+    assert_eq!(res.status(), 200, "the stalled read's turn ran out");
+    assert_eq!(res.bytes().await.unwrap().len(), 1000);
+    // The stalled answer was cut off, not completed.
+    let cut = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Ok(Some(_)) = stalled.chunk().await {}
+    });
+    assert!(cut.await.is_ok(), "the stalled answer ended");
 }
