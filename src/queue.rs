@@ -158,15 +158,16 @@ pub fn anchor_line(anchor: &str, git_sha: Option<&str>) -> String {
     }
 }
 
-/// "lease 12 min left", "lease 40 s left", or "lease lapsed".
+/// "lease 12 min left", "lease 40 s left", or "lease lapsed"; a number and its unit
+/// never break apart (a no-break space between them).
 pub fn lease_left(expires: Timestamp, now: Timestamp) -> String {
     let ms = expires.unix_millis() - now.unix_millis();
     if ms <= 0 {
         "lease lapsed".to_owned()
     } else if ms < 60_000 {
-        format!("lease {} s left", (ms + 999) / 1000)
+        format!("lease {}\u{a0}s left", (ms + 999) / 1000)
     } else {
-        format!("lease {} min left", (ms + 59_999) / 60_000)
+        format!("lease {}\u{a0}min left", (ms + 59_999) / 60_000)
     }
 }
 
@@ -446,7 +447,7 @@ mod tests {
         };
         assert_eq!(
             row.claim_line(now(), &[]).unwrap(),
-            "claimed by claude · Changes on /orders · lease 10 min left"
+            "claimed by claude · Changes on /orders · lease 10\u{a0}min left"
         );
         let seen = |name: &str, waiting, minutes: i64| AgentPresence {
             name: name.into(),
@@ -456,7 +457,7 @@ mod tests {
         let waiting = [seen("other", false, 1), seen("claude", true, 0)];
         assert_eq!(
             row.claim_line(now(), &waiting).unwrap(),
-            "claimed by claude, waiting · Changes on /orders · lease 10 min left"
+            "claimed by claude, waiting · Changes on /orders · lease 10\u{a0}min left"
         );
         let away = [seen("claude", false, 40)];
         assert!(
@@ -482,7 +483,7 @@ mod tests {
     #[test]
     fn leases_read_like_people_say_them() {
         let t = |ms| Timestamp::from_unix_millis(ms);
-        assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40 s left");
+        assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40\u{a0}s left");
         assert_eq!(lease_left(t(0), t(1)), "lease lapsed");
     }
 
