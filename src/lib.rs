@@ -12,6 +12,7 @@ pub mod connection;
 pub mod idb;
 pub mod locate;
 pub mod messages;
+pub mod notify;
 pub mod outbox;
 pub mod queue;
 pub mod redact;

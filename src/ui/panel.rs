@@ -24,7 +24,8 @@ use crate::api::{ApiError, Client};
 use crate::chrome::{self, ChromeError, TabListeners};
 use crate::connection::Connection;
 use crate::messages::{WorkerReply, WorkerRequest};
-use crate::settings::{self, ApiUrl, Settings};
+use crate::notify;
+use crate::settings::{self, ApiUrl, Preferences, Settings};
 use live::LinkState;
 use queue::{Filter, Store};
 
@@ -129,6 +130,13 @@ pub fn Panel() -> impl IntoView {
         settings.refetch();
         set_view.set(View::Queue);
     };
+    // A click on a notification asks for an item (`worker/badge.rs`); the workspace opens
+    // it, so it has to be on screen.
+    let asked: StoredValue<Option<chrome::StorageListener>, LocalStorage> =
+        StoredValue::new_local(Some(chrome::on_session_key_set(notify::OPEN_ITEM_KEY, move || {
+            set_view.set(View::Queue)
+        })));
+    on_cleanup(move || asked.set_value(None));
 
     view! {
         <header class="top">
@@ -309,6 +317,21 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
 
     let keys = window_event_listener(ev::keydown, move |event| on_key(ctx, own, &event));
     on_cleanup(move || keys.remove());
+
+    // The item a click on a notification asked for: asked before this panel was open, or
+    // while it is.
+    let open_asked = move || {
+        leptos::task::spawn_local(async move {
+            if let Ok(Some(change_id)) = chrome::session_get::<String>(notify::OPEN_ITEM_KEY).await {
+                let _ = chrome::session_remove(notify::OPEN_ITEM_KEY).await;
+                ctx.open.set(Some(change_id));
+            }
+        });
+    };
+    open_asked();
+    let asked: StoredValue<Option<chrome::StorageListener>, LocalStorage> =
+        StoredValue::new_local(Some(chrome::on_session_key_set(notify::OPEN_ITEM_KEY, open_asked)));
+    on_cleanup(move || asked.set_value(None));
 
     view! {
         <div class="scope-bar">
@@ -517,6 +540,35 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
             {move || failure().map(|message| view! { <ErrorLine message /> })}
         </form>
         <DeviceSignIn api_url on_saved />
+        <NotifySwitch />
+    }
+}
+
+/// Browser notifications on or off, saved as soon as it is switched.
+#[component]
+fn NotifySwitch() -> impl IntoView {
+    let stored = LocalResource::new(|| async {
+        chrome::storage_get::<Preferences>(settings::PREFERENCES_KEY).await.map(Option::unwrap_or_default)
+    });
+    let save = Action::new_local(|notify: &bool| {
+        let preferences = Preferences { notify: *notify };
+        async move { chrome::storage_set(settings::PREFERENCES_KEY, &preferences).await.map_err(|e| e.0) }
+    });
+    let failure = move || {
+        save.value().get().and_then(Result::err).or_else(|| stored.get().and_then(|s| s.err()).map(|e| e.0))
+    };
+    view! {
+        <section class="preferences" aria-labelledby="notify-heading">
+            <h2 id="notify-heading">"Notifications"</h2>
+            <label class="switch">
+                <input type="checkbox" data-testid="notify-switch"
+                    prop:checked=move || stored.get().and_then(Result::ok).is_none_or(|p| p.notify)
+                    disabled=move || stored.get().is_none()
+                    on:change=move |event| { save.dispatch(event_target_checked(&event)); } />
+                " Notify me when an agent asks me something or a fix of mine is live to check"
+            </label>
+            {move || failure().map(|message| view! { <ErrorLine message=format!("Could not keep this: {message}") /> })}
+        </section>
     }
 }
 
