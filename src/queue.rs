@@ -150,6 +150,18 @@ pub fn build_line(branch: Option<&str>, commit: Option<&str>) -> Option<String> 
     })
 }
 
+/// Where a done item's fix can be seen: its commit and its pull request, as (what the
+/// link says, where it goes), each only when it is an `https://` link, the one kind the
+/// panel opens (`redline_protocol::is_https_link`).
+pub fn fix_links(change: &Change) -> Vec<(&'static str, String)> {
+    [("commit", &change.commit_url), ("pull request", &change.pull_request_url)]
+        .into_iter()
+        .filter_map(|(label, url)| {
+            url.as_ref().filter(|u| redline_protocol::is_https_link(u)).map(|u| (label, u.clone()))
+        })
+        .collect()
+}
+
 /// `src/app.tsx:42 as of a91c4e2`: a source anchor is read at the item's build.
 pub fn anchor_line(anchor: &str, git_sha: Option<&str>) -> String {
     match git_sha {
@@ -478,6 +490,25 @@ mod tests {
         assert_eq!(build_line(Some("main"), None), None);
         assert_eq!(anchor_line("src/app.tsx:42", Some("0123456789")), "src/app.tsx:42 as of 0123456");
         assert_eq!(anchor_line("src/app.tsx:42", None), "src/app.tsx:42");
+    }
+
+    #[test]
+    fn only_https_fix_links_are_shown() {
+        let links = |extra| fix_links(&change("a", 1, "done", extra));
+        assert_eq!(links(json!({})), vec![]);
+        assert_eq!(
+            links(json!({
+                "commitUrl": "https://github.com/o/r/commit/a91c4e2",
+                "pullRequestUrl": "https://github.com/o/r/pull/7"
+            })),
+            vec![
+                ("commit", "https://github.com/o/r/commit/a91c4e2".to_owned()),
+                ("pull request", "https://github.com/o/r/pull/7".to_owned())
+            ]
+        );
+        for bad in ["javascript:alert(1)", "http://github.com/o/r/pull/7", "https://", "https://a b"] {
+            assert_eq!(links(json!({ "pullRequestUrl": bad })), vec![], "{bad}");
+        }
     }
 
     #[test]
