@@ -17,6 +17,7 @@ pub mod outbox;
 pub mod queue;
 pub mod redact;
 pub mod settings;
+pub mod stats;
 pub mod throttle;
 pub mod timer;
 pub mod tray;

@@ -7,6 +7,8 @@ mod check;
 mod item;
 mod live;
 mod queue;
+mod stats;
+mod webhooks;
 
 use super::ErrorLine;
 use std::time::Duration;
@@ -34,6 +36,7 @@ use queue::{Filter, Store};
 enum View {
     Queue,
     Settings,
+    Stats,
 }
 
 /// What the queue is narrowed to.
@@ -142,29 +145,66 @@ pub fn Panel() -> impl IntoView {
         <header class="top">
             <h1>"Redline"</h1>
             <CircleButton />
-            <button
-                on:click=move |_| set_view.update(|v| *v = if *v == View::Queue { View::Settings } else { View::Queue })
-                aria-pressed=move || (view.get() == View::Settings).to_string()
-            >
-                "Settings"
-            </button>
+            <ViewButton view set_view shows=View::Stats label="Stats" />
+            <ViewButton view set_view shows=View::Settings label="Settings" />
         </header>
         <ConnectionLine connection />
         <main>
+            // Kept while another view is shown (hidden), so that its reads in flight and its
+            // live link are not cut off, and the queue is as it was on the way back.
+            {move || match connection.get().flatten() {
+                Some((Some(settings), Connection::Connected { session, .. })) => {
+                    let shown = Signal::derive(move || view.get() == View::Queue);
+                    view! { <Workspace settings session shown /> }.into_any()
+                }
+                _ => ().into_any(),
+            }}
             {move || match view.get() {
                 View::Queue => match connection.get().flatten() {
                     None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
-                    Some((Some(settings), Connection::Connected { session, .. })) => {
-                        view! { <Workspace settings session /> }.into_any()
-                    }
+                    Some((Some(_), Connection::Connected { .. })) => ().into_any(),
                     Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
                 },
                 View::Settings => {
                     let current = settings.get().and_then(Result::ok).unwrap_or_default();
-                    view! { <SettingsView current on_saved /> }.into_any()
+                    view! {
+                        <SettingsView current on_saved />
+                        {move || match connection.get().flatten() {
+                            Some((Some(settings), Connection::Connected { session, .. })) => {
+                                view! { <webhooks::Webhooks settings session /> }.into_any()
+                            }
+                            _ => ().into_any(),
+                        }}
+                    }
+                    .into_any()
                 }
+                View::Stats => match connection.get().flatten() {
+                    None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
+                    Some((Some(settings), Connection::Connected { session, .. })) => {
+                        view! { <stats::StatsView settings session /> }.into_any()
+                    }
+                    Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
+                },
             }}
         </main>
+    }
+}
+
+/// A header button that shows one view, and the queue again when pressed a second time.
+#[component]
+fn ViewButton(
+    view: ReadSignal<View>,
+    set_view: WriteSignal<View>,
+    shows: View,
+    label: &'static str,
+) -> impl IntoView {
+    view! {
+        <button
+            on:click=move |_| set_view.update(|v| *v = if *v == shows { View::Queue } else { shows })
+            aria-pressed=move || (view.get() == shows).to_string()
+        >
+            {label}
+        </button>
     }
 }
 
@@ -204,9 +244,10 @@ fn NotConnected(
     }
 }
 
-/// The signed-in panel: scope, live queue, the open item.
+/// The signed-in panel: scope, live queue, the open item; hidden (and deaf to the keys)
+/// unless `shown`.
 #[component]
-fn Workspace(settings: Settings, session: Session) -> impl IntoView {
+fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl IntoView {
     let Some(project) = session.projects.first().cloned() else {
         return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
     };
@@ -315,7 +356,11 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
 
-    let keys = window_event_listener(ev::keydown, move |event| on_key(ctx, own, &event));
+    let keys = window_event_listener(ev::keydown, move |event| {
+        if shown.get_untracked() {
+            on_key(ctx, own, &event);
+        }
+    });
     on_cleanup(move || keys.remove());
 
     // The item a click on a notification asked for: asked before this panel was open, or
@@ -334,25 +379,27 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
     on_cleanup(move || asked.set_value(None));
 
     view! {
-        <div class="scope-bar">
-            <div class="scope" role="group" aria-label="Show items of">
-                <button type="button" aria-pressed=move || (scope.get() == Scope::Tab).to_string()
-                    on:click=move |_| { scope.set(Scope::Tab); apply_scope(); }>"This tab\u{2019}s stage"</button>
-                <button type="button" aria-pressed=move || (scope.get() == Scope::Project).to_string()
-                    on:click=move |_| { scope.set(Scope::Project); apply_scope(); }>"Whole project"</button>
+        <div class="workspace" hidden=move || !shown.get()>
+            <div class="scope-bar">
+                <div class="scope" role="group" aria-label="Show items of">
+                    <button type="button" aria-pressed=move || (scope.get() == Scope::Tab).to_string()
+                        on:click=move |_| { scope.set(Scope::Tab); apply_scope(); }>"This tab\u{2019}s stage"</button>
+                    <button type="button" aria-pressed=move || (scope.get() == Scope::Project).to_string()
+                        on:click=move |_| { scope.set(Scope::Project); apply_scope(); }>"Whole project"</button>
+                </div>
+                <p class="hint" data-testid="scope-line">
+                    {move || scope_line(scope.get(), &tab_stage.get(), &project.name)}
+                </p>
+                <p class=move || format!("hint link {}", if link.get() == LinkState::Live { "live" } else { "" }) data-testid="link-state">
+                    {move || link.get().label()}
+                </p>
             </div>
-            <p class="hint" data-testid="scope-line">
-                {move || scope_line(scope.get(), &tab_stage.get(), &project.name)}
-            </p>
-            <p class=move || format!("hint link {}", if link.get() == LinkState::Live { "live" } else { "" }) data-testid="link-state">
-                {move || link.get().label()}
-            </p>
+            {move || match own.open.get() {
+                Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
+                None => view! { <queue::QueueView /> }.into_any(),
+            }}
+            <Lightbox enlarged />
         </div>
-        {move || match own.open.get() {
-            Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
-            None => view! { <queue::QueueView /> }.into_any(),
-        }}
-        <Lightbox enlarged />
     }
     .into_any()
 }
