@@ -11,19 +11,23 @@ pub const NONE: &str = "\u{2014}";
 /// its unit never break apart (a no-break space between them), nor the two parts.
 pub fn human_duration(ms: u64) -> String {
     let seconds = ms.div_ceil(1000);
+    if seconds < 60 {
+        return format!("{seconds}\u{a0}s");
+    }
+    // Each unit is chosen on the rounded amount, so 59 min 45 s reads "1 h", not "60 min".
     let minutes = (seconds + 30) / 60;
-    let hours = (minutes + 30) / 60;
-    match seconds {
-        ..60 => format!("{seconds}\u{a0}s"),
-        60..3_600 => format!("{minutes}\u{a0}min"),
-        3_600..172_800 => match (minutes / 60, minutes % 60) {
+    if minutes < 60 {
+        return format!("{minutes}\u{a0}min");
+    }
+    if minutes < 48 * 60 {
+        return match (minutes / 60, minutes % 60) {
             (h, 0) => format!("{h}\u{a0}h"),
             (h, m) => format!("{h}\u{a0}h\u{a0}{m}\u{a0}min"),
-        },
-        _ => match (hours / 24, hours % 24) {
-            (d, 0) => format!("{d}\u{a0}d"),
-            (d, h) => format!("{d}\u{a0}d\u{a0}{h}\u{a0}h"),
-        },
+        };
+    }
+    match ((minutes + 30) / 60 / 24, (minutes + 30) / 60 % 24) {
+        (d, 0) => format!("{d}\u{a0}d"),
+        (d, h) => format!("{d}\u{a0}d\u{a0}{h}\u{a0}h"),
     }
 }
 
@@ -110,6 +114,7 @@ mod tests {
         assert_eq!(human_duration(60_000), "1\u{a0}min");
         assert_eq!(human_duration(12 * 60_000 + 20_000), "12\u{a0}min");
         assert_eq!(human_duration(3_600_000), "1\u{a0}h");
+        assert_eq!(human_duration(3_585_000), "1\u{a0}h", "59 min 45 s");
         assert_eq!(human_duration(3 * 3_600_000 + 20 * 60_000), "3\u{a0}h\u{a0}20\u{a0}min");
         assert_eq!(human_duration(47 * 3_600_000), "47\u{a0}h");
         assert_eq!(human_duration(2 * 86_400_000), "2\u{a0}d");
