@@ -43,8 +43,9 @@ pub async fn on_badge_alarm(alarm: JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Counts the questions for the signed-in person and sets the badge. Without settings
-/// the badge is cleared; on a failure it is left as it was (the next poll tries again).
+/// Counts the questions and checks for the signed-in person, sets the badge and
+/// announces what newly waits. Without settings the badge is cleared; on a failure it is
+/// left as it was (the next poll tries again).
 pub async fn refresh() -> Result<u32, String> {
     let settings = chrome::storage_get::<Settings>(settings::STORAGE_KEY).await.map_err(|e| e.0)?;
     let Some(settings) = settings.filter(Settings::is_complete) else {
