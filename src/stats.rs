@@ -37,6 +37,17 @@ pub fn durations(stats: &DurationStats) -> (String, String) {
     (say(stats.median_ms), say(stats.p90_ms))
 }
 
+/// A median and a 90th percentile (from [`durations`]) as the totals say them, `median
+/// 25 min, p90 2 h`, or as a table cell, `25 min / 2 h`; the dash alone when nothing was
+/// measured.
+pub fn median_p90((median, p90): &(String, String), in_table: bool) -> String {
+    match (median == NONE && p90 == NONE, in_table) {
+        (true, _) => NONE.to_owned(),
+        (false, true) => format!("{median} / {p90}"),
+        (false, false) => format!("median {median}, p90 {p90}"),
+    }
+}
+
 /// A share as a whole percentage (`25 %`).
 pub fn percent(rate: Option<f64>) -> String {
     rate.filter(|r| r.is_finite()).map_or_else(|| NONE.to_owned(), |r| format!("{:.0}\u{a0}%", r * 100.0))
@@ -132,6 +143,16 @@ mod tests {
         assert_eq!(percent(Some(f64::NAN)), NONE);
         assert_eq!(ratio(Some(0.4444)), "0.4");
         assert_eq!(ratio(None), NONE);
+    }
+
+    #[test]
+    fn median_and_p90_read_as_one() {
+        let measured = ("25\u{a0}min".to_owned(), "2\u{a0}h".to_owned());
+        assert_eq!(median_p90(&measured, false), "median 25\u{a0}min, p90 2\u{a0}h");
+        assert_eq!(median_p90(&measured, true), "25\u{a0}min / 2\u{a0}h");
+        let none = (NONE.to_owned(), NONE.to_owned());
+        assert_eq!(median_p90(&none, false), NONE);
+        assert_eq!(median_p90(&none, true), NONE);
     }
 
     #[test]

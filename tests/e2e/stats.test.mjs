@@ -1,11 +1,12 @@
-// The panel's views of #26 against the real server: the Stats view (getStats), the
+// The panel's views of #26 against the real server: the Stats view (getStats; its
+// pictures in the README with REDLINE_PANEL_SCREENSHOTS=docs), the
 // project's webhooks in Settings for an admin (listWebhooks) and nothing for anyone
 // else, and a done item's commit and pull request links. A server build that does not
 // serve an RPC yet answers 404: the tests that need it say so and skip; the panel's own
 // answer to that 404 is tested then.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { assertAccessible, launchBrowser, openConnectedPanel, prepareServer } from "./harness.mjs";
+import { assertAccessible, launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots } from "./harness.mjs";
 
 describe("stats, webhooks and fix links in the panel", () => {
   let server, browser, panel, errors;
@@ -78,11 +79,15 @@ describe("stats, webhooks and fix links in the panel", () => {
       t.skip("getStats not served by this server build");
       return;
     }
-    await complete(await file("Stats: totals are wrong"), "agent-1");
+    const checked = await file("Stats: totals are wrong");
+    await complete(checked, "agent-1");
+    await server.rpc("verifyChange", { changeId: checked.changeId, verdict: "fixed" });
+    await complete(await file("Stats: the p90 is off"), "agent-2");
     await file("Stats: nobody took this one");
     const { total } = await server.rpc("getStats", { projectId: server.projectId });
-    assert.equal(total.filed, 2);
-    assert.equal(total.done, 1);
+    assert.equal(total.filed, 3);
+    assert.equal(total.done, 2);
+    assert.equal(total.verified, 1);
 
     await show("Stats");
     const totals = panel.getByTestId("stats-totals");
@@ -90,15 +95,15 @@ describe("stats, webhooks and fix links in the panel", () => {
     const pairs = await totals.evaluate((dl) =>
       Object.fromEntries([...dl.querySelectorAll("dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
     );
-    assert.equal(pairs.Filed, "2");
-    assert.equal(pairs.Done, "1");
-    assert.equal(pairs.Verified, "0");
-    assert.match(pairs["Time to done"], /^median \d+\u00a0(s|min|h)/);
+    assert.equal(pairs.Filed, "3");
+    assert.equal(pairs.Done, "2");
+    assert.equal(pairs.Verified, "1");
+    assert.match(pairs["Time to done"], /^median \d+\u00a0(s|min|h).*, p90 \d+/);
     const perAgent = panel.getByRole("table", { name: "Per agent" });
-    assert.equal(await perAgent.getByRole("rowheader").first().textContent(), "agent-1");
+    assert.deepEqual((await perAgent.getByRole("rowheader").allTextContents()).sort(), ["agent-1", "agent-2"]);
     const perFiler = panel.getByRole("table", { name: "Per filer" });
-    assert.equal(await perFiler.getByRole("rowheader").first().textContent(), "dev");
-    assert.equal(await perFiler.getByRole("row").nth(1).getByRole("cell").first().textContent(), "2", "dev filed both");
+    assert.deepEqual(await perFiler.getByRole("rowheader").allTextContents(), ["dev"]);
+    assert.equal(await perFiler.getByRole("row").nth(1).getByRole("cell").first().textContent(), "3", "dev filed all three");
     // The tables scroll inside their region; the panel does not scroll sideways.
     const { scrollWidth, clientWidth } = await panel.evaluate(() => {
       const { scrollWidth, clientWidth } = document.scrollingElement;
@@ -106,6 +111,7 @@ describe("stats, webhooks and fix links in the panel", () => {
     });
     assert.ok(scrollWidth <= clientWidth, `the panel scrolls sideways: ${scrollWidth} > ${clientWidth}`);
     await assertAccessible(panel, "the Stats view");
+    await savePanelScreenshots(panel, "panel-stats");
     await queue();
   });
 

@@ -46,7 +46,6 @@ pub fn StatsView(settings: Settings, session: Session) -> impl IntoView {
 fn Numbers(output: GetStatsOutput) -> impl IntoView {
     let now = Timestamp::from_unix_millis(js_sys::Date::now() as i64);
     let total = Row::of(&output.total);
-    let both = |(median, p90): (String, String)| format!("median {median}, p90 {p90}");
     view! {
         <p class="hint" data-testid="stats-since">{stats::since_line(output.since, now)}</p>
         <dl class="totals" data-testid="stats-totals">
@@ -54,8 +53,8 @@ fn Numbers(output: GetStatsOutput) -> impl IntoView {
             <dt>"Done"</dt><dd>{total.done}</dd>
             <dt>"Dismissed"</dt><dd>{total.dismissed}</dd>
             <dt>"Verified"</dt><dd>{total.verified}</dd>
-            <dt>"Time to done"</dt><dd>{both(total.to_done)}</dd>
-            <dt>"Time to verified"</dt><dd>{both(total.to_verified)}</dd>
+            <dt>"Time to done"</dt><dd>{stats::median_p90(&total.to_done, false)}</dd>
+            <dt>"Time to verified"</dt><dd>{stats::median_p90(&total.to_verified, false)}</dd>
             <dt>"Questions per item"</dt><dd>{total.questions_per_item}</dd>
             <dt>"Still wrong after a check"</dt><dd>{total.still_wrong_rate}</dd>
         </dl>
@@ -76,7 +75,6 @@ fn Table(
     if rows.is_empty() {
         return view! { <h3>{caption}</h3><p class="hint">{empty}</p> }.into_any();
     }
-    let cell = |(median, p90): (String, String)| format!("{median} / {p90}");
     view! {
         <div class="table-scroll" role="region" aria-label=caption tabindex="0">
             <table class="stats-table">
@@ -102,8 +100,8 @@ fn Table(
                             <td>{row.done}</td>
                             <td>{row.dismissed}</td>
                             <td>{row.verified}</td>
-                            <td>{cell(row.to_done)}</td>
-                            <td>{cell(row.to_verified)}</td>
+                            <td>{stats::median_p90(&row.to_done, true)}</td>
+                            <td>{stats::median_p90(&row.to_verified, true)}</td>
                             <td>{row.questions_per_item}</td>
                             <td>{row.still_wrong_rate}</td>
                         </tr>
