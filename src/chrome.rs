@@ -604,3 +604,123 @@ pub async fn register_content_script(
     settle(pending).await?;
     Ok(())
 }
+
+// ---- Notifications: announcing questions and checks, and opening the panel on a click ----
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["chrome", "notifications"], js_name = create, catch)]
+    fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "notifications"], js_name = clear, catch)]
+    fn notifications_clear(id: &str) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "sidePanel"], js_name = open, catch)]
+    fn side_panel_open(options: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = getLastFocused, catch)]
+    fn windows_get_last_focused() -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get, catch)]
+    fn storage_session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set, catch)]
+    fn storage_session_set(items: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = remove, catch)]
+    fn storage_session_remove(keys: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "onChanged"], js_name = addListener)]
+    fn storage_on_changed_add_listener(callback: &js_sys::Function);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "onChanged"], js_name = removeListener)]
+    fn storage_on_changed_remove_listener(callback: &js_sys::Function);
+}
+
+/// Shows (or replaces: the same `id`) a basic notification with Redline's icon.
+pub async fn notify(id: &str, title: &str, message: &str) -> Result<(), ChromeError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Options<'a> {
+        r#type: &'static str,
+        icon_url: &'static str,
+        title: &'a str,
+        message: &'a str,
+    }
+    let options = Options { r#type: "basic", icon_url: "icons/128.png", title, message };
+    settle(notifications_create(id, &to_js(&options)?)).await?;
+    Ok(())
+}
+
+/// Takes a notification away.
+pub async fn clear_notification(id: &str) -> Result<(), ChromeError> {
+    settle(notifications_clear(id)).await?;
+    Ok(())
+}
+
+/// The id of the window the person used last, if any.
+pub async fn last_focused_window() -> Result<Option<i32>, ChromeError> {
+    let window = settle(windows_get_last_focused()).await?;
+    Ok(Reflect::get(&window, &JsValue::from_str("id"))?.as_f64().map(|id| id as i32))
+}
+
+/// Opens the side panel in a window. Chrome allows it only while a gesture is being
+/// handled (a click on a notification counts), so the call is made at once, not when the
+/// returned future is first polled.
+pub fn open_side_panel(window_id: i32) -> impl std::future::Future<Output = Result<(), ChromeError>> + use<> {
+    let pending = to_js(&serde_json::json!({ "windowId": window_id })).map(|o| side_panel_open(&o));
+    async move {
+        settle(pending?).await?;
+        Ok(())
+    }
+}
+
+/// Reads one key of `chrome.storage.session` (kept until the browser quits, readable by
+/// the extension's own pages and worker only); `None` when it is not set.
+pub async fn session_get<T: DeserializeOwned>(key: &str) -> Result<Option<T>, ChromeError> {
+    let items = settle(storage_session_get(&JsValue::from_str(key))).await?;
+    let value = Reflect::get(&items, &JsValue::from_str(key))?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    Ok(Some(serde_wasm_bindgen::from_value(value)?))
+}
+
+/// Writes one key of `chrome.storage.session`.
+pub async fn session_set<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<(), ChromeError> {
+    let items = Object::new();
+    Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
+    settle(storage_session_set(&items)).await?;
+    Ok(())
+}
+
+/// Removes one key of `chrome.storage.session`.
+pub async fn session_remove(key: &str) -> Result<(), ChromeError> {
+    settle(storage_session_remove(&JsValue::from_str(key))).await?;
+    Ok(())
+}
+
+/// Calls `on_set` whenever `key` of `chrome.storage.session` is set (not when it is
+/// removed). The listener stays until the returned guard is dropped.
+pub fn on_session_key_set(key: &'static str, on_set: impl Fn() + 'static) -> StorageListener {
+    let listener = Closure::<dyn Fn(JsValue, JsValue)>::new(move |changes: JsValue, area: JsValue| {
+        let set = area.as_string().as_deref() == Some("session")
+            && Reflect::get(&changes, &JsValue::from_str(key))
+                .and_then(|change| Reflect::has(&change, &JsValue::from_str("newValue")))
+                .unwrap_or(false);
+        if set {
+            on_set();
+        }
+    });
+    storage_on_changed_add_listener(listener.as_ref().unchecked_ref());
+    StorageListener(listener)
+}
+
+/// The listener of [`on_session_key_set`]; dropping it removes it.
+pub struct StorageListener(Closure<dyn Fn(JsValue, JsValue)>);
+
+impl Drop for StorageListener {
+    fn drop(&mut self) {
+        storage_on_changed_remove_listener(self.0.as_ref().unchecked_ref());
+    }
+}

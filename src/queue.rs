@@ -150,6 +150,18 @@ pub fn build_line(branch: Option<&str>, commit: Option<&str>) -> Option<String> 
     })
 }
 
+/// Where a done item's fix can be seen: its commit and its pull request, as (what the
+/// link says, where it goes), each only when it is an `https://` link, the one kind the
+/// panel opens (`redline_protocol::is_https_link`).
+pub fn fix_links(change: &Change) -> Vec<(&'static str, String)> {
+    [("commit", &change.commit_url), ("pull request", &change.pull_request_url)]
+        .into_iter()
+        .filter_map(|(label, url)| {
+            url.as_ref().filter(|u| redline_protocol::is_https_link(u)).map(|u| (label, u.clone()))
+        })
+        .collect()
+}
+
 /// `src/app.tsx:42 as of a91c4e2`: a source anchor is read at the item's build.
 pub fn anchor_line(anchor: &str, git_sha: Option<&str>) -> String {
     match git_sha {
@@ -158,15 +170,16 @@ pub fn anchor_line(anchor: &str, git_sha: Option<&str>) -> String {
     }
 }
 
-/// "lease 12 min left", "lease 40 s left", or "lease lapsed".
+/// "lease 12 min left", "lease 40 s left", or "lease lapsed"; a number and its unit
+/// never break apart (a no-break space between them).
 pub fn lease_left(expires: Timestamp, now: Timestamp) -> String {
     let ms = expires.unix_millis() - now.unix_millis();
     if ms <= 0 {
         "lease lapsed".to_owned()
     } else if ms < 60_000 {
-        format!("lease {} s left", (ms + 999) / 1000)
+        format!("lease {}\u{a0}s left", (ms + 999) / 1000)
     } else {
-        format!("lease {} min left", (ms + 59_999) / 60_000)
+        format!("lease {}\u{a0}min left", (ms + 59_999) / 60_000)
     }
 }
 
@@ -446,7 +459,7 @@ mod tests {
         };
         assert_eq!(
             row.claim_line(now(), &[]).unwrap(),
-            "claimed by claude · Changes on /orders · lease 10 min left"
+            "claimed by claude · Changes on /orders · lease 10\u{a0}min left"
         );
         let seen = |name: &str, waiting, minutes: i64| AgentPresence {
             name: name.into(),
@@ -456,7 +469,7 @@ mod tests {
         let waiting = [seen("other", false, 1), seen("claude", true, 0)];
         assert_eq!(
             row.claim_line(now(), &waiting).unwrap(),
-            "claimed by claude, waiting · Changes on /orders · lease 10 min left"
+            "claimed by claude, waiting · Changes on /orders · lease 10\u{a0}min left"
         );
         let away = [seen("claude", false, 40)];
         assert!(
@@ -480,9 +493,28 @@ mod tests {
     }
 
     #[test]
+    fn only_https_fix_links_are_shown() {
+        let links = |extra| fix_links(&change("a", 1, "done", extra));
+        assert_eq!(links(json!({})), vec![]);
+        assert_eq!(
+            links(json!({
+                "commitUrl": "https://github.com/o/r/commit/a91c4e2",
+                "pullRequestUrl": "https://github.com/o/r/pull/7"
+            })),
+            vec![
+                ("commit", "https://github.com/o/r/commit/a91c4e2".to_owned()),
+                ("pull request", "https://github.com/o/r/pull/7".to_owned())
+            ]
+        );
+        for bad in ["javascript:alert(1)", "http://github.com/o/r/pull/7", "https://", "https://a b"] {
+            assert_eq!(links(json!({ "pullRequestUrl": bad })), vec![], "{bad}");
+        }
+    }
+
+    #[test]
     fn leases_read_like_people_say_them() {
         let t = |ms| Timestamp::from_unix_millis(ms);
-        assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40 s left");
+        assert_eq!(lease_left(t(100_000), t(60_500)), "lease 40\u{a0}s left");
         assert_eq!(lease_left(t(0), t(1)), "lease lapsed");
     }
 

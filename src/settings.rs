@@ -9,6 +9,25 @@ pub const DEFAULT_API_URL: &str = "http://127.0.0.1:7878";
 /// The `chrome.storage.local` key the settings live under.
 pub const STORAGE_KEY: &str = "settings";
 
+/// The `chrome.storage.local` key of the [`Preferences`], apart from the sign-in so that
+/// changing one does not need the other's form.
+pub const PREFERENCES_KEY: &str = "preferences";
+
+/// What the person chose in the panel's settings besides the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Preferences {
+    /// Browser notifications when an agent asks the person something or a fix of theirs
+    /// waits for their check (`notify.rs`). On unless switched off.
+    pub notify: bool,
+}
+
+impl Default for Preferences {
+    fn default() -> Self {
+        Preferences { notify: true }
+    }
+}
+
 /// What the person configured in the panel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -202,6 +221,15 @@ mod tests {
             "http://127.0.0.1/*"
         );
         assert_eq!(ApiUrl::parse("http://[::1]:7878").unwrap().permission_pattern(), "http://[::1]/*");
+    }
+
+    #[test]
+    fn notifications_are_on_unless_switched_off() {
+        assert!(Preferences::default().notify);
+        let stored: Preferences = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert!(stored.notify, "preferences stored before the switch existed");
+        let off: Preferences = serde_json::from_value(serde_json::json!({ "notify": false })).unwrap();
+        assert!(!off.notify);
     }
 
     #[test]

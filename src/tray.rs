@@ -57,7 +57,8 @@ impl TrayItem {
             TrayState::WaitingToSend => "waiting to send".to_owned(),
             TrayState::Held { until } => {
                 let seconds = ((until.unix_millis() - now_ms) as f64 / 1000.0).ceil().max(0.0);
-                format!("held · goes to the agent in {seconds} s")
+                // A no-break space: the panel's narrow row must not wrap "42" away from "s".
+                format!("held · goes to the agent in {seconds}\u{a0}s")
             }
             TrayState::Sent => "sent to the agent".to_owned(),
             TrayState::Withdrawn => "withdrawn".to_owned(),
@@ -105,8 +106,8 @@ mod tests {
         item.update(&change(ChangeStatus::Open, true, Some(60_000)));
         assert!(item.is_held());
         assert_eq!(item.title, "Edited title");
-        assert_eq!(item.status_line(18_500), "held · goes to the agent in 42 s");
-        assert_eq!(item.status_line(90_000), "held · goes to the agent in 0 s");
+        assert_eq!(item.status_line(18_500), "held · goes to the agent in 42\u{a0}s");
+        assert_eq!(item.status_line(90_000), "held · goes to the agent in 0\u{a0}s");
         item.update(&change(ChangeStatus::Open, false, Some(60_000)));
         assert_eq!(item.state, TrayState::Sent);
         assert!(item.is_settled());

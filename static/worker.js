@@ -6,6 +6,10 @@
 import init, * as redline from "./pkg/worker.js";
 
 const ready = init({ module_or_path: new URL("./pkg/worker_bg.wasm", import.meta.url) });
+// Whether `ready` has settled: a listener that needs the event's user gesture calls Rust
+// at once when it has, since the gesture does not outlive the listener's turn.
+let loaded = false;
+ready.then(() => (loaded = true), () => {});
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
@@ -45,4 +49,11 @@ ready.then(() => redline.start_badge()).catch(console.error);
 
 chrome.alarms.onAlarm.addListener((alarm) => {
   ready.then(() => redline.on_badge_alarm(alarm)).catch(console.error);
+});
+
+// A click on one of its notifications (shown by the badge's poll) opens the side panel
+// on the item, which Chrome allows only inside the click's gesture.
+chrome.notifications.onClicked.addListener((id) => {
+  if (loaded) redline.on_notification_clicked(id);
+  else ready.then(() => redline.on_notification_clicked(id)).catch(console.error);
 });

@@ -7,6 +7,8 @@ mod check;
 mod item;
 mod live;
 mod queue;
+mod stats;
+mod webhooks;
 
 use super::ErrorLine;
 use std::time::Duration;
@@ -24,7 +26,8 @@ use crate::api::{ApiError, Client};
 use crate::chrome::{self, ChromeError, TabListeners};
 use crate::connection::Connection;
 use crate::messages::{WorkerReply, WorkerRequest};
-use crate::settings::{self, ApiUrl, Settings};
+use crate::notify;
+use crate::settings::{self, ApiUrl, Preferences, Settings};
 use live::LinkState;
 use queue::{Filter, Store};
 
@@ -33,6 +36,7 @@ use queue::{Filter, Store};
 enum View {
     Queue,
     Settings,
+    Stats,
 }
 
 /// What the queue is narrowed to.
@@ -129,34 +133,78 @@ pub fn Panel() -> impl IntoView {
         settings.refetch();
         set_view.set(View::Queue);
     };
+    // A click on a notification asks for an item (`worker/badge.rs`); the workspace opens
+    // it, so it has to be on screen.
+    let asked: StoredValue<Option<chrome::StorageListener>, LocalStorage> =
+        StoredValue::new_local(Some(chrome::on_session_key_set(notify::OPEN_ITEM_KEY, move || {
+            set_view.set(View::Queue)
+        })));
+    on_cleanup(move || asked.set_value(None));
 
     view! {
         <header class="top">
             <h1>"Redline"</h1>
             <CircleButton />
-            <button
-                on:click=move |_| set_view.update(|v| *v = if *v == View::Queue { View::Settings } else { View::Queue })
-                aria-pressed=move || (view.get() == View::Settings).to_string()
-            >
-                "Settings"
-            </button>
+            <ViewButton view set_view shows=View::Stats label="Stats" />
+            <ViewButton view set_view shows=View::Settings label="Settings" />
         </header>
         <ConnectionLine connection />
         <main>
+            // Kept while another view is shown (hidden), so that its reads in flight and its
+            // live link are not cut off, and the queue is as it was on the way back.
+            {move || match connection.get().flatten() {
+                Some((Some(settings), Connection::Connected { session, .. })) => {
+                    let shown = Signal::derive(move || view.get() == View::Queue);
+                    view! { <Workspace settings session shown /> }.into_any()
+                }
+                _ => ().into_any(),
+            }}
             {move || match view.get() {
                 View::Queue => match connection.get().flatten() {
                     None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
-                    Some((Some(settings), Connection::Connected { session, .. })) => {
-                        view! { <Workspace settings session /> }.into_any()
-                    }
+                    Some((Some(_), Connection::Connected { .. })) => ().into_any(),
                     Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
                 },
                 View::Settings => {
                     let current = settings.get().and_then(Result::ok).unwrap_or_default();
-                    view! { <SettingsView current on_saved /> }.into_any()
+                    view! {
+                        <SettingsView current on_saved />
+                        {move || match connection.get().flatten() {
+                            Some((Some(settings), Connection::Connected { session, .. })) => {
+                                view! { <webhooks::Webhooks settings session /> }.into_any()
+                            }
+                            _ => ().into_any(),
+                        }}
+                    }
+                    .into_any()
                 }
+                View::Stats => match connection.get().flatten() {
+                    None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
+                    Some((Some(settings), Connection::Connected { session, .. })) => {
+                        view! { <stats::StatsView settings session /> }.into_any()
+                    }
+                    Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
+                },
             }}
         </main>
+    }
+}
+
+/// A header button that shows one view, and the queue again when pressed a second time.
+#[component]
+fn ViewButton(
+    view: ReadSignal<View>,
+    set_view: WriteSignal<View>,
+    shows: View,
+    label: &'static str,
+) -> impl IntoView {
+    view! {
+        <button
+            on:click=move |_| set_view.update(|v| *v = if *v == shows { View::Queue } else { shows })
+            aria-pressed=move || (view.get() == shows).to_string()
+        >
+            {label}
+        </button>
     }
 }
 
@@ -196,9 +244,10 @@ fn NotConnected(
     }
 }
 
-/// The signed-in panel: scope, live queue, the open item.
+/// The signed-in panel: scope, live queue, the open item; hidden (and deaf to the keys)
+/// unless `shown`.
 #[component]
-fn Workspace(settings: Settings, session: Session) -> impl IntoView {
+fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl IntoView {
     let Some(project) = session.projects.first().cloned() else {
         return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
     };
@@ -307,29 +356,50 @@ fn Workspace(settings: Settings, session: Session) -> impl IntoView {
         on_cleanup(move || handle.clear());
     }
 
-    let keys = window_event_listener(ev::keydown, move |event| on_key(ctx, own, &event));
+    let keys = window_event_listener(ev::keydown, move |event| {
+        if shown.get_untracked() {
+            on_key(ctx, own, &event);
+        }
+    });
     on_cleanup(move || keys.remove());
 
+    // The item a click on a notification asked for: asked before this panel was open, or
+    // while it is.
+    let open_asked = move || {
+        leptos::task::spawn_local(async move {
+            if let Ok(Some(change_id)) = chrome::session_get::<String>(notify::OPEN_ITEM_KEY).await {
+                let _ = chrome::session_remove(notify::OPEN_ITEM_KEY).await;
+                ctx.open.set(Some(change_id));
+            }
+        });
+    };
+    open_asked();
+    let asked: StoredValue<Option<chrome::StorageListener>, LocalStorage> =
+        StoredValue::new_local(Some(chrome::on_session_key_set(notify::OPEN_ITEM_KEY, open_asked)));
+    on_cleanup(move || asked.set_value(None));
+
     view! {
-        <div class="scope-bar">
-            <div class="scope" role="group" aria-label="Show items of">
-                <button type="button" aria-pressed=move || (scope.get() == Scope::Tab).to_string()
-                    on:click=move |_| { scope.set(Scope::Tab); apply_scope(); }>"This tab\u{2019}s stage"</button>
-                <button type="button" aria-pressed=move || (scope.get() == Scope::Project).to_string()
-                    on:click=move |_| { scope.set(Scope::Project); apply_scope(); }>"Whole project"</button>
+        <div class="workspace" hidden=move || !shown.get()>
+            <div class="scope-bar">
+                <div class="scope" role="group" aria-label="Show items of">
+                    <button type="button" aria-pressed=move || (scope.get() == Scope::Tab).to_string()
+                        on:click=move |_| { scope.set(Scope::Tab); apply_scope(); }>"This tab\u{2019}s stage"</button>
+                    <button type="button" aria-pressed=move || (scope.get() == Scope::Project).to_string()
+                        on:click=move |_| { scope.set(Scope::Project); apply_scope(); }>"Whole project"</button>
+                </div>
+                <p class="hint" data-testid="scope-line">
+                    {move || scope_line(scope.get(), &tab_stage.get(), &project.name)}
+                </p>
+                <p class=move || format!("hint link {}", if link.get() == LinkState::Live { "live" } else { "" }) data-testid="link-state">
+                    {move || link.get().label()}
+                </p>
             </div>
-            <p class="hint" data-testid="scope-line">
-                {move || scope_line(scope.get(), &tab_stage.get(), &project.name)}
-            </p>
-            <p class=move || format!("hint link {}", if link.get() == LinkState::Live { "live" } else { "" }) data-testid="link-state">
-                {move || link.get().label()}
-            </p>
+            {move || match own.open.get() {
+                Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
+                None => view! { <queue::QueueView /> }.into_any(),
+            }}
+            <Lightbox enlarged />
         </div>
-        {move || match own.open.get() {
-            Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
-            None => view! { <queue::QueueView /> }.into_any(),
-        }}
-        <Lightbox enlarged />
     }
     .into_any()
 }
@@ -517,6 +587,35 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
             {move || failure().map(|message| view! { <ErrorLine message /> })}
         </form>
         <DeviceSignIn api_url on_saved />
+        <NotifySwitch />
+    }
+}
+
+/// Browser notifications on or off, saved as soon as it is switched.
+#[component]
+fn NotifySwitch() -> impl IntoView {
+    let stored = LocalResource::new(|| async {
+        chrome::storage_get::<Preferences>(settings::PREFERENCES_KEY).await.map(Option::unwrap_or_default)
+    });
+    let save = Action::new_local(|notify: &bool| {
+        let preferences = Preferences { notify: *notify };
+        async move { chrome::storage_set(settings::PREFERENCES_KEY, &preferences).await.map_err(|e| e.0) }
+    });
+    let failure = move || {
+        save.value().get().and_then(Result::err).or_else(|| stored.get().and_then(|s| s.err()).map(|e| e.0))
+    };
+    view! {
+        <section class="preferences" aria-labelledby="notify-heading">
+            <h2 id="notify-heading">"Notifications"</h2>
+            <label class="switch">
+                <input type="checkbox" data-testid="notify-switch"
+                    prop:checked=move || stored.get().and_then(Result::ok).is_none_or(|p| p.notify)
+                    disabled=move || stored.get().is_none()
+                    on:change=move |event| { save.dispatch(event_target_checked(&event)); } />
+                " Notify me when an agent asks me something or a fix of mine is live to check"
+            </label>
+            {move || failure().map(|message| view! { <ErrorLine message=format!("Could not keep this: {message}") /> })}
+        </section>
     }
 }
 

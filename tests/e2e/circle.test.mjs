@@ -356,7 +356,7 @@ describe("circle and file", () => {
     const { page, overlay } = await openStage("/");
     await fileAround(page, overlay, "orders.title", "Heading is too big");
     const row = overlay.locator(".tray-item", { hasText: "Heading is too big" });
-    await row.getByText(/held · goes to the agent in \d+ s/).waitFor();
+    await row.getByText(/held · goes to the agent in \d+\u00a0s/).waitFor();
     await overlay.getByRole("button", { name: "Send now" }).click();
     await row.getByText("sent to the agent").waitFor();
     const filed = (await changes()).find((c) => c.title === "Heading is too big");

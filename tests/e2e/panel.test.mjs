@@ -373,7 +373,7 @@ describe("the side panel while the server is away", () => {
 
     await server.start();
     // Delivered on the outbox's next attempt (its backoff), then read by the panel.
-    await heldRow().getByTestId("hold-status").getByText(/^held · goes to the agent in \d+ s$/).waitFor({ timeout: 60_000 });
+    await heldRow().getByTestId("hold-status").getByText(/^held · goes to the agent in \d+\u00a0s$/).waitFor({ timeout: 60_000 });
     await waiting.waitFor({ state: "detached" });
     const { changes } = await server.rpc("listChanges", { projectId: server.projectId, includeDone: true, limit: 10 });
     assert.deepEqual(changes.map((change) => change.changeId), [draft.changeId]);

@@ -63,6 +63,7 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
     let git_sha = change.git_sha.clone();
     let question = open_question(status, &thread).map(|open| (open.message.body.clone(), open.choices));
     let build = queue::build_line(change.branch.as_deref(), change.head_commit.as_deref());
+    let links = queue::fix_links(&change);
     let meta = {
         let mut parts = vec![format!("filed by {}", change.filed_by.as_deref().unwrap_or("someone"))];
         if let Some(route) = &change.route {
@@ -82,8 +83,13 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
                 <span class=format!("status {}", status.as_str()) data-testid="item-status">{status_label(status)}</span>
                 " · "{meta}" · "{move || queue::relative_time(created, now())}
             </p>
-            {build.map(|b| view! {
-                <p class="hint" data-testid="item-build">"done in "<code>{b}</code>
+            {(build.is_some() || !links.is_empty()).then(|| view! {
+                <p class="hint" data-testid="item-build">
+                    {build.clone().map(|b| view! { "done in "<code>{b}</code> })}
+                    {links.into_iter().enumerate().map(|(i, (label, url))| view! {
+                        {(i > 0 || build.is_some()).then_some(" · ")}
+                        <a href=url target="_blank" rel="noopener noreferrer" data-testid="fix-link">{label}</a>
+                    }).collect_view()}
                     {(change.live == Some(true)).then(|| view! { " · " <span class="live">"live"</span> })}
                 </p>
             })}
