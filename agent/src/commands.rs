@@ -563,7 +563,8 @@ fn skill(a: SkillArgs, json: bool) -> Result<i32, Error> {
         None => {
             let cwd = std::env::current_dir()
                 .map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-            (skill::default_dir(&cwd), skill::default_base(&cwd))
+            let base = skill::default_base(&cwd);
+            (skill::dir_in(&base), base)
         }
     };
     let path = skill::install(&dir, &base).map_err(Error::Local)?;

@@ -13,7 +13,12 @@ pub const SKILL: &str = include_str!("SKILL.md");
 /// Where `skill install` writes without `--dir`: `.claude/skills/redline-changes/` at
 /// the top of the git checkout `cwd` is in, or in `cwd` outside a checkout.
 pub fn default_dir(cwd: &Path) -> PathBuf {
-    default_base(cwd).join(".claude").join("skills").join("redline-changes")
+    dir_in(&default_base(cwd))
+}
+
+/// Where agents look for skills in the folder `base`.
+pub fn dir_in(base: &Path) -> PathBuf {
+    base.join(".claude").join("skills").join("redline-changes")
 }
 
 /// The folder [`default_dir`] is made in: the checkout's top, or `cwd`.

@@ -83,16 +83,25 @@ impl Addresses {
 
     /// Checks every address `url`'s host stands for; the error says which is refused.
     pub async fn check(self, url: &reqwest::Url) -> Result<(), String> {
-        let host = match url.host() {
-            Some(url::Host::Ipv4(ip)) => return self.allows(ip.into()),
-            Some(url::Host::Ipv6(ip)) => return self.allows(ip.into()),
-            Some(url::Host::Domain(name)) => name.to_owned(),
-            None => return Err("the URL names no host".into()),
+        let host = match self.check_literal(url)? {
+            Some(name) => name,
+            None => return Ok(()),
         };
-        let addrs = tokio::net::lookup_host((host.as_str(), url.port_or_known_default().unwrap_or(443)))
+        let addrs = tokio::net::lookup_host((host, url.port_or_known_default().unwrap_or(443)))
             .await
             .map_err(|e| format!("{host} does not resolve: {e}"))?;
         addrs.into_iter().try_for_each(|a| self.allows(a.ip()))
+    }
+
+    /// Checks a host given as an address (which the client's [`Resolver`] never sees);
+    /// answers the host's name when it is one, for the resolver to check.
+    fn check_literal(self, url: &reqwest::Url) -> Result<Option<&str>, String> {
+        match url.host() {
+            Some(url::Host::Ipv4(ip)) => self.allows(ip.into()).map(|()| None),
+            Some(url::Host::Ipv6(ip)) => self.allows(ip.into()).map(|()| None),
+            Some(url::Host::Domain(name)) => Ok(Some(name)),
+            None => Err("the URL names no host".into()),
+        }
     }
 }
 
@@ -155,7 +164,9 @@ pub async fn post(
         Ok(url) => url,
         Err(e) => return failed(format!("the URL is not valid: {e}")),
     };
-    if let Err(why) = addresses.check(&url).await {
+    // A name is checked by the client's resolver as it connects (one lookup, and the
+    // request goes to the address checked); only an address given as such is checked here.
+    if let Err(why) = addresses.check_literal(&url) {
         return failed(why);
     }
     let timestamp = now.unix_millis() / 1000;
