@@ -389,6 +389,7 @@ async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
             change_id,
             project_id: Some(ctx.project_id.clone()),
             claimed_by: None,
+            ..GetChangeInput::default()
         })
         .await?;
     let group = ctx.group_of(&out.change).await?;

@@ -869,7 +869,14 @@ by agent:
             scroll: None,
             failed_requests: vec![],
         });
-        let out = GetChangeOutput { change: c, thread: vec![], stage_url: None, shown_message_ids: None };
+        let out = GetChangeOutput {
+            change: c,
+            thread: vec![],
+            stage_url: None,
+            shown_message_ids: None,
+            older_cursor: None,
+            message_count: None,
+        };
         let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC);
         assert!(
             text.contains(
@@ -935,6 +942,8 @@ by agent:
             thread: vec![ask, shot, answer],
             stage_url: Some("https://demo.example.com/".into()),
             shown_message_ids: None,
+            older_cursor: None,
+            message_count: None,
         };
         let saved = SavedImages {
             screenshot: Some("/cache/p-7-k.png".into()),
@@ -1060,6 +1069,8 @@ Screenshot: /cache/p-7-k.png
             thread: thread.clone(),
             stage_url: None,
             shown_message_ids: None,
+            older_cursor: None,
+            message_count: None,
         };
         let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC);
         assert!(

@@ -733,6 +733,7 @@ impl Tools {
                 change_id,
                 project_id: Some(ctx.project_id.clone()),
                 claimed_by: None,
+                ..GetChangeInput::default()
             })
             .await?;
         let group = ctx.group_of(&out.change).await?;

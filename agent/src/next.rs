@@ -344,6 +344,7 @@ async fn read_for(ctx: &Ctx, change_id: &str, claimed_by: &str) -> Result<GetCha
         change_id: change_id.to_owned(),
         project_id: Some(ctx.project_id.clone()),
         claimed_by: Some(claimed_by.to_owned()),
+        ..GetChangeInput::default()
     };
     ctx.api.call::<GetChange>(input).await
 }
@@ -412,7 +413,7 @@ async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: &[
         .filter(|g| changes.iter().any(|c| c.group_id.as_ref() == Some(&g.group_id)))
         .cloned()
         .collect();
-    let out = ListChangesOutput { changes, groups };
+    let out = ListChangesOutput { changes, groups, next_cursor: None, total: None };
     let mut lines = Vec::new();
     for (c, thread) in answers {
         let saved = save_images(ctx, c, thread).await;

@@ -178,6 +178,9 @@ pub(crate) mod tests {
             held: false,
             held_until: None,
             screenshot_url: None,
+            element_count: None,
+            console_error_count: None,
+            message_count: None,
         }
     }
 

@@ -446,6 +446,7 @@ impl Runner {
             change_id: change_id.to_owned(),
             project_id: Some(self.ctx.project_id.clone()),
             claimed_by: None,
+            ..GetChangeInput::default()
         };
         let got = self.ctx.api.call::<GetChange>(input).await?;
         Ok((got.change, got.thread))

@@ -226,6 +226,7 @@ impl<'a> Writer<'a> {
             change_id: change_id.to_owned(),
             project_id: Some(self.ctx.project_id.clone()),
             claimed_by: None,
+            ..GetChangeInput::default()
         };
         let change = self.ctx.api.call::<GetChange>(input).await?.change;
         let log = git::trailers_log(cwd).map_err(Error::Local)?;

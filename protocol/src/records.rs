@@ -406,6 +406,16 @@ pub struct Change<C = Capture> {
     /// A signed, expiring link to the screenshot; read outputs only.
     #[serde(default)]
     pub screenshot_url: Option<String>,
+    /// **(ours)** In list answers (a summary, whose `capture` is null): how many elements
+    /// the capture holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element_count: Option<u32>,
+    /// **(ours)** In list answers (whose `consoleErrors` is empty): how many were filed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_error_count: Option<u32>,
+    /// **(ours)** In list answers: how many messages the thread has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_count: Option<u32>,
 }
 
 /// "Group (a claim)": `groupId, projectId, title, claimedBy|null, claimExpiresAt|null,

@@ -33,6 +33,14 @@ pub const STATS_MAX_DAYS: u32 = 3_650;
 pub const STATS_MAX_ROWS: usize = 50;
 /// The most messages one `acknowledgeChangeMessages` names.
 pub const ACKNOWLEDGE_MAX: usize = 200;
+/// **(ours)** `getChange` returns the thread's latest this many messages unless told
+/// otherwise (`messageLimit`), at most [`THREAD_PAGE_MAX`].
+pub const THREAD_PAGE_DEFAULT: u32 = 50;
+pub const THREAD_PAGE_MAX: u32 = 200;
+/// **(ours)** The longest cursor (`listChanges`'s `cursor`, `getChange`'s `before`).
+pub const CURSOR_MAX_CHARS: usize = 18;
+/// **(ours)** `countChanges` lists at most this many of the items waiting for the caller.
+pub const WAITING_MAX: usize = 20;
 /// Limits **(ours)**: title ≤ 200 characters, ≤ 500 elements, ≤ 10,000 stroke points,
 /// 8 MiB images.
 pub const TITLE_MAX_CHARS: usize = 200;

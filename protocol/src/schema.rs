@@ -45,6 +45,10 @@ pub const NON_BLANK: &str = concat!(r"^[^\x00]*[^\x00", ws!(), r"][^\x00]*$");
 /// surrounding whitespace ignored.
 pub const CHANGE_REF: &str = concat!("^[", ws!(), "]*(?:#?[0-9]{1,19}|", uuid!(), ")[", ws!(), "]*$");
 
+/// **(ours)** A page cursor as the server makes them (`nextCursor`, `olderCursor`).
+/// Opaque to clients; every string of this form is a cursor the server reads.
+pub const CURSOR: &str = r"^[0-9]{1,18}$";
+
 /// A client-made `changeId`: a UUID (surrounding whitespace ignored).
 pub const UUID: &str = concat!("^[", ws!(), "]*", uuid!(), "[", ws!(), "]*$");
 

@@ -36,6 +36,9 @@ fn change() -> Change {
         held: false,
         held_until: None,
         screenshot_url: None,
+        element_count: None,
+        console_error_count: None,
+        message_count: None,
     }
 }
 

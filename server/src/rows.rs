@@ -154,6 +154,9 @@ pub fn change_from_parts(
         held: is_held(held_until, now),
         held_until,
         screenshot_url: None,
+        element_count: None,
+        console_error_count: None,
+        message_count: None,
     })
 }
 

@@ -864,8 +864,7 @@ fn Tray(items: RwSignal<Vec<TrayItem>>, target: LocalResource<Result<Target, Str
             waiting.set(n);
             let Some(Ok(target)) = target.get_untracked() else { return };
             for item in tray::to_refresh(&items.get_untracked(), &in_outbox) {
-                let input =
-                    GetChangeInput { change_id: item.change_id.clone(), project_id: None, claimed_by: None };
+                let input = GetChangeInput { change_id: item.change_id.clone(), ..GetChangeInput::default() };
                 if let Ok(found) = target.client.call::<GetChange>(input).await {
                     items.update(|all| {
                         if let Some(i) = all.iter_mut().find(|i| i.change_id == item.change_id) {

@@ -75,7 +75,7 @@ impl Op for ListChanges {
             .map(|r| item_from_row(r, ctx.now).map(|i| ctx.present(i.change)))
             .collect::<Result<_, _>>()?;
         let groups = groups_of(&mut conn, &changes).await?;
-        Ok(ListChangesOutput { changes, groups })
+        Ok(ListChangesOutput { changes, groups, next_cursor: None, total: None })
     }
 }
 
@@ -97,7 +97,14 @@ impl Op for GetChange {
             Some(by) => Some(shown_messages(&mut conn, &item.change.change_id, by.trim()).await?),
             None => None,
         };
-        Ok(GetChangeOutput { change: ctx.present(item.change), thread, stage_url, shown_message_ids })
+        Ok(GetChangeOutput {
+            change: ctx.present(item.change),
+            thread,
+            stage_url,
+            shown_message_ids,
+            older_cursor: None,
+            message_count: None,
+        })
     }
 }
 

@@ -132,6 +132,9 @@ impl Op for CreateChange {
             held: false,
             held_until: None,
             screenshot_url: None,
+            element_count: None,
+            console_error_count: None,
+            message_count: None,
         };
         // An item with neither a capture nor console errors has no row in
         // `change_captures`.

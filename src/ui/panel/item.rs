@@ -31,7 +31,7 @@ pub fn ItemView(change_id: String) -> impl IntoView {
         move || {
             ctx.store.version.track();
             let client = ctx.client.get_value();
-            let input = GetChangeInput { change_id: change_id.clone(), project_id: None, claimed_by: None };
+            let input = GetChangeInput { change_id: change_id.clone(), ..GetChangeInput::default() };
             async move { client.call::<GetChange>(input).await.map_err(|e| e.to_string()) }
         }
     });
