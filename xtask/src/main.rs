@@ -23,6 +23,8 @@ mod setup;
 mod stage;
 mod start;
 mod test;
+#[cfg(test)]
+mod tidy;
 
 use std::path::PathBuf;
 

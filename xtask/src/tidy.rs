@@ -1,0 +1,323 @@
+//! Tidy checks over the sources, in the style of rust-analyzer's `tidy`: run with the
+//! native tests (`cargo test --workspace`, the first phase of `cargo xtask test`).
+//!
+//! - **Layers point one way.** Within a crate, sibling modules (the top-level ones, or
+//!   the children of one module) must not refer to each other in a circle: a module's
+//!   code, its submodules' included, that names `crate::b::…` (or `super::b::…`) depends
+//!   on `b`. A cycle is a layering decision nobody made; the ones that exist today are
+//!   listed in [`ALLOWED_CYCLES`], to be broken, and the list may only shrink.
+//! - **Files stay readable.** No source file over [`MAX_LINES`] lines, but for those in
+//!   [`ALLOWED_LONG_FILES`], which may not grow past their listed size.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The most lines a source file may have.
+const MAX_LINES: usize = 800;
+
+/// Files over [`MAX_LINES`] today, each with the most lines it may have until split.
+const ALLOWED_LONG_FILES: &[(&str, usize)] = &[
+    ("agent/src/format.rs", 1_100),
+    ("agent/src/mcp.rs", 1_000),
+    ("protocol/src/rpc.rs", 1_200),
+    ("server/tests/queue.rs", 900),
+    ("src/capture/selector.rs", 1_500),
+    ("src/ui/overlay.rs", 940),
+];
+
+/// The crates whose modules are checked, by source root (the directory holding
+/// `lib.rs` or `main.rs`).
+const CRATE_ROOTS: &[&str] = &["src", "protocol/src", "server/src", "agent/src", "xtask/src"];
+
+/// Module cycles that exist today (issue #25, part 4, breaks them): each the set of
+/// modules of one strongly connected component, as `crate_root: parent::{a, b, …}`
+/// would name them, the parent empty for top-level modules.
+const ALLOWED_CYCLES: &[(&str, &str, &[&str])] = &[
+    ("src", "", &["queue", "verify"]),
+    ("src", "capture", &["frame_dom", "selector_dom"]),
+    ("src", "capture", &["dom", "styles_dom"]),
+    ("protocol/src", "", &["records", "rules", "schema", "styles"]),
+    (
+        "server/src",
+        "",
+        &[
+            "auth", "blobs", "commit", "db", "events", "metrics", "presence", "private", "queue", "rpc",
+            "stats",
+        ],
+    ),
+    ("server/src", "", &["admin", "ops"]),
+    ("agent/src", "", &["changeset", "commands", "doctor", "mcp", "next", "run", "writes"]),
+];
+
+/// A crate's modules: each by its path below the crate root (`[]` for the root,
+/// `["ops", "agent"]` for `ops/agent.rs`), with the module paths its code names.
+struct Crate {
+    modules: BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+}
+
+impl Crate {
+    fn read(root: &Path) -> Crate {
+        let mut files = Vec::new();
+        collect_rs(root, &mut files);
+        let mut modules = BTreeMap::new();
+        for file in files {
+            let path = module_path(root, &file);
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let refs = referenced_paths(&strip_comments(&text), &path);
+            modules.insert(path, refs);
+        }
+        Crate { modules }
+    }
+
+    /// The child of `parent` that `path` is in (itself or a descendant), if any.
+    fn child_of<'p>(parent: &[String], path: &'p [String]) -> Option<&'p String> {
+        (path.len() > parent.len() && path.starts_with(parent)).then(|| &path[parent.len()])
+    }
+
+    /// The cycles among `parent`'s children, each as its sorted member names.
+    fn cycles_under(&self, parent: &[String]) -> Vec<Vec<String>> {
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (path, refs) in &self.modules {
+            let Some(from) = Crate::child_of(parent, path) else { continue };
+            for target in refs {
+                let Some(to) = Crate::child_of(parent, target) else { continue };
+                if to != from && self.modules.keys().any(|m| Crate::child_of(parent, m) == Some(to)) {
+                    edges.entry(from.clone()).or_default().insert(to.clone());
+                }
+            }
+        }
+        strongly_connected(&edges).into_iter().filter(|c| c.len() > 1).collect()
+    }
+
+    /// Every module that has children, the root included.
+    fn parents(&self) -> BTreeSet<Vec<String>> {
+        self.modules.keys().filter(|p| !p.is_empty()).map(|p| p[..p.len() - 1].to_vec()).collect()
+    }
+}
+
+fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_rs(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `src/ops/agent.rs` → `["ops", "agent"]`; `lib.rs`, `main.rs` → `[]`; `x/mod.rs` → `["x"]`.
+fn module_path(root: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(root).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The source without comments, so that a path named in a doc comment is no dependency.
+fn strip_comments(text: &str) -> String {
+    text.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+/// The module paths (as far as they go: the item at the end is kept, and only prefixes
+/// that are modules matter later) that `text`, the code of module `at`, names through
+/// `crate::` or `super::`, `use` groups (`crate::{a, b::c}`) expanded.
+fn referenced_paths(text: &str, at: &[String]) -> BTreeSet<Vec<String>> {
+    let mut out = BTreeSet::new();
+    for (anchor, base) in [("crate::", Vec::new()), ("super::", at[..at.len().saturating_sub(1)].to_vec())] {
+        let mut rest = text;
+        while let Some(i) = rest.find(anchor) {
+            let preceded_by_ident =
+                rest[..i].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+            rest = &rest[i + anchor.len()..];
+            if preceded_by_ident {
+                continue;
+            }
+            for path in expand(rest) {
+                let mut full = base.clone();
+                full.extend(path);
+                out.insert(full);
+            }
+        }
+    }
+    out
+}
+
+/// The paths written at the start of `text`: `a::b::C` → `[[a, b, C]]`;
+/// `{a::x, b}` → `[[a, x], [b]]`.
+fn expand(text: &str) -> Vec<Vec<String>> {
+    let text = text.trim_start();
+    if let Some(inner) = text.strip_prefix('{') {
+        return split_group(inner).into_iter().flat_map(expand).collect();
+    }
+    let mut path = Vec::new();
+    let mut rest = text;
+    loop {
+        let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        path.push(rest[..end].to_owned());
+        rest = &rest[end..];
+        match rest.strip_prefix("::") {
+            Some(after) if after.trim_start().starts_with('{') => {
+                return expand(after).into_iter().map(|tail| [path.clone(), tail].concat()).collect();
+            }
+            Some(after) => rest = after,
+            None => break,
+        }
+    }
+    if path.is_empty() { Vec::new() } else { vec![path] }
+}
+
+/// The top-level items of a `use` group whose `{` was just read, up to its `}`.
+fn split_group(text: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut items) = (0usize, 0usize, Vec::new());
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&text[start..i]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// Tarjan's strongly connected components, each sorted.
+fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, node: &'a str) {
+            let i = self.index.len();
+            self.index.insert(node, i);
+            self.low.insert(node, i);
+            self.stack.push(node);
+            self.on_stack.insert(node);
+            for next in self.edges.get(node).into_iter().flatten() {
+                if !self.index.contains_key(next.as_str()) {
+                    self.visit(next);
+                    let low = self.low[node].min(self.low[next.as_str()]);
+                    self.low.insert(node, low);
+                } else if self.on_stack.contains(next.as_str()) {
+                    let low = self.low[node].min(self.index[next.as_str()]);
+                    self.low.insert(node, low);
+                }
+            }
+            if self.low[node] == self.index[node] {
+                let mut component = Vec::new();
+                while let Some(top) = self.stack.pop() {
+                    self.on_stack.remove(top);
+                    component.push(top.to_owned());
+                    if top == node {
+                        break;
+                    }
+                }
+                component.sort();
+                self.out.push(component);
+            }
+        }
+    }
+    let mut walk = Walk {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for node in edges.keys() {
+        if !walk.index.contains_key(node.as_str()) {
+            walk.visit(node);
+        }
+    }
+    walk.out
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_owned()
+}
+
+#[test]
+fn no_module_cycles_but_the_listed_ones() {
+    let mut found = Vec::new();
+    for root in CRATE_ROOTS {
+        let krate = Crate::read(&workspace().join(root));
+        for parent in krate.parents() {
+            for cycle in krate.cycles_under(&parent) {
+                found.push((root.to_string(), parent.join("::"), cycle));
+            }
+        }
+    }
+    let allowed: Vec<(String, String, Vec<String>)> = ALLOWED_CYCLES
+        .iter()
+        .map(|(root, parent, members)| {
+            (root.to_string(), parent.to_string(), members.iter().map(|m| m.to_string()).collect())
+        })
+        .collect();
+    let new: Vec<_> = found.iter().filter(|c| !allowed.contains(c)).collect();
+    let gone: Vec<_> = allowed.iter().filter(|c| !found.contains(c)).collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "module cycles changed.\nnew (break them: move what both sides need to a lower module): {new:#?}\n\
+         no longer there (remove them from ALLOWED_CYCLES): {gone:#?}"
+    );
+}
+
+#[test]
+fn no_file_over_the_line_limit() {
+    let mut over = Vec::new();
+    for root in ["src", "protocol", "server", "agent", "xtask", "tests"] {
+        let mut files = Vec::new();
+        collect_rs(&workspace().join(root), &mut files);
+        for file in files {
+            let name = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
+            let lines = std::fs::read_to_string(&file).map(|t| t.lines().count()).unwrap_or(0);
+            let limit = ALLOWED_LONG_FILES.iter().find(|(n, _)| *n == name).map_or(MAX_LINES, |(_, l)| *l);
+            if lines > limit {
+                over.push(format!("{name}: {lines} lines (at most {limit})"));
+            }
+        }
+    }
+    assert!(over.is_empty(), "split these files (a module per concern):\n{}", over.join("\n"));
+}
+
+#[test]
+fn reads_use_groups_and_super_paths() {
+    let refs = referenced_paths(
+        "use crate::{queue::{Ctx, Item}, rpc::Op};\nuse super::claim::X;\nlet a = crate::db::f();",
+        &["ops".to_owned(), "agent".to_owned()],
+    );
+    let names: BTreeSet<String> = refs.iter().map(|p| p.join("::")).collect();
+    for expected in ["queue::Ctx", "queue::Item", "rpc::Op", "ops::claim::X", "db::f"] {
+        assert!(names.contains(expected), "{expected} missing from {names:?}");
+    }
+}
+
+#[test]
+fn finds_a_cycle_and_only_it() {
+    let edges: BTreeMap<String, BTreeSet<String>> =
+        [("a", &["b"][..]), ("b", &["c"]), ("c", &["a"]), ("d", &["a"])]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.iter().map(|s| s.to_string()).collect()))
+            .collect();
+    let cycles: Vec<_> = strongly_connected(&edges).into_iter().filter(|c| c.len() > 1).collect();
+    assert_eq!(cycles, vec![vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]]);
+}
