@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod capture;
+pub mod chip;
 pub mod chrome;
 pub mod compose;
 pub mod connection;

@@ -16,6 +16,7 @@ use super::shot::{self, PageShot, PageShots, Shot};
 use super::{ErrorLine, held};
 use crate::api::{ApiError, Client};
 use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
+use crate::chip::ChipName;
 use crate::chrome;
 use crate::compose;
 use crate::messages::{self, Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
@@ -830,17 +831,12 @@ fn box_style(rect: Rect) -> String {
     )
 }
 
-/// One circled element: its test id (or tag) and, on hover, its anchor and path.
+/// One circled element, named as `chip::ChipName` says, its anchor and path on hover.
 #[component]
 fn Chip(element: Element, on_remove: impl Fn() + 'static) -> impl IntoView {
-    let label = element.test_id.clone().unwrap_or_else(|| format!("<{}>", element.tag));
-    let detail = [element.source_anchor.clone(), element.css_path.clone(), element.text.clone()]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("\n");
+    let ChipName { label, tooltip } = ChipName::of(&element);
     view! {
-        <li class="chip" title=detail>
+        <li class="chip" title=(!tooltip.is_empty()).then_some(tooltip)>
             <span>{label.clone()}</span>
             <button type="button" aria-label=format!("Remove {label}") on:click=move |_| on_remove()>"×"</button>
         </li>

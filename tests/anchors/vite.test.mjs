@@ -73,8 +73,7 @@ describe("redline-anchors in a Vite + React build", () => {
     // Up to 30 s: on a loaded 2-core machine the worker's delivery has once taken over 10.
     let filed;
     for (let i = 0; i < 300 && !filed; i++) {
-      const { changes } = await server.rpc("listChanges", { projectId: server.projectId, includeDone: true });
-      filed = changes.find((c) => c.title === "Export is cramped");
+      filed = await server.itemTitled("Export is cramped");
       if (!filed) await page.waitForTimeout(100);
     }
     assert.ok(filed, "the server has the item");

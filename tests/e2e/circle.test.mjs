@@ -51,6 +51,8 @@ describe("circle and file", () => {
     await drawLasso(page, await page.getByTestId(testId).boundingBox());
     const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
     await composer.waitFor();
+    // The chip names the element caught by its test id (src/chip.rs).
+    await composer.getByRole("list", { name: "Circled elements" }).getByText(testId, { exact: true }).waitFor();
     await composer.getByRole("textbox").fill(text);
     await composer.getByRole("textbox").press("Enter");
     await composer.waitFor({ state: "detached" });
@@ -65,13 +67,13 @@ describe("circle and file", () => {
   }
 
   async function changes() {
-    return (await server.rpc("listChanges", { projectId: server.projectId, includeDone: true })).changes;
+    return server.items();
   }
 
   /** The item titled `title` once the server has it (the outbox delivers it shortly). */
   async function filedAs(page, title) {
     for (let i = 0; i < 100; i++) {
-      const filed = (await changes()).find((c) => c.title === title);
+      const filed = await server.itemTitled(title);
       if (filed) return filed;
       await page.waitForTimeout(100);
     }
@@ -80,7 +82,7 @@ describe("circle and file", () => {
   /** The item titled `title` once the server has it and its screenshot. */
   async function filedWithScreenshot(page, title) {
     for (let i = 0; i < 100; i++) {
-      const filed = (await changes()).find((c) => c.title === title);
+      const filed = await server.itemTitled(title);
       if (filed?.screenshotKey) return filed;
       await page.waitForTimeout(100);
     }

@@ -37,10 +37,6 @@ describe("frames and closed shadow roots", () => {
     await stage?.stop();
   });
 
-  async function changes() {
-    return (await server.rpc("listChanges", { projectId: server.projectId, includeDone: true })).changes;
-  }
-
   /** Circles `box` (top viewport), files it as `title` and resolves with the item the server got. */
   async function fileAround(box, title, { beforeFiling } = {}) {
     await drawLasso(page, box, { margin: 8 });
@@ -51,7 +47,7 @@ describe("frames and closed shadow roots", () => {
     await composer.getByRole("textbox").press("Enter");
     await composer.waitFor({ state: "detached" });
     for (let i = 0; i < 100; i++) {
-      const filed = (await changes()).find((c) => c.title === title);
+      const filed = await server.itemTitled(title);
       if (filed) return filed;
       await page.waitForTimeout(100);
     }

@@ -258,6 +258,30 @@ export async function prepareServer({ stageUrl }) {
       if (!response.ok) throw new Error(`${name}: ${response.status} ${JSON.stringify(body)}`);
       return body;
     },
+    /**
+     * The project's items as filed, each in full: a list answers summaries (no capture,
+     * body or console errors), so each item is read with `getChange`. Done ones included.
+     */
+    async items() {
+      const items = [];
+      let cursor;
+      do {
+        const page = await this.rpc("listChanges", { projectId, includeDone: true, limit: 200, ...(cursor ? { cursor } : {}) });
+        for (const { changeId } of page.changes) items.push((await this.rpc("getChange", { changeId })).change);
+        cursor = page.nextCursor;
+      } while (cursor);
+      return items;
+    },
+    /** The item titled `title` in full, or undefined while the server has none. */
+    async itemTitled(title) {
+      let cursor;
+      do {
+        const page = await this.rpc("listChanges", { projectId, includeDone: true, limit: 200, ...(cursor ? { cursor } : {}) });
+        const found = page.changes.find((c) => c.title === title);
+        if (found) return (await this.rpc("getChange", { changeId: found.changeId })).change;
+        cursor = page.nextCursor;
+      } while (cursor);
+    },
   };
 }
 
@@ -344,8 +368,7 @@ export async function fileCircled(server, { page, overlay }, box, text) {
   await composer.waitFor({ state: "detached" });
   const title = text.split("\n")[0];
   for (let i = 0; i < 100; i++) {
-    const { changes } = await server.rpc("listChanges", { projectId: server.projectId, includeDone: true });
-    const filed = changes.find((c) => c.title === title);
+    const filed = await server.itemTitled(title);
     if (filed) return filed;
     await page.waitForTimeout(100);
   }

@@ -17,6 +17,7 @@ use redline_protocol::{
 
 use super::queue::reload;
 use super::{Ctx, ErrorLine, check};
+use crate::chip::ChipName;
 use crate::locate::Located;
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::queue;
@@ -159,10 +160,10 @@ fn ElementList(elements: Vec<Element>, git_sha: Option<String>) -> impl IntoView
             <ul class="elements">
                 {elements.into_iter().map(|e| {
                     let anchor = e.source_anchor.as_deref().map(|a| queue::anchor_line(a, git_sha.as_deref()));
+                    let ChipName { label, tooltip } = ChipName::of(&e);
                     view! {
                         <li data-testid="element">
-                            <span class="tag">{if e.tag.is_empty() { "element".to_owned() } else { format!("<{}>", e.tag) }}</span>
-                            {e.name.clone().or(e.text.clone()).map(|t| view! { " " <span class="hint">{t}</span> })}
+                            <span class="element-name" title=(!tooltip.is_empty()).then_some(tooltip)>{label}</span>
                             <dl>
                                 {e.test_id.clone().map(|v| view! { <Copyable name="test id" value=v /> })}
                                 {anchor.map(|v| view! { <Copyable name="source" value=v /> })}
