@@ -7,25 +7,7 @@
 "use strict";
 
 const { isEnabled, repoRoot, anchorPath, gitSha } = require("./build-info.cjs");
-
-const INTERACTIVE_TAGS = new Set(["button", "a", "input", "select", "textarea"]);
-const INTERACTIVE_ROLES = new Set([
-  "button", "checkbox", "combobox", "gridcell", "link", "listbox", "menuitem", "menuitemcheckbox",
-  "menuitemradio", "option", "radio", "scrollbar", "searchbox", "slider", "spinbutton", "switch",
-  "tab", "textbox", "treeitem",
-]);
-/** Where a control without text says what it is; a translation call there names it. */
-const LABEL_ATTRIBUTES = ["aria-label", "title", "placeholder", "alt"];
-
-/** `OrderToolbar` → `order-toolbar`, `HTMLView` → `html-view`. */
-function kebabCase(name) {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1-$2")
-    .replace(/[^A-Za-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .toLowerCase();
-}
+const { LABEL_ATTRIBUTES, isInteractive, kebabCase, staticString, keyOfCall, stamps, translationKey: keyAmong } = require("./rules.cjs");
 
 const componentNamed = (name) => (typeof name === "string" && /^[A-Z]/.test(name) ? name : undefined);
 
@@ -41,47 +23,9 @@ function elementName(name) {
   return undefined;
 }
 
-/** A string known at build time: `"x"`, `'x'` or a template without expressions. */
-function staticString(node) {
-  if (!node) return undefined;
-  if (node.type === "StringLiteral") return node.value;
-  if (node.type === "TemplateLiteral" && node.expressions.length === 0) return node.quasis[0].value.cooked;
-  if (node.type === "JSXExpressionContainer") return staticString(node.expression);
-  return undefined;
-}
-
 function attributeString(opening, name) {
   const attribute = opening.attributes.find((a) => attributeName(a) === name);
   return attribute && staticString(attribute.value);
-}
-
-function unwrap(node) {
-  while (node && /^(TSAsExpression|TSSatisfiesExpression|TSNonNullExpression|ParenthesizedExpression)$/.test(node.type)) {
-    node = node.expression;
-  }
-  return node;
-}
-
-/** The key of a translation call: `t('k')`, `i18n.t('k')`, `formatMessage({ id: 'k' })`. */
-function keyOfCall(node) {
-  node = unwrap(node);
-  if (node?.type !== "CallExpression") return undefined;
-  const { callee } = node;
-  const name =
-    callee.type === "Identifier" ? callee.name
-      : callee.type === "MemberExpression" && !callee.computed ? callee.property.name
-        : undefined;
-  const [first] = node.arguments;
-  if (name === "t") {
-    return staticString(first) ?? (first?.type === "ArrayExpression" ? staticString(first.elements[0]) : undefined);
-  }
-  if (name === "formatMessage" && first?.type === "ObjectExpression") {
-    const id = first.properties.find(
-      (p) => p.type === "ObjectProperty" && !p.computed && (p.key.name ?? p.key.value) === "id",
-    );
-    return id && staticString(id.value);
-  }
-  return undefined;
 }
 
 /** The key of a child that is a translation: `{t('k')}`, `<Trans i18nKey="k">`, `<FormattedMessage id="k">`. */
@@ -100,15 +44,11 @@ function keyOfChild(child) {
  * control without translated text, the translation in its label attribute.
  */
 function translationKey(element) {
-  const keys = new Set(element.children.map(keyOfChild).filter(Boolean));
-  if (keys.size === 1) return [...keys][0];
-  if (keys.size > 1) return undefined;
-  for (const name of LABEL_ATTRIBUTES) {
+  const labelKeys = LABEL_ATTRIBUTES.map((name) => {
     const attribute = element.openingElement.attributes.find((a) => attributeName(a) === name);
-    const key = attribute?.value?.type === "JSXExpressionContainer" ? keyOfCall(attribute.value.expression) : undefined;
-    if (key) return key;
-  }
-  return undefined;
+    return attribute?.value?.type === "JSXExpressionContainer" ? keyOfCall(attribute.value.expression) : undefined;
+  });
+  return keyAmong(element.children.map(keyOfChild), labelKeys);
 }
 
 /** The name of the component a function is: its own, or the variable it (wrapped in `memo(…)`) is bound to. */
@@ -182,24 +122,25 @@ function redlineAnchors(api, options = {}) {
         const element = path.parentPath;
         const has = (name) => node.attributes.some((a) => attributeName(a) === name);
         const component = rootOfComponent(element);
-        const interactive =
-          INTERACTIVE_TAGS.has(tag) ||
-          node.attributes.some((a) => {
-            const name = attributeName(a);
-            return /^on[A-Z]/.test(name ?? "") || (name === "role" && INTERACTIVE_ROLES.has(staticString(a.value)));
-          });
+        const interactive = isInteractive(tag, {
+          role: attributeString(node, "role"),
+          hasHandler: node.attributes.some((a) => /^on[A-Z]/.test(attributeName(a) ?? "")),
+        });
 
+        const stamp = stamps({
+          interactive,
+          component,
+          written: { anchor: has("data-fabric-src"), testId: has("data-testid") },
+          key: translationKey(element.node),
+        });
         // Prepended, so a written attribute or a spread later in the list wins.
         const added = [];
-        if ((interactive || component) && node.loc && !has("data-fabric-src")) {
+        if (stamp.anchor && node.loc) {
           this.pathId ??= path.scope.getProgramParent().generateUidIdentifier("fabricSrc");
           const value = t.binaryExpression("+", t.cloneNode(this.pathId), t.stringLiteral(`:${node.loc.start.line}`));
           added.push(attribute("data-fabric-src", t.jsxExpressionContainer(value)));
         }
-        if (!has("data-testid")) {
-          const testId = translationKey(element.node) ?? (component && kebabCase(component));
-          if (testId) added.push(attribute("data-testid", t.stringLiteral(testId)));
-        }
+        if (stamp.testId) added.push(attribute("data-testid", t.stringLiteral(stamp.testId)));
         if (added.length) node.attributes.unshift(...added);
 
         const sha = tag === "head" && meta ? gitSha(options, this.cwd) : undefined;
