@@ -1,29 +1,42 @@
-// The Vite plugin: runs the Babel plugin over the app's JSX/TSX before Vite's own
-// compiler (JSX and types are kept, only attributes are added), and writes the
-// commit into index.html. Off by default: a disabled plugin has no hooks at all, so
+// The Vite plugin: runs the Babel plugin over the app's JSX/TSX, and the template
+// transforms over its .vue and .svelte components, before the framework's own compiler
+// (only attributes are added), and writes the commit into index.html. Off by default: a disabled plugin has no hooks at all, so
 // the build is byte-identical to one without it.
 import path from "node:path";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import { insertAttributes } from "./markup.mjs";
+import { insertionsOfSvelte } from "./svelte.mjs";
+import { insertionsOfVue } from "./vue.mjs";
 
 const require = createRequire(import.meta.url);
 const babelPlugin = require("./babel.cjs");
-const { isEnabled, gitSha, repoRoot } = require("./build-info.cjs");
+const { isEnabled, gitSha, repoRoot, anchorPath } = require("./build-info.cjs");
 
-const SOURCE = /\.[cm]?[jt]sx$/;
+const SOURCE = /\.([cm]?[jt]sx|vue|svelte)$/;
+/** Single-file components by extension: what is inserted where, and the compiler it parses with (the app's). */
+const TEMPLATES = {
+  ".vue": { insertions: insertionsOfVue, compiler: "vue/compiler-sfc" },
+  ".svelte": { insertions: insertionsOfSvelte, compiler: "svelte/compiler" },
+};
 
 /**
  * `redlineAnchors({ enabled, root, sha, include, meta })`; every option is optional.
  * `enabled` defaults to REDLINE_ANCHORS=1; `include` is a RegExp of files to stamp
- * (default: .jsx and .tsx outside node_modules).
+ * (default: .jsx, .tsx, .vue and .svelte outside node_modules).
  */
 export default function redlineAnchors(options = {}) {
   if (!isEnabled(options)) return { name: "redline-anchors" };
   const include = options.include ?? SOURCE;
   let root;
   let sha;
-  let babel;
   let appRoot;
+  const compilers = new Map();
+  /** The app's own copy of a dependency (Babel, Vue's or Svelte's compiler, magic-string), loaded once. */
+  const load = (name) => {
+    if (!compilers.has(name)) compilers.set(name, loadPeer(appRoot, name));
+    return compilers.get(name);
+  };
   return {
     name: "redline-anchors",
     enforce: "pre",
@@ -33,9 +46,18 @@ export default function redlineAnchors(options = {}) {
       sha = options.meta === false ? undefined : gitSha(options, config.root);
     },
     async transform(code, id) {
-      const file = id.split("?")[0];
+      const [file, query] = id.split("?");
       if (!include.test(file) || /[\\/]node_modules[\\/]/.test(file) || !code.includes("<")) return null;
-      babel ??= await loadBabel(appRoot);
+      const template = TEMPLATES[path.extname(file)];
+      if (template) {
+        // A query is one block of the component (`?vue&type=style`), served from the compiled whole.
+        const at = anchorPath(file, root);
+        if (query !== undefined || !at) return null;
+        const parse = exported(await load(template.compiler), "parse");
+        const MagicString = exported(await load("magic-string"), "default");
+        return insertAttributes(MagicString, code, { file, anchorPath: at }, template.insertions(code, { file, parse }));
+      }
+      const babel = await load("@babel/core");
       const typescript = /\.[cm]?tsx$/.test(file);
       const result = await babel.transformAsync(code, {
         filename: file,
@@ -55,14 +77,21 @@ export default function redlineAnchors(options = {}) {
   };
 }
 
-/** The app's own @babel/core (a peer dependency), else the one beside this package. */
-async function loadBabel(appRoot) {
+/**
+ * The app's own copy of `name`, else the one beside this package. Vue and Svelte apps
+ * have magic-string too (their compilers use it): installed from a checkout, this
+ * package's own dependencies are only there after an `npm install` in its folder.
+ */
+async function loadPeer(appRoot, name) {
   try {
-    const resolved = createRequire(path.join(appRoot, "package.json")).resolve("@babel/core");
+    const resolved = createRequire(path.join(appRoot, "package.json")).resolve(name);
     return await import(pathToFileURL(resolved).href);
   } catch {
-    return import("@babel/core");
+    return import(name);
   }
 }
+
+/** An export of a module, also when it is CommonJS (imported, its exports are on `default`). */
+const exported = (module, name) => module[name] ?? module.default?.[name];
 
 export { redlineAnchors };
