@@ -27,9 +27,9 @@ export function timed(program, args, { cwd, env }) {
   return performance.now() - started;
 }
 
-/** `vite build` of the Vite test app into `outDir`. */
-export function viteBuild(outDir, env = {}) {
-  const app = appDir("vite-app");
+/** `vite build` of a Vite test app (React's unless named) into `outDir`. */
+export function viteBuild(outDir, env = {}, name = "vite-app") {
+  const app = appDir(name);
   return timed(join(app, "node_modules/.bin/vite"), ["build", "--outDir", outDir, "--emptyOutDir", "--logLevel", "warn"], {
     cwd: app,
     env: buildEnv(env),

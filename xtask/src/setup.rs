@@ -88,15 +88,27 @@ fn node_modules() -> Result<()> {
 /// (`cargo xtask test` only: the build and `start` do not need them).
 pub fn for_anchors() -> Result<()> {
     let root = crate::root();
-    for dir in ANCHORS_PACKAGES {
-        npm_ci(&root.join(dir))?;
-    }
-    Ok(())
+    // Downloads and unpacking, mostly: all at once, from the one npm cache (~/.npm).
+    std::thread::scope(|scope| {
+        let installs: Vec<_> = ANCHORS_PACKAGES
+            .iter()
+            .map(|dir| {
+                let dir = root.join(dir);
+                scope.spawn(move || npm_ci(&dir))
+            })
+            .collect();
+        installs.into_iter().try_for_each(|install| install.join().expect("npm ci does not panic"))
+    })
 }
 
 /// The folders with a package-lock.json of their own that the anchors tests install.
-pub const ANCHORS_PACKAGES: [&str; 3] =
-    ["plugins/redline-anchors", "tests/anchors/vite-app", "tests/anchors/next-app"];
+pub const ANCHORS_PACKAGES: [&str; 5] = [
+    "plugins/redline-anchors",
+    "tests/anchors/vite-app",
+    "tests/anchors/next-app",
+    "tests/anchors/vue-app",
+    "tests/anchors/svelte-app",
+];
 
 /// `npm ci` in `dir`, unless its node_modules is newer than its lock file.
 pub fn npm_ci(dir: &Path) -> Result<()> {

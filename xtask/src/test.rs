@@ -153,9 +153,10 @@ fn install_later_phases_tools() {
     }
 }
 
-/// The anchors build plugin: its transform, then real Vite and Next.js builds of the test
-/// apps, one of them circled through the extension (packages from each folder's own lock
-/// file, installed here: the extension's build does not need them).
+/// The anchors build plugin: its transforms, then real builds of the test apps (Vite +
+/// React, Next.js, Vite + Vue, Vite + Svelte), each Vite one circled through the
+/// extension (packages from each folder's own lock file, installed here: the extension's
+/// build does not need them).
 fn anchors(tally: &mut Tally, redline: &Path) -> Result<()> {
     if !tally.check("the anchors plugin and its test apps install", setup::for_anchors) {
         return Ok(());
@@ -164,6 +165,7 @@ fn anchors(tally: &mut Tally, redline: &Path) -> Result<()> {
     let mut builds = cmd("node");
     builds.args(["--test", "--test-force-exit", "--test-timeout=300000", "--test-concurrency=1"]);
     builds.args(["--test-reporter=spec", "tests/anchors/vite.test.mjs", "tests/anchors/next.test.mjs"]);
+    builds.arg("tests/anchors/templates.test.mjs");
     builds.env("REDLINE_BIN", redline);
     builds.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     builds.env("CHROMIUM", setup::CHROMIUM);
