@@ -1,7 +1,8 @@
 //! `cargo xtask test`: every test, in the order that fails fastest: native, the agent's
-//! MCP server with the TypeScript SDK's client, the server's suite on Postgres, the API
-//! fuzzed with schemathesis on both engines, then wasm in headless Chromium, then
-//! end-to-end with the built extension in Chromium.
+//! MCP server with the TypeScript SDK's client, the server's suite on Postgres and the
+//! API fuzzed with schemathesis on both engines (the anchors plugin's real builds beside
+//! them, on the core they leave idle), then wasm in headless Chromium, then end-to-end
+//! with the built extension in Chromium.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -76,6 +77,10 @@ pub fn run(only: Option<&str>) -> Result<()> {
     tally.run(&mut agent)?;
     phases.push(("agent over MCP", phase.elapsed().as_secs_f64()));
 
+    // The anchors' builds (Node, mostly one core) run beside the server's Postgres suite
+    // and the fuzzing (a database and one Python process), which leave a core idle.
+    let beside = Beside::start(&redline);
+
     // The server's suite once more, on Postgres: one code path, both engines.
     let phase = Instant::now();
     let cluster = postgres::Cluster::start()?;
@@ -97,6 +102,9 @@ pub fn run(only: Option<&str>) -> Result<()> {
     fuzz(&mut tally, &redline, &cluster);
     drop(cluster);
     phases.push(("API fuzzed", phase.elapsed().as_secs_f64()));
+
+    let seconds = beside.join(&mut tally)?;
+    phases.push(("anchors (beside the two above)", seconds));
 
     let phase = Instant::now();
     let mut wasm = cmd("cargo");
@@ -122,10 +130,6 @@ pub fn run(only: Option<&str>) -> Result<()> {
     e2e.env("CHROMIUM", setup::CHROMIUM);
     tally.run(&mut e2e)?;
     phases.push(("end-to-end in Chromium", phase.elapsed().as_secs_f64()));
-
-    let phase = Instant::now();
-    anchors(&mut tally, &redline)?;
-    phases.push(("anchors plugin and builds", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
     tally.check("the README's install puts a working `redline` in a prefix", install_into_a_prefix);
@@ -170,6 +174,39 @@ fn anchors(tally: &mut Tally, redline: &Path) -> Result<()> {
     builds.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     builds.env("CHROMIUM", setup::CHROMIUM);
     tally.run(&mut builds)
+}
+
+/// The anchors phase on a thread of its own, its output held until it is joined so that
+/// it does not interleave with the phases run meanwhile.
+struct Beside {
+    thread: std::thread::JoinHandle<(Tally, Result<()>)>,
+    started: Instant,
+}
+
+impl Beside {
+    fn start(redline: &Path) -> Beside {
+        let redline = redline.to_owned();
+        let thread = std::thread::spawn(move || {
+            let mut tally = Tally { held: Some(Vec::new()), ..Tally::default() };
+            let outcome = anchors(&mut tally, &redline);
+            (tally, outcome)
+        });
+        Beside { thread, started: Instant::now() }
+    }
+
+    /// Waits for the phase, shows its output and adds its counts; its seconds from start.
+    fn join(self, tally: &mut Tally) -> Result<f64> {
+        let (held, outcome) =
+            self.thread.join().map_err(|_| anyhow::anyhow!("the anchors phase panicked"))?;
+        let seconds = self.started.elapsed().as_secs_f64();
+        for line in held.held.iter().flatten() {
+            println!("{line}");
+        }
+        tally.passed += held.passed;
+        tally.failed += held.failed;
+        tally.ignored += held.ignored;
+        outcome.map(|()| seconds)
+    }
 }
 
 /// The API fuzzed with schemathesis through `/openapi.json`, on SQLite and on Postgres
@@ -231,6 +268,8 @@ struct Tally {
     failed: u64,
     /// Tests not run (ignored, skipped), shown so that none passes for one that did not run.
     ignored: u64,
+    /// The output, when it is held to be shown later (a phase run beside others).
+    held: Option<Vec<String>>,
 }
 
 impl Tally {
@@ -257,8 +296,8 @@ impl Tally {
         let stdout = child.stdout.take().expect("piped");
         for line in BufReader::new(stdout).lines() {
             let line = line?;
-            println!("{line}");
             self.count(&line);
+            self.show(line);
         }
         let status = child.wait()?;
         if !status.success() {
@@ -277,15 +316,22 @@ impl Tally {
     fn check(&mut self, name: &str, check: impl FnOnce() -> Result<()>) -> bool {
         match check() {
             Ok(()) => {
-                println!("ok - {name}");
+                self.show(format!("ok - {name}"));
                 self.passed += 1;
                 true
             }
             Err(e) => {
-                println!("not ok - {name}: {e:#}");
+                self.show(format!("not ok - {name}: {e:#}"));
                 self.failed += 1;
                 false
             }
+        }
+    }
+
+    fn show(&mut self, line: String) {
+        match &mut self.held {
+            Some(held) => held.push(line),
+            None => println!("{line}"),
         }
     }
 
