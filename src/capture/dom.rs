@@ -250,6 +250,7 @@ impl Capture {
         found.sample(&self.document, polygon, &mut self.tree, &self.samples)?;
         phases.end("redline:capture:samples");
         found.mark_opaque(bounds);
+        found.mark_page_roots(&self.tree.frames);
         let picked = pick::circled(polygon, &found.candidates);
         phases.end("redline:capture:pick");
         let visible = js_sys::Object::new();
@@ -417,7 +418,7 @@ impl Found {
         let i = self.elements.len();
         self.index().set(&element, &JsValue::from(i as f64));
         let has_test_id = element.has_attribute("data-testid");
-        self.candidates.push(Candidate { rect, parent, has_test_id, opaque: false });
+        self.candidates.push(Candidate { rect, parent, has_test_id, opaque: false, page_root: false });
         self.entries.push(None);
         self.elements.push(element);
         i
@@ -496,6 +497,22 @@ impl Found {
             if x >= r.x && x <= r.x + r.width && y >= r.y && y <= r.y + r.height {
                 candidate.opaque = frame_dom::is_closed_frame(element)
                     || element.shadow_root().is_none() && crate::chrome::has_closed_shadow_root(element);
+            }
+        }
+    }
+}
+
+impl Found {
+    /// Marks the `html` and `body` of the page and of the frames entered (see
+    /// `pick::circled`): looked up by element, as there are at most a few of them.
+    fn mark_page_roots(&mut self, frames: &Frames) {
+        let documents = std::iter::once(&frames.top).chain(frames.entered.iter().map(|e| &e.document));
+        for document in documents {
+            let body = document.body().map(JsCast::unchecked_into::<Element>);
+            for root in document.document_element().into_iter().chain(body) {
+                if let Some(i) = self.position(&root) {
+                    self.candidates[i].page_root = true;
+                }
             }
         }
     }
