@@ -67,7 +67,9 @@ pub fn draft(
     Ok(Draft {
         change_id: change_id.clone(),
         project_id: stage.project_id.clone(),
-        input: CreateChangeInput {
+        // Cut here, before the draft crosses to the worker: the worker reads it with the
+        // protocol's bounded fields and would refuse it whole.
+        input: within_limits(CreateChangeInput {
             stage_id: stage.stage_id.clone(),
             title,
             body,
@@ -79,7 +81,7 @@ pub fn draft(
             console_errors: (!captured.console_errors.is_empty()).then(|| captured.console_errors.clone()),
             change_id: Some(change_id),
             ..CreateChangeInput::default()
-        },
+        }),
         screenshot,
     })
 }
@@ -235,6 +237,10 @@ mod tests {
         assert_eq!(draft.input.git_sha.as_deref(), Some("a91c4e2"));
         assert_eq!(draft.input.change_id.as_deref(), Some(id.as_str()));
         assert_eq!(draft.input.console_errors, Some(vec!["TypeError: x is undefined".to_owned()]));
+        let mut noisy = captured.clone();
+        noisy.console_errors = vec!["e".repeat(1_200); 60];
+        let noisy = super::draft(&stage, &noisy, kept.clone(), "Noisy", id.clone(), None).unwrap();
+        assert_eq!(noisy.input.console_errors.map(|e| e.len()), Some(CONSOLE_ERRORS_MAX), "cut in the draft");
         let capture = draft.input.capture.unwrap();
         assert_eq!(capture.elements, kept);
         assert_eq!(capture.device_pixel_ratio, Some(2.0));

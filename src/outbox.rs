@@ -152,7 +152,8 @@ impl Entry {
     }
 
     /// The `createChange` to make: the draft's input with the uploaded screenshot, cut
-    /// to the server's limits (`compose::within_limits`; also drafts kept from before).
+    /// to the server's limits (`compose::within_limits`, as `compose::draft` does, for
+    /// drafts kept in the outbox from before it did).
     pub fn create_input(&self) -> CreateChangeInput {
         let mut input = crate::compose::within_limits(self.draft.input.clone());
         if let Some(key) = &self.screenshot_key {
