@@ -21,6 +21,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set, catch)]
     fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = setAccessLevel, catch)]
+    fn storage_local_set_access_level(options: &JsValue) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(js_namespace = ["chrome", "permissions"], js_name = request, catch)]
     fn permissions_request(permissions: &JsValue) -> Result<Promise, JsValue>;
 
@@ -128,6 +131,17 @@ pub async fn storage_set<T: Serialize>(key: &str, value: &T) -> Result<(), Chrom
     let items = Object::new();
     Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
     settle(storage_local_set(&items)).await?;
+    Ok(())
+}
+
+/// Makes `chrome.storage.local`, which holds the token (`settings::STORAGE_KEY`),
+/// readable only by the extension's own pages and worker (`TRUSTED_CONTEXTS`), not by
+/// content scripts: ours runs in pages, and a page that subverted it must not find the
+/// token there. Content scripts can read it by default; Chrome keeps the level set.
+pub async fn restrict_local_storage() -> Result<(), ChromeError> {
+    let options = Object::new();
+    Reflect::set(&options, &"accessLevel".into(), &"TRUSTED_CONTEXTS".into())?;
+    settle(storage_local_set_access_level(&options)).await?;
     Ok(())
 }
 

@@ -151,9 +151,11 @@ impl Entry {
         self.screenshot_key = Some(screenshot_key);
     }
 
-    /// The `createChange` to make: the draft's input with the uploaded screenshot.
+    /// The `createChange` to make: the draft's input with the uploaded screenshot, cut
+    /// to the server's limits (`compose::within_limits`, as `compose::draft` does, for
+    /// drafts kept in the outbox from before it did).
     pub fn create_input(&self) -> CreateChangeInput {
-        let mut input = self.draft.input.clone();
+        let mut input = crate::compose::within_limits(self.draft.input.clone());
         if let Some(key) = &self.screenshot_key {
             input.screenshot_key = Some(key.clone());
         }

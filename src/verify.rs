@@ -48,18 +48,38 @@ pub fn badge(questions: usize, checks: usize) -> (String, String) {
 pub const DEFAULT_TITLE: &str = "Circle something on this page (Alt+Shift+C)";
 
 /// Where the item was filed, on the stage today: the stage's origin and the item's route
-/// (a path with its query, as the page read it); the stage's URL itself when the item
-/// has no route. `None` without a stage URL.
+/// when that is a plain path at or below the stage's own ([`is_plain_path`]); the
+/// stage's URL itself otherwise. The check loads the page with the filer's cookies, so a
+/// route (which anyone who may file sets) must not add a query string a page acts on
+/// (`/orders?delete=1`), nor lead to another origin (`//evil.example`, a full URL) or
+/// out of the stage (`/app/../admin`). `None` without a stage URL.
 pub fn check_url(stage_url: Option<&str>, route: Option<&str>) -> Option<String> {
     let stage_url = stage_url?.trim();
     if stage_url.is_empty() {
         return None;
     }
     let origin = origin(stage_url)?;
-    Some(match route.map(str::trim).filter(|r| r.starts_with('/')) {
-        Some(route) => format!("{origin}{route}"),
-        None => stage_url.to_owned(),
-    })
+    let on_stage = route
+        .filter(|r| is_plain_path(r))
+        .map(|route| format!("{origin}{route}"))
+        .filter(|url| redline_protocol::is_url_under(url, stage_url));
+    Some(on_stage.unwrap_or_else(|| stage_url.to_owned()))
+}
+
+/// Whether `route` is an absolute path and nothing more, as a page's `location.pathname`
+/// is: it starts with one `/` (`//host` is another origin), holds no query string,
+/// fragment, backslash (which browsers read as `/`), space or control character, and no
+/// `.` or `..` segment, written plainly or percent-encoded (which would leave the
+/// stage's path once the browser resolves it).
+pub fn is_plain_path(route: &str) -> bool {
+    let dot_segment = |s: &str| {
+        let s = s.to_ascii_lowercase().replace("%2e", ".");
+        s == "." || s == ".."
+    };
+    route.starts_with('/')
+        && !route.starts_with("//")
+        && !route.chars().any(|c| matches!(c, '?' | '#' | '\\') || c <= ' ' || c == '\u{7f}')
+        && !route.split('/').any(dot_segment)
 }
 
 /// `scheme://host[:port]` of a URL.
@@ -365,8 +385,8 @@ mod tests {
     fn the_check_goes_to_the_route_on_the_stage_origin() {
         let stage = "http://127.0.0.1:4000/";
         assert_eq!(
-            check_url(Some(stage), Some("/orders?page=2")).as_deref(),
-            Some("http://127.0.0.1:4000/orders?page=2")
+            check_url(Some(stage), Some("/orders/7")).as_deref(),
+            Some("http://127.0.0.1:4000/orders/7")
         );
         assert_eq!(
             check_url(Some("https://x.example/app/"), Some("/app/a")).as_deref(),
@@ -378,6 +398,37 @@ mod tests {
         assert_eq!(origin_pattern("http://127.0.0.1:4000/x").as_deref(), Some("http://127.0.0.1/*"));
         assert_eq!(origin_pattern("https://a.example").as_deref(), Some("https://a.example/*"));
         assert_eq!(origin("nonsense"), None);
+    }
+
+    #[test]
+    fn a_route_that_is_not_a_plain_path_on_the_stage_opens_the_stage_itself() {
+        let stage = "https://x.example/app/";
+        for route in [
+            "/app/x?delete=1",
+            "/app/x#frag",
+            "//evil.example/app/x",
+            "https://evil.example/app/x",
+            "evil.example/app",
+            "/\\evil.example",
+            "/app/../admin",
+            "/app/%2E%2e/admin",
+            "/app/./x",
+            "/app/x y",
+            "/app/\nx",
+            "/other",
+            "/apple",
+            "",
+        ] {
+            assert_eq!(check_url(Some(stage), Some(route)).as_deref(), Some(stage), "{route:?}");
+        }
+        assert_eq!(check_url(Some(stage), Some("/app")).as_deref(), Some("https://x.example/app"));
+        assert_eq!(
+            check_url(Some(stage), Some("/app/a.b/%20c")).as_deref(),
+            Some("https://x.example/app/a.b/%20c"),
+            "dots in a name and escapes are a path's own"
+        );
+        assert!(is_plain_path("/"));
+        assert!(is_plain_path("/..."), "three dots are a name, not a segment the browser resolves");
     }
 
     #[test]

@@ -11,6 +11,9 @@ const ready = init({ module_or_path: new URL("./pkg/worker_bg.wasm", import.meta
 let loaded = false;
 ready.then(() => (loaded = true), () => {});
 
+// First of all, the token's store is closed to content scripts (see `on_start`).
+ready.then(() => redline.on_start()).catch(console.error);
+
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
     .then(() => redline.on_message(message, sender))

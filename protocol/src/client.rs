@@ -2,6 +2,8 @@
 //! for a retry (`shared/protocol.md`, "Transport"), which stage serves a URL, and how a
 //! commit is shown.
 
+use std::borrow::Cow;
+
 use crate::{AgentPresence, Stage, Timestamp};
 
 /// What a client does with a failed call, by its HTTP status: "408/429/5xx … transient
@@ -98,6 +100,54 @@ pub fn without_query(url: &str) -> &str {
     url.find(['?', '#']).map_or(url, |at| &url[..at])
 }
 
+/// `url` as Redline keeps a page's address or a request's: without query string,
+/// fragment ([`without_query`]) and user name and password
+/// (`https://user:pw@host/a.png?token=x` → `https://host/a.png`), the parts that carry
+/// credentials and personal data.
+pub fn kept_url(url: &str) -> Cow<'_, str> {
+    let url = without_query(url);
+    let Some(host_at) = url.find("://").map(|at| at + 3) else { return Cow::Borrowed(url) };
+    let authority_end = url[host_at..].find('/').map_or(url.len(), |at| host_at + at);
+    match url[host_at..authority_end].rfind('@') {
+        Some(at) => Cow::Owned([&url[..host_at], &url[host_at + at + 1..]].concat()),
+        None => Cow::Borrowed(url),
+    }
+}
+
+/// `text` (a console error, a computed style's `url(…)`) with every absolute URL in it
+/// as [`kept_url`] keeps it. A URL runs from its scheme to the first space, quote,
+/// bracket or angle bracket.
+pub fn with_kept_urls(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut kept = String::new();
+    let (mut copied, mut from) = (0, 0);
+    while let Some(found) = text[from..].find("://") {
+        let separator = from + found;
+        // ASCII bytes only, so both ends fall on character boundaries.
+        let scheme = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
+        let start = bytes[..separator].iter().rposition(|b| !scheme(b)).map_or(0, |at| at + 1);
+        let ends =
+            |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'(' | b')' | b'<' | b'>' | b'`');
+        let end = bytes[separator..].iter().position(ends).map_or(text.len(), |at| separator + at);
+        if start < separator {
+            let url = &text[start..end];
+            // What is kept is never longer, and only as long when nothing was dropped.
+            let kept_part = kept_url(url);
+            if kept_part.len() < url.len() {
+                kept.push_str(&text[copied..start]);
+                kept.push_str(&kept_part);
+                copied = end;
+            }
+        }
+        from = end.max(separator + 3);
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    kept.push_str(&text[copied..]);
+    Cow::Owned(kept)
+}
+
 /// Whether `url` is at or below `prefix`, at a path-segment boundary
 /// (`https://a.example/app` covers `/app/x` and `/app?q`, not `/apple`). Scheme and host
 /// compare without case; the path with it.
@@ -180,6 +230,40 @@ mod tests {
         assert_eq!(without_query("/orders#top"), "/orders");
         assert_eq!(without_query("/orders?q=a#b?c"), "/orders");
         assert_eq!(without_query("https://a.example/app/"), "https://a.example/app/");
+    }
+
+    #[test]
+    fn a_kept_url_has_no_user_name_password_query_or_fragment() {
+        assert_eq!(kept_url("https://user:pw@host.example/a.png?token=x"), "https://host.example/a.png");
+        assert_eq!(kept_url("https://a@b@host.example"), "https://host.example");
+        assert_eq!(
+            kept_url("https://host.example/@me/x?q#f"),
+            "https://host.example/@me/x",
+            "a path's @ stays"
+        );
+        assert_eq!(kept_url("https://host.example/?next=https://u:p@x"), "https://host.example/");
+        assert!(matches!(kept_url("https://host.example/a"), Cow::Borrowed("https://host.example/a")));
+        assert_eq!(kept_url("/orders?id=1"), "/orders");
+    }
+
+    #[test]
+    fn urls_in_text_are_kept_as_a_pages_address_is() {
+        assert_eq!(
+            with_kept_urls("GET https://user:pw@host.example/a.png?token=x 404 (Not Found)"),
+            "GET https://host.example/a.png 404 (Not Found)"
+        );
+        assert_eq!(
+            with_kept_urls(r#"url("https://u:p@cdn.example/bg.png?sig=1"), url(http://cdn.example/x.svg#i)"#),
+            r#"url("https://cdn.example/bg.png"), url(http://cdn.example/x.svg)"#
+        );
+        assert_eq!(
+            with_kept_urls("Failed: (https://h.example/x?a=https://u:p@i.example/y) and ftp://o@f.example/z"),
+            "Failed: (https://h.example/x) and ftp://f.example/z"
+        );
+        assert_eq!(with_kept_urls("été https://h.example/é?x=ü fin"), "été https://h.example/é fin");
+        let plain = "TypeError: x is undefined at https://h.example/app.js:3:7";
+        assert!(matches!(with_kept_urls(plain), Cow::Borrowed(p) if p == plain));
+        assert_eq!(with_kept_urls("://nothing?x"), "://nothing?x", "no scheme, no URL");
     }
 
     #[test]

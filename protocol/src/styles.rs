@@ -201,13 +201,13 @@ pub struct FailedRequest {
 }
 
 impl FailedRequest {
-    /// A request as the page saw it, the URL without its query string and fragment
-    /// (which often carry tokens), method and URL cut to their limits (in bytes, so
-    /// within them in characters too).
+    /// A request as the page saw it, the URL without its query string, fragment and
+    /// user name and password (which carry tokens and credentials, `kept_url`), method
+    /// and URL cut to their limits (in bytes, so within them in characters too).
     pub fn new(method: &str, url: &str, status: u16) -> FailedRequest {
         FailedRequest {
             method: at_most_bytes(method, REQUEST_METHOD_MAX_CHARS).to_owned(),
-            url: at_most_bytes(crate::without_query(url), crate::URL_MAX_CHARS).to_owned(),
+            url: at_most_bytes(&crate::kept_url(url), crate::URL_MAX_CHARS).to_owned(),
             status: status.min(REQUEST_STATUS_MAX),
         }
     }
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_failed_request_keeps_no_query_and_a_short_method() {
-        let r = FailedRequest::new("POST", "https://api.example/orders?token=s3cret#x", 500);
+        let r = FailedRequest::new("POST", "https://me:pw@api.example/orders?token=s3cret#x", 500);
         assert_eq!(
             r,
             FailedRequest { method: "POST".into(), url: "https://api.example/orders".into(), status: 500 }

@@ -19,7 +19,7 @@ const ANSWER: &str = "redline:console-errors";
 #[derive(Debug, Default, PartialEq)]
 pub struct PageLog {
     pub errors: Vec<String>,
-    /// Without query strings and fragments (see [`FailedRequest::new`]).
+    /// Without query strings, fragments or credentials (see [`FailedRequest::new`]).
     pub failed_requests: Vec<FailedRequest>,
 }
 
@@ -65,7 +65,10 @@ impl PageLog {
             ))
         };
         PageLog {
-            errors: list("errors").filter_map(|e| e.as_string()).collect(),
+            // The URLs in an error's text as a page's address is kept (`kept_url`).
+            errors: list("errors")
+                .filter_map(|e| Some(redline_protocol::with_kept_urls(&e.as_string()?).into_owned()))
+                .collect(),
             failed_requests: list("failedRequests").filter_map(request).collect(),
         }
     }
@@ -85,8 +88,8 @@ mod tests {
         let buffer = Closure::<dyn FnMut()>::new({
             let document = document.clone();
             move || {
-                let answer = r#"{"errors": ["boom", 3], "failedRequests": [
-                    {"method": "GET", "url": "https://a.example/x?token=1", "status": 404},
+                let answer = r#"{"errors": ["boom", 3, "GET https://u:pw@a.example/i.png?token=1 404"], "failedRequests": [
+                    {"method": "GET", "url": "https://u:pw@a.example/x?token=1", "status": 404},
                     {"method": "GET", "url": "https://a.example/no-status"},
                     {"method": "POST", "url": "https://a.example/z#me", "status": 0}]}"#;
                 let init = web_sys::CustomEventInit::new();
@@ -101,7 +104,7 @@ mod tests {
         assert_eq!(
             log,
             PageLog {
-                errors: vec!["boom".into()],
+                errors: vec!["boom".into(), "GET https://a.example/i.png 404".into()],
                 failed_requests: vec![
                     FailedRequest::new("GET", "https://a.example/x", 404),
                     FailedRequest::new("POST", "https://a.example/z", 0),

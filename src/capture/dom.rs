@@ -12,6 +12,7 @@ use super::frame_dom::{self, frame_document};
 use super::frames::FrameView;
 use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
+use super::screenshot::{SENSITIVE_FIELDS, is_masked};
 use super::selector_dom::CssPaths;
 use super::stroke::{self, Stroke, Task, Tree};
 use super::styles_dom::STYLED_ELEMENTS_MAX;
@@ -250,6 +251,7 @@ impl Capture {
         found.sample(&self.document, polygon, &mut self.tree, &self.samples)?;
         phases.end("redline:capture:samples");
         found.mark_opaque(bounds);
+        found.mark_page_roots(&self.tree.frames);
         let picked = pick::circled(polygon, &found.candidates);
         phases.end("redline:capture:pick");
         let visible = js_sys::Object::new();
@@ -417,7 +419,7 @@ impl Found {
         let i = self.elements.len();
         self.index().set(&element, &JsValue::from(i as f64));
         let has_test_id = element.has_attribute("data-testid");
-        self.candidates.push(Candidate { rect, parent, has_test_id, opaque: false });
+        self.candidates.push(Candidate { rect, parent, has_test_id, opaque: false, page_root: false });
         self.entries.push(None);
         self.elements.push(element);
         i
@@ -501,6 +503,22 @@ impl Found {
     }
 }
 
+impl Found {
+    /// Marks the `html` and `body` of the page and of the frames entered (see
+    /// `pick::circled`): looked up by element, as there are at most a few of them.
+    fn mark_page_roots(&mut self, frames: &Frames) {
+        let documents = std::iter::once(&frames.top).chain(frames.entered.iter().map(|e| &e.document));
+        for document in documents {
+            let body = document.body().map(JsCast::unchecked_into::<Element>);
+            for root in document.document_element().into_iter().chain(body) {
+                if let Some(i) = self.position(&root) {
+                    self.candidates[i].page_root = true;
+                }
+            }
+        }
+    }
+}
+
 /// Our overlay takes the pointer again (`style` is its style, if it was made transparent).
 fn make_opaque(style: Option<&web_sys::CssStyleDeclaration>) {
     if let Some(style) = style {
@@ -553,7 +571,7 @@ fn describe(el: &Element, paths: &mut CssPaths, frames: &Frames) -> Circled {
         element::implicit_role(&tag, el.get_attribute("type").as_deref(), el.has_attribute("href"))
             .map(str::to_owned)
     });
-    let content = el.text_content();
+    let content = readable_text(el);
     let name = element::accessible_name(&name_sources(el, content.clone()), role.as_deref());
     Circled {
         test_id: nearest_attribute(el, "data-testid", |_| true),
@@ -570,9 +588,51 @@ fn describe(el: &Element, paths: &mut CssPaths, frames: &Frames) -> Circled {
     }
 }
 
+/// What is not text a person reads: scripts, style sheets and what they hold.
+const NOT_TEXT: &str = "script, style, noscript, template";
+
+/// `el`'s text content without the text of what Redline masks in screenshots
+/// (`screenshot::SENSITIVE_FIELDS`: `[data-private]` and the like, which may hold
+/// secrets) and of scripts and style sheets; `None` for an element that is itself masked
+/// or inside a `[data-private]` one.
+fn readable_text(el: &Element) -> Option<String> {
+    let left_out = [SENSITIVE_FIELDS, ", ", NOT_TEXT].concat();
+    if is_masked(el) || el.closest("[data-private]").ok().flatten().is_some() {
+        return None;
+    }
+    // Most elements hold nothing to leave out: one call then, not one per node.
+    if el.query_selector(&left_out).ok().flatten().is_none() {
+        return el.text_content();
+    }
+    let mut text = element::TextGatherer::default();
+    gather_text(el, &left_out, &mut text);
+    Some(text.into_text())
+}
+
+fn gather_text(node: &web_sys::Node, left_out: &str, text: &mut element::TextGatherer) {
+    let mut child = node.first_child();
+    while let Some(c) = child {
+        if text.is_full() {
+            return;
+        }
+        match c.node_type() {
+            web_sys::Node::TEXT_NODE | web_sys::Node::CDATA_SECTION_NODE => {
+                text.push(&c.node_value().unwrap_or_default());
+            }
+            web_sys::Node::ELEMENT_NODE
+                if !c.unchecked_ref::<Element>().matches(left_out).unwrap_or(true) =>
+            {
+                gather_text(&c, left_out, text);
+            }
+            _ => {}
+        }
+        child = c.next_sibling();
+    }
+}
+
 fn name_sources(el: &Element, content: Option<String>) -> NameSources {
     let document = el.owner_document();
-    let text_of_id = |id: &str| document.as_ref()?.get_element_by_id(id)?.text_content();
+    let text_of_id = |id: &str| readable_text(&document.as_ref()?.get_element_by_id(id)?);
     let labelled_by = el
         .get_attribute("aria-labelledby")
         .map(|ids| ids.split_whitespace().filter_map(text_of_id).collect::<Vec<_>>().join(" "));
@@ -583,7 +643,7 @@ fn name_sources(el: &Element, content: Option<String>) -> NameSources {
             document.as_ref()?.query_selector(&selector).ok().flatten()
         })
         .or_else(|| el.closest("label").ok().flatten())
-        .and_then(|label| label.text_content());
+        .and_then(|label| readable_text(&label));
     NameSources {
         labelled_by,
         aria_label: el.get_attribute("aria-label"),
@@ -693,6 +753,33 @@ mod tests {
 
     fn test_ids(circled: &[Circled]) -> Vec<String> {
         circled.iter().map(|c| c.test_id.clone().unwrap_or_default()).collect()
+    }
+
+    #[wasm_bindgen_test]
+    fn text_and_names_leave_out_private_fields_scripts_and_styles() {
+        let document = document();
+        let page = document.create_element("section").unwrap();
+        page.set_inner_html(
+            r#"<div id="card">Order <span data-private>Alice Smith</span><script>var token = "s3cret"</script>
+                 <style>.x { color: red }</style>total <b>12 €</b><select autocomplete="cc-exp"><option>12/29</option></select></div>
+               <button id="pay">Pay <span data-private>4242</span></button>
+               <label for="field">Card <span data-private>4242</span></label><input id="field">
+               <div id="private" data-private>Alice <b id="inside">Smith</b></div>"#,
+        );
+        document.body().unwrap().append_child(&page).unwrap();
+        let frames = Frames { top: document.clone(), entered: Vec::new() };
+        let described =
+            |id: &str| describe(&document.get_element_by_id(id).unwrap(), &mut CssPaths::new(), &frames);
+
+        assert_eq!(described("card").text.as_deref(), Some("Order total 12 €"));
+        let pay = described("pay");
+        assert_eq!((pay.text.as_deref(), pay.name.as_deref()), (Some("Pay"), Some("Pay")));
+        assert_eq!(described("field").name.as_deref(), Some("Card"));
+        for id in ["private", "inside"] {
+            let private = described(id);
+            assert_eq!((private.text, private.name), (None, None), "{id}");
+        }
+        page.remove();
     }
 
     #[wasm_bindgen_test]

@@ -28,6 +28,30 @@ pub fn clean_text(raw: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// An element's text gathered node by node, up to what [`clean_text`] keeps: once it
+/// holds more than [`MAX_TEXT_CHARS`] characters other than whitespace, more would be
+/// cut anyway.
+#[derive(Debug, Default)]
+pub struct TextGatherer {
+    text: String,
+    words: usize,
+}
+
+impl TextGatherer {
+    pub fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.words += text.chars().filter(|c| !c.is_whitespace()).count();
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.words > MAX_TEXT_CHARS
+    }
+
+    pub fn into_text(self) -> String {
+        self.text
+    }
+}
+
 /// A component root's test id is a kebab-case name (`order-table`); a control's is an
 /// i18n message key (`orders.new.submit`).
 pub fn is_component_test_id(test_id: &str) -> bool {
@@ -129,6 +153,20 @@ mod tests {
         assert_eq!(cut.chars().count(), MAX_TEXT_CHARS);
         assert!(cut.ends_with('…'));
         assert_eq!(clean_text(&"a".repeat(MAX_TEXT_CHARS)).unwrap().chars().count(), MAX_TEXT_CHARS);
+    }
+
+    #[test]
+    fn text_is_gathered_until_clean_text_would_cut_it() {
+        let mut text = TextGatherer::default();
+        text.push("  Create\n  ");
+        text.push("order ");
+        assert!(!text.is_full());
+        text.push(&"é".repeat(MAX_TEXT_CHARS - 11));
+        assert!(!text.is_full(), "spaces do not count");
+        text.push("x");
+        assert!(text.is_full());
+        let gathered = text.into_text();
+        assert_eq!(clean_text(&gathered), clean_text(&(gathered.clone() + " and much more")));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use web_sys::{
     MutationRecord,
 };
 
-use super::screenshot::SENSITIVE_FIELDS;
+use super::screenshot::is_masked;
 
 /// Has `observer` hear of every change to `document`: nodes, attributes and text.
 pub fn observe_all(observer: &MutationObserver, document: &Document) -> Result<(), JsValue> {
@@ -30,9 +30,7 @@ pub fn any_not_ours(records: &js_sys::Array, overlay_host: &Element) -> bool {
 
 fn is_ours(record: &MutationRecord, overlay_host: &Element) -> bool {
     let Some(target) = record.target().and_then(|t| t.dyn_into::<Element>().ok()) else { return false };
-    &target == overlay_host
-        || (record.attribute_name().as_deref() == Some("style")
-            && target.matches(SENSITIVE_FIELDS).unwrap_or(false))
+    &target == overlay_host || (record.attribute_name().as_deref() == Some("style") && is_masked(&target))
 }
 
 /// Calls `listener` on each of `events` anywhere in the page: capturing, so that the

@@ -24,6 +24,9 @@ pub struct Candidate {
     /// Whether Redline cannot read what is inside it: the host of a closed shadow root,
     /// or a frame of an origin it may not enter.
     pub opaque: bool,
+    /// Whether it is a document's `html` or `body`, which a circle around a short page
+    /// covers whole without meaning it.
+    pub page_root: bool,
 }
 
 /// Whether the outline circles an element with box `rect`.
@@ -56,7 +59,9 @@ fn opaque_qualifies(polygon: &Polygon, rect: Rect, centre: Option<Point>) -> boo
 ///   also when the circle's middle is in it;
 /// - nested picks collapse to the outermost qualifying ancestor that carries a test id
 ///   (circling a whole form files the form, not each of its fields);
-/// - an element without a test id inside a picked ancestor adds nothing and is dropped.
+/// - an element without a test id inside a picked ancestor adds nothing and is dropped;
+/// - a page root (`html`, `body`) counts only when nothing below it does: a circle
+///   around a whole short page means what is on it, not the document.
 ///
 /// At most [`MAX_ELEMENTS`], outermost first. A candidate's parent must come before it
 /// (the page adapter lists ancestors first). One pass, top down: below a qualifying
@@ -69,9 +74,11 @@ pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
         named_qualified: bool,
         depth: usize,
     }
-    // What each candidate's ancestors (itself included) say to its descendants.
+    // What each candidate's ancestors (itself included) say to its descendants. Page
+    // roots say nothing: they are set aside, and picked only if nothing else is.
     let mut seen: Vec<Above> = Vec::with_capacity(candidates.len());
     let mut picked = Vec::new();
+    let mut roots = Vec::new();
     let centre = polygon.bounds().map(|b| Point { x: b.x + b.width / 2.0, y: b.y + b.height / 2.0 });
     for (i, candidate) in candidates.iter().enumerate() {
         let above = candidate.parent.map(|p| {
@@ -85,6 +92,13 @@ pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
             } else {
                 qualifies(polygon, candidate.rect)
             };
+        if candidate.page_root {
+            if qualified {
+                roots.push(i);
+            }
+            seen.push(above);
+            continue;
+        }
         if qualified && (candidate.has_test_id || !above.qualified) {
             picked.push(i);
         }
@@ -93,6 +107,10 @@ pub fn circled(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
             named_qualified: above.named_qualified || (qualified && candidate.has_test_id),
             depth: above.depth,
         });
+    }
+    if picked.is_empty() {
+        // The innermost root that counts: a circle around an empty page is its body.
+        picked.extend(roots.last());
     }
     picked.sort_by_key(|&i| seen[i].depth);
     picked.truncate(MAX_ELEMENTS);
@@ -118,7 +136,7 @@ mod tests {
     }
 
     fn candidate(rect: Rect, parent: Option<usize>, has_test_id: bool) -> Candidate {
-        Candidate { rect, parent, has_test_id, opaque: false }
+        Candidate { rect, parent, has_test_id, opaque: false, page_root: false }
     }
 
     #[test]
@@ -158,6 +176,30 @@ mod tests {
         let small_host =
             Candidate { opaque: true, ..candidate(rect(130.0, 50.0, 40.0, 40.0), Some(1), false) };
         assert_eq!(circled(&square(100.0, 20.0, 100.0), &[page, card, small_host]), [1]);
+    }
+
+    #[test]
+    fn a_whole_short_page_circled_files_what_is_on_it_not_html_or_body() {
+        let lasso = square(0.0, 0.0, 1000.0);
+        let root = |rect, parent| Candidate { page_root: true, ..candidate(rect, parent, false) };
+        // html, then body inside it, then the one element of the page.
+        let html = root(rect(0.0, 0.0, 800.0, 600.0), None);
+        let body = root(rect(8.0, 8.0, 784.0, 584.0), Some(0));
+        let card = candidate(rect(8.0, 8.0, 300.0, 200.0), Some(1), false);
+        assert_eq!(circled(&lasso, &[html.clone(), body.clone(), card.clone()]), [2]);
+        // The same with a closed shadow root's host, and html found by the point samples
+        // apart from the walk's body (so neither is the other's parent); a test id on the
+        // body changes nothing.
+        let host = Candidate { opaque: true, ..card.clone() };
+        let named_body = Candidate { has_test_id: true, parent: None, ..body.clone() };
+        let lone_html = root(rect(0.0, 0.0, 800.0, 600.0), None);
+        assert_eq!(circled(&lasso, &[named_body, Candidate { parent: Some(0), ..host }, lone_html]), [1]);
+        // Several elements on the page: each outermost one, never the roots.
+        let footer = candidate(rect(8.0, 300.0, 300.0, 50.0), Some(1), false);
+        let button = candidate(rect(20.0, 20.0, 50.0, 20.0), Some(2), true);
+        assert_eq!(circled(&lasso, &[html.clone(), body.clone(), card, button, footer]), [2, 3, 4]);
+        // An empty page circled: its body.
+        assert_eq!(circled(&lasso, &[html, body]), [1]);
     }
 
     #[test]
@@ -213,7 +255,8 @@ mod tests {
 
         /// The rule as stated, every coverage computed: what the one pass must agree with.
         fn circled_as_stated(polygon: &Polygon, candidates: &[Candidate]) -> Vec<usize> {
-            let qualified: Vec<bool> = candidates.iter().map(|c| qualifies(polygon, c.rect)).collect();
+            let counts = |c: &Candidate| qualifies(polygon, c.rect);
+            let qualified: Vec<bool> = candidates.iter().map(|c| !c.page_root && counts(c)).collect();
             let ancestors = |mut index: usize| {
                 std::iter::from_fn(move || {
                     index = candidates[index].parent?;
@@ -228,6 +271,11 @@ mod tests {
                     !covered_by_ancestor && !adds_nothing
                 })
                 .collect();
+            if picked.is_empty() {
+                picked.extend(
+                    (0..candidates.len()).rev().find(|&i| candidates[i].page_root && counts(&candidates[i])),
+                );
+            }
             picked.sort_by_key(|&i| ancestors(i).count());
             picked.truncate(MAX_ELEMENTS);
             picked.sort_unstable();
@@ -238,6 +286,7 @@ mod tests {
             #[test]
             fn one_pass_agrees_with_the_rule_as_stated(
                 nodes in proptest::collection::vec((0usize..1000, 0.0..300.0f64, 0.0..300.0f64, 1.0..200.0f64, 1.0..200.0f64, any::<bool>()), 1..200),
+                roots in 0usize..3,
                 side in 20.0..300.0f64,
             ) {
                 let lasso = square(40.0, 40.0, side);
@@ -245,7 +294,14 @@ mod tests {
                     .iter()
                     .enumerate()
                     .map(|(i, &(p, x, y, w, h, named))| {
-                        candidate(rect(x, y, w, h), (i > 0 && p % 5 != 0).then(|| p % i), named)
+                        // The first `roots` are page roots, each inside the one before,
+                        // as html and body are.
+                        if i < roots {
+                            let parent = i.checked_sub(1);
+                            Candidate { page_root: true, ..candidate(rect(x, y, w, h), parent, named) }
+                        } else {
+                            candidate(rect(x, y, w, h), (i > 0 && p % 5 != 0).then(|| p % i), named)
+                        }
                     })
                     .collect();
                 prop_assert_eq!(circled(&lasso, &candidates), circled_as_stated(&lasso, &candidates));

@@ -1,17 +1,38 @@
 //! The page side of the screenshot: get our overlay and the page's secrets out of the
 //! picture, let the page paint, and ask the worker (which holds the permission) for it.
 
+use std::cell::RefCell;
+
 use js_sys::Promise;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Document, Element, HtmlElement, Window};
+use web_sys::{Document, Element, HtmlElement, NodeList, Window};
 
 use super::frame_dom;
 use crate::chrome;
 use crate::page_js;
 
-/// Fields whose contents must never reach a screenshot.
-pub const SENSITIVE_FIELDS: &str = "input[type=password], [autocomplete^=\"cc-\"], [data-private]";
+/// Fields whose contents must never reach a screenshot, nor their text a capture:
+/// password fields, also once a "show password" button made one a text field (told by
+/// what it asks the browser to fill or by its name; see also [`is_masked`]), card
+/// fields and whatever the page marks private.
+pub const SENSITIVE_FIELDS: &str = "input[type=password], input[autocomplete~=current-password i], \
+    input[autocomplete~=new-password i], input[name*=password i], input[id*=password i], \
+    [autocomplete^=\"cc-\"], [data-private]";
+
+thread_local! {
+    /// The password fields seen in this page so far, kept while they are in it: one a
+    /// "show password" button has made `type=text` since stays masked, whatever it is
+    /// named.
+    static PASSWORDS: RefCell<Vec<Element>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether Redline masks `element` in screenshots: it is a [`SENSITIVE_FIELDS`] field or
+/// was a password field when a screenshot was last taken.
+pub fn is_masked(element: &Element) -> bool {
+    element.matches(SENSITIVE_FIELDS).unwrap_or(false)
+        || PASSWORDS.with_borrow(|seen| seen.iter().any(|e| e == element))
+}
 
 /// Paints the element and everything in it black: text, values and images alike.
 const MASK: &str = "brightness(0)";
@@ -26,8 +47,7 @@ pub async fn visible_tab(
     // Transparent rather than removed, so that the overlay keeps its focus, what the
     // filer is typing and its animation frames while the tab is captured.
     let hidden = Restyle::apply(overlay_host, "opacity", "0");
-    let mut fields = Vec::new();
-    sensitive_fields(document, &mut fields);
+    let fields = sensitive_fields(document);
     let masks: Vec<Restyle> = fields.iter().filter_map(|e| Restyle::apply(e, "filter", MASK)).collect();
     next_paint(window).await;
     let reply = chrome::send_js_message(&page_js::capture_visible_tab_request()).await;
@@ -36,20 +56,52 @@ pub async fn visible_tab(
     reply.map_err(|error| error.0).and_then(|reply| page_js::screenshot_reply(&reply))
 }
 
-/// The sensitive fields of `document` and of the frames in it that this page may read
-/// (their pixels are in the tab's screenshot too).
-fn sensitive_fields(document: &Document, into: &mut Vec<Element>) {
-    let all = |selector: &str| {
-        let list = document.query_selector_all(selector).ok();
-        let length = list.as_ref().map_or(0, |l| l.length());
-        (0..length).filter_map(move |i| list.as_ref()?.item(i)).map(JsCast::unchecked_into::<Element>)
-    };
-    into.extend(all(SENSITIVE_FIELDS));
-    for frame in all("iframe, frame") {
-        if let Some(inside) = frame_dom::frame_document(&frame) {
-            sensitive_fields(&inside, into);
+/// The fields to mask: the sensitive fields of `document`, of the open shadow roots in
+/// it and of the frames in it that this page may read (their pixels are in the tab's
+/// screenshot too), and the password fields seen before that are still in the page.
+pub fn sensitive_fields(document: &Document) -> Vec<Element> {
+    let mut fields = Vec::new();
+    scan(&|selector| document.query_selector_all(selector).ok(), &mut fields);
+    PASSWORDS.with_borrow_mut(|seen| {
+        seen.retain(|e| e.is_connected());
+        for password in seen.iter() {
+            if !fields.contains(password) {
+                fields.push(password.clone());
+            }
+        }
+    });
+    fields
+}
+
+/// The sensitive fields of one tree (a document or a shadow root, whose
+/// `querySelectorAll` is `query`), and of the trees inside it; password fields are
+/// remembered as seen.
+fn scan(query: &dyn Fn(&str) -> Option<NodeList>, into: &mut Vec<Element>) {
+    into.extend(elements(query(SENSITIVE_FIELDS)));
+    PASSWORDS.with_borrow_mut(|seen| {
+        for password in elements(query("input[type=password]")) {
+            if !seen.contains(&password) {
+                seen.push(password);
+            }
+        }
+    });
+    // A selector does not reach into shadow roots: each open one is scanned as a tree
+    // of its own (a closed one, which Redline cannot read, is not).
+    for host in elements(query("*")) {
+        if let Some(shadow) = host.shadow_root() {
+            scan(&|selector| shadow.query_selector_all(selector).ok(), into);
         }
     }
+    for frame in elements(query("iframe, frame")) {
+        if let Some(inside) = frame_dom::frame_document(&frame) {
+            scan(&|selector| inside.query_selector_all(selector).ok(), into);
+        }
+    }
+}
+
+fn elements(list: Option<NodeList>) -> impl Iterator<Item = Element> {
+    let length = list.as_ref().map_or(0, NodeList::length);
+    (0..length).filter_map(move |i| list.as_ref()?.item(i)).map(JsCast::unchecked_into::<Element>)
 }
 
 /// One inline style property set for the screenshot, and what it was before.
@@ -88,5 +140,61 @@ async fn next_paint(window: &Window) {
             let _ = window.request_animation_frame(&resolve);
         });
         let _: Result<JsValue, JsValue> = JsFuture::from(frame).await;
+    }
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+    use web_sys::{ShadowRootInit, ShadowRootMode};
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn ids(fields: &[Element]) -> Vec<String> {
+        let mut ids: Vec<String> = fields.iter().map(Element::id).filter(|id| !id.is_empty()).collect();
+        ids.sort();
+        ids
+    }
+
+    #[wasm_bindgen_test]
+    fn fields_in_open_shadow_roots_and_shown_passwords_are_masked() {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let page = document.create_element("div").unwrap();
+        page.set_inner_html(
+            r#"<input id="plain" value="hello">
+               <input id="current" type="text" autocomplete="username current-password">
+               <input id="named" type="text" name="user_Password">
+               <input id="toggled" type="password" name="secret">
+               <div id="host"></div>"#,
+        );
+        document.body().unwrap().append_child(&page).unwrap();
+        let shadow = page
+            .query_selector("#host")
+            .unwrap()
+            .unwrap()
+            .attach_shadow(&ShadowRootInit::new(ShadowRootMode::Open))
+            .unwrap();
+        shadow.set_inner_html(r#"<input id="inner-password" type="password"><p id="inner-private" data-private>x</p><span id="inner-plain">y</span><div id="nested"></div>"#);
+        let nested = shadow
+            .get_element_by_id("nested")
+            .unwrap()
+            .attach_shadow(&ShadowRootInit::new(ShadowRootMode::Open))
+            .unwrap();
+        nested.set_inner_html(r#"<input id="deep-card" autocomplete="cc-number">"#);
+
+        let expected = ["current", "deep-card", "inner-password", "inner-private", "named", "toggled"];
+        assert_eq!(ids(&sensitive_fields(&document)), expected);
+
+        // A "show password" button makes the field a text field: still masked, as it was
+        // a password field when first seen, and its restyles are Redline's own.
+        let toggled = document.get_element_by_id("toggled").unwrap();
+        toggled.set_attribute("type", "text").unwrap();
+        assert_eq!(ids(&sensitive_fields(&document)), expected);
+        assert!(is_masked(&toggled));
+        assert!(!is_masked(&document.get_element_by_id("plain").unwrap()));
+
+        page.remove();
+        assert!(sensitive_fields(&document).iter().all(|e| e.id() != "toggled"), "gone with the page");
     }
 }

@@ -147,7 +147,8 @@ impl<N: Clone> Walk<N> {
                 continue;
             }
             let me = found.len();
-            found.push((i, Candidate { rect, parent, has_test_id, opaque: false }));
+            // The walk's root is the body (see `dom.rs`, which also marks the others).
+            found.push((i, Candidate { rect, parent, has_test_id, opaque: false, page_root: i == 0 }));
             stack.extend(children.rev().map(|c| (c, Some(me))));
         }
         found

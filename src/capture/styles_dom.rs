@@ -87,12 +87,19 @@ impl Drop for StyleReader {
     }
 }
 
-/// The compact set's computed values of `element`, in [`STYLE_PROPERTIES`]' order.
+/// The compact set's computed values of `element`, in [`STYLE_PROPERTIES`]' order, the
+/// URLs of `url(…)` values kept as a page's address is (`redline_protocol::kept_url`:
+/// signed image links carry their tokens in the query string).
 fn values(window: &Window, element: &Element) -> Option<Vec<String>> {
     let style = window.get_computed_style(element).ok()??;
-    Some(
-        STYLE_PROPERTIES.iter().map(|(name, _)| style.get_property_value(name).unwrap_or_default()).collect(),
-    )
+    let value = |name: &str| {
+        let value = style.get_property_value(name).unwrap_or_default();
+        match redline_protocol::with_kept_urls(&value) {
+            std::borrow::Cow::Owned(kept) => kept,
+            std::borrow::Cow::Borrowed(_) => value,
+        }
+    };
+    Some(STYLE_PROPERTIES.iter().map(|(name, _)| value(name)).collect())
 }
 
 #[cfg(all(test, target_arch = "wasm32"))]
@@ -114,7 +121,7 @@ mod tests {
         let body = document.body().unwrap();
         let page = document.create_element("div").unwrap();
         page.set_inner_html(
-            r#"<div style="font-size: 20px; color: rgb(0, 0, 255)"><p style="color: rgb(255, 0, 0); padding: 4px">x</p><span>y</span></div>"#,
+            r#"<div style="font-size: 20px; color: rgb(0, 0, 255)"><p style="color: rgb(255, 0, 0); padding: 4px; background-image: url(&quot;https://u:pw@x.example/a.png?sig=1&quot;)">x</p><span>y</span></div>"#,
         );
         body.append_child(&page).unwrap();
         let host = document.create_element("div").unwrap();
@@ -126,6 +133,11 @@ mod tests {
         let [p, span] = <[_; 2]>::try_from(reader.read(&elements)).unwrap().map(Option::unwrap);
         assert_eq!(value(&p.changed, "color"), Some("rgb(255, 0, 0)"));
         assert_eq!(value(&p.changed, "padding"), Some("4px"));
+        assert_eq!(
+            value(&p.changed, "background-image"),
+            Some(r#"url("https://x.example/a.png")"#),
+            "no credentials or query string"
+        );
         assert_eq!(value(&p.unchanged, "font-size"), Some("20px"), "inherited from the parent");
         assert_eq!(value(&p.unchanged, "margin"), Some("20px 0px"), "a paragraph's default, 1em of its font");
         assert_eq!(value(&p.unchanged, "display"), Some("block"));

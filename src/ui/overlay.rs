@@ -27,7 +27,8 @@ use crate::tray::{self, TrayItem};
 /// The page this overlay covers, as the content script named it (`?page=`).
 #[derive(Debug, Clone)]
 struct Page {
-    /// Without query string or fragment (`redline_protocol::without_query`).
+    /// Without query string, fragment or user name and password
+    /// (`redline_protocol::kept_url`).
     url: String,
     origin: String,
     /// The match pattern for the page's host (every port), e.g. `https://shop.example/*`.
@@ -40,7 +41,7 @@ impl Page {
     fn from_location() -> Option<Page> {
         let search = window().location().search().ok()?;
         let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
-        let url = redline_protocol::without_query(&params.get("page")?).to_owned();
+        let url = redline_protocol::kept_url(&params.get("page")?).into_owned();
         let channel = params.get("channel").filter(|c| !c.is_empty())?;
         let parsed = web_sys::Url::new(&url).ok()?;
         let host_pattern = format!("{}//{}/*", parsed.protocol(), parsed.hostname());

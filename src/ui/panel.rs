@@ -436,6 +436,9 @@ async fn followed_tab() -> Option<(i32, Option<String>)> {
 async fn resolve_tab_stage(ctx: Ctx) -> TabStage {
     let Some((_, url)) = ctx.tab.get_untracked() else { return TabStage::Unknown };
     let Some(url) = url else { return TabStage::Hidden };
+    // What Redline keeps of a page's address, as the overlay sends it: the tab's query
+    // string, fragment and credentials stay in the browser.
+    let url = redline_protocol::kept_url(&url).into_owned();
     let client = ctx.client.get_value();
     match client.call::<ResolveStage>(ResolveStageInput { url: url.clone() }).await {
         Ok(stage) => TabStage::Stage(stage, url),
