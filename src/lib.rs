@@ -10,6 +10,7 @@ pub mod chip;
 pub mod chrome;
 pub mod compose;
 pub mod connection;
+pub mod fit;
 pub mod idb;
 pub mod locate;
 pub mod messages;
