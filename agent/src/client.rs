@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use redline_protocol::{Envelope, ErrorBody, Rpc, codes, events_path, is_transient_status};
 
+use crate::format::terminal_safe;
+
 /// How long one RPC may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long `/healthz` may take: the server answers within 2 s, even when its store
@@ -82,26 +84,27 @@ pub fn exit_code_for_status(status: u16) -> i32 {
     }
 }
 
+/// Said without the terminal control characters a server's answer may hold (see
+/// [`terminal_safe`]): an error is printed wherever it ends up.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Api { status: 401, body } => write!(
-                f,
+        let said = match self {
+            Error::Api { status: 401, body } => format!(
                 "the server refused the session (401 {}): {}. Sign in again: redline login",
                 body.code, body.message
             ),
             Error::Api { status: 403, body } => {
-                write!(f, "the server refused this token (403 {}): {}", body.code, body.message)
+                format!("the server refused this token (403 {}): {}", body.code, body.message)
             }
-            Error::Api { status, body } if body.code == codes::LEASE_LOST => write!(
-                f,
+            Error::Api { status, body } if body.code == codes::LEASE_LOST => format!(
                 "your lease is lost ({status} {}): {}. Another agent has claimed this item since; \
                  stop working on it and run `redline wait --claim` for new work",
                 body.code, body.message
             ),
-            Error::Api { status, body } => write!(f, "{} ({status} {})", body.message, body.code),
-            Error::Network(m) | Error::Local(m) | Error::SignedOut(m) => f.write_str(m),
-        }
+            Error::Api { status, body } => format!("{} ({status} {})", body.message, body.code),
+            Error::Network(m) | Error::Local(m) | Error::SignedOut(m) => m.clone(),
+        };
+        f.write_str(&terminal_safe(&said))
     }
 }
 
@@ -281,6 +284,23 @@ pub fn api_error(status: u16, bytes: &[u8]) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_errors_are_said_without_control_characters() {
+        let body = |message: &str, code: &str| ErrorBody {
+            message: message.to_owned(),
+            code: code.to_owned(),
+            items: None,
+        };
+        for status in [400, 401, 403, 409] {
+            let e = Error::Api { status, body: body("gone\u{1b}[2J\r\u{1b}[31m", "x\u{1b}[0m") };
+            let said = e.to_string();
+            assert!(said.contains("gone[2J[31m") && said.contains("x[0m"), "{said}");
+            assert!(!said.contains(['\u{1b}', '\r']), "{said:?}");
+        }
+        let e = Error::Api { status: 409, body: body("lost\u{1b}[2J", codes::LEASE_LOST) };
+        assert!(e.to_string().starts_with("your lease is lost (409 lease_lost): lost[2J."));
+    }
 
     #[test]
     fn exit_codes() {

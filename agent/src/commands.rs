@@ -241,7 +241,7 @@ async fn login(a: LoginArgs, json: bool) -> Result<i32, Error> {
         if json {
             println!("{}", serde_json::to_string(&session).expect("sessions serialise"));
         } else {
-            println!("{text}");
+            println!("{}", format::terminal_safe(&text));
         }
     };
     let projects: Vec<&str> = session.projects.iter().map(|p| p.name.as_str()).collect();
@@ -273,6 +273,7 @@ async fn device_flow(api_url: &str, json: bool) -> Result<String, Error> {
         "To sign in, approve the code {} at {}\nWaiting for the approval…",
         request.code, request.verify_url
     );
+    let prompt = format::terminal_safe(&prompt);
     if json {
         eprintln!("{prompt}")
     } else {

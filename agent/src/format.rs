@@ -140,8 +140,13 @@ pub fn claimed_lines(
 }
 
 /// The explanation of a 409 `not_claimable`: one line per named item saying why, and
-/// when it becomes claimable, then what to do instead.
+/// when it becomes claimable, then what to do instead; fit for a terminal (the names
+/// claimants gave themselves are in it).
 pub fn explain_not_claimable(items: &[NotClaimableItem], claimed_by: &str, local: &LocalTime<'_>) -> String {
+    terminal_safe(&not_claimable_lines(items, claimed_by, local))
+}
+
+fn not_claimable_lines(items: &[NotClaimableItem], claimed_by: &str, local: &LocalTime<'_>) -> String {
     let mut out = String::from("Nothing was claimed:\n");
     // In the order the items are numbered; unknown names last.
     let mut items: Vec<&NotClaimableItem> = items.iter().collect();
@@ -187,6 +192,12 @@ pub fn shell_word(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
+}
+
+/// Says `text` on stderr after `redline: `, fit for a terminal: for what holds words of
+/// the server's (its errors, ids, names).
+pub fn warn(text: &str) {
+    eprintln!("redline: {}", terminal_safe(text));
 }
 
 /// Text fit for a terminal: control characters other than newline and tab removed
@@ -754,6 +765,10 @@ by agent:
              \x20 id-x was not found in this project\n\
              Wait for claimable work instead: redline wait --claim --claimed-by 'agent a'"
         );
+        let evil = [item("8", NotClaimableReason::Leased, None, Some("b\u{1b}[2J\u{1b}]0;x\u{7}"))];
+        let text = explain_not_claimable(&evil, "a\u{1b}[31m", &plus1);
+        assert!(text.contains("(claimed by b[2J]0;x)"), "{text}");
+        assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
     }
 
     #[test]

@@ -15,8 +15,17 @@ pub struct Head {
     pub branch: Option<String>,
 }
 
+/// Runs git in `dir`. Every value that comes from a person or the server follows
+/// `--end-of-options` (or `--`, or is an option's own argument), so that none is read as
+/// an option, whatever it holds.
+fn run(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
+    #[cfg(test)]
+    tests::RAN.with_borrow_mut(|ran| ran.push(args.iter().map(|a| a.to_string()).collect()));
+    Command::new("git").args(args).current_dir(dir).output()
+}
+
 fn git(dir: &Path, args: &[&str]) -> Option<(bool, String)> {
-    let out = Command::new("git").args(args).current_dir(dir).output().ok()?;
+    let out = run(dir, args).ok()?;
     Some((out.status.success(), String::from_utf8_lossy(&out.stdout).trim().to_owned()))
 }
 
@@ -38,11 +47,7 @@ pub fn head(dir: &Path) -> Option<Head> {
 /// Whether `commit` is contained in (an ancestor of, or equal to) `tip`: `Some(true)`
 /// or `Some(false)`, `None` when the checkout cannot tell (an unknown commit).
 pub fn contains(dir: &Path, tip: &str, commit: &str) -> Option<bool> {
-    let out = Command::new("git")
-        .args(["merge-base", "--is-ancestor", commit, tip])
-        .current_dir(dir)
-        .output()
-        .ok()?;
+    let out = run(dir, &["merge-base", "--is-ancestor", "--end-of-options", commit, tip]).ok()?;
     match out.status.code() {
         Some(0) => Some(true),
         Some(1) => Some(false),
@@ -68,8 +73,7 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
 
 /// Runs git in `dir`; its standard output, or what it said on failure.
 fn checked(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out =
-        Command::new("git").args(args).current_dir(dir).output().map_err(|e| format!("running git: {e}"))?;
+    let out = run(dir, args).map_err(|e| format!("running git: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -109,7 +113,8 @@ pub fn remote_url(dir: &Path, branch: Option<&str>) -> Option<String> {
 
 /// Whether the branch `name` exists.
 pub fn branch_exists(dir: &Path, name: &str) -> bool {
-    git(dir, &["show-ref", "--verify", "--quiet", &format!("refs/heads/{name}")]).is_some_and(|(ok, _)| ok)
+    git(dir, &["show-ref", "--verify", "--quiet", "--end-of-options", &format!("refs/heads/{name}")])
+        .is_some_and(|(ok, _)| ok)
 }
 
 /// Makes branch `branch` at `HEAD`, checked out in a new worktree at `path`.
@@ -203,7 +208,47 @@ pub fn without_userinfo(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
     use super::*;
+
+    thread_local! {
+        /// The arguments of each git run on this thread.
+        pub(super) static RAN: RefCell<Vec<Vec<String>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Every adapter that passes a value on runs git with the value where no option can
+    /// be: after `--end-of-options` or `--`, or as the argument of `-b` or `-m`. The values
+    /// here look like options (`-X…`); git refuses them or finds nothing, harmlessly.
+    #[test]
+    fn values_are_never_read_as_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let path = d.join("-Xw");
+        RAN.with_borrow_mut(Vec::clear);
+        let _ = contains(d, "-Xt", "-Xc");
+        let _ = resolve(d, "-Xr");
+        let _ = commit_trailers(d, "-Xs");
+        let _ = remote_url(d, Some("-Xu"));
+        let _ = branch_exists(d, "-Xe");
+        let _ = add_worktree(d, &path, "-Xa");
+        let _ = remove_worktree(d, &path);
+        let _ = delete_merged_branch(d, "-Xd");
+        let _ = set_config(d, "-Xk", "-Xv");
+        let _ = config_matching(d, "-Xp");
+        let _ = merge_no_ff(d, "-Xm", "-Xmessage");
+        let ran = RAN.with_borrow(Clone::clone);
+        let mut seen = 0;
+        for args in &ran {
+            let end = args.iter().position(|a| a == "--end-of-options" || a == "--").unwrap_or(args.len());
+            for (i, arg) in args.iter().enumerate().filter(|(_, a)| a.contains("-X")) {
+                seen += 1;
+                let guarded = i > end || matches!(args[i - 1].as_str(), "-b" | "-m");
+                assert!(guarded, "{arg:?} may be read as an option in {args:?}");
+            }
+        }
+        assert!(seen >= 14, "only {seen} values were passed in {ran:?}");
+    }
 
     #[test]
     fn reads_the_fetch_urls_of_remotes() {

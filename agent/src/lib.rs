@@ -535,7 +535,7 @@ pub async fn run(command: AgentCommand, json: bool) -> i32 {
 /// Prints an error: a line on stderr, and with `--json` the protocol's error body on
 /// stdout.
 fn report(e: &Error, json: bool) {
-    eprintln!("redline: {}", format::terminal_safe(&e.to_string()));
+    format::warn(&e.to_string());
     if let (true, Error::Api { body, .. }) = (json, e) {
         println!("{}", serde_json::to_string(body).expect("error bodies serialise"));
     }

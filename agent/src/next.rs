@@ -383,10 +383,10 @@ pub async fn acknowledge_items(ctx: &Ctx, by: &str, items: &[(Change, Vec<Messag
                 tracing::debug!("this server keeps no record of what was shown");
                 return;
             }
-            Err(e) => eprintln!(
-                "redline: could not record that #{} was shown to you ({e}); it may be shown again",
+            Err(e) => format::warn(&format!(
+                "could not record that #{} was shown to you ({e}); it may be shown again",
                 change.short_id
-            ),
+            )),
         }
     }
 }

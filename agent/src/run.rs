@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
 use super::commands::{Ctx, save_images};
-use super::format::{SavedImages, terminal_safe};
+use super::format::{SavedImages, terminal_safe, warn};
 use super::next::{self, Found, Wait, wait};
 use super::rules::group_title;
 use super::writes::Writer;
@@ -545,7 +545,7 @@ impl Runner {
                 status = child.wait() => break status,
                 _ = renewals.tick() => {
                     if let Err(e) = self.renew(&g.group_id).await {
-                        eprintln!("redline: could not renew the lease of group {}: {e}", g.group_id);
+                        warn(&format!("could not renew the lease of group {}: {e}", g.group_id));
                     }
                 }
             }
@@ -605,7 +605,7 @@ impl Runner {
         for c in left.iter().filter(|c| !asked(c)) {
             match Writer::new(&self.ctx, &c.change_id, &lease).reply(note.clone(), None).await {
                 Ok(_) => told.push(format!("#{}", c.short_id)),
-                Err(e) => eprintln!("redline: could not reply on #{}: {e}", c.short_id),
+                Err(e) => warn(&format!("could not reply on #{}: {e}", c.short_id)),
             }
         }
         self.say("unmerged", &cs.group_id, || {

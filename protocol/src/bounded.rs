@@ -42,7 +42,7 @@ pub fn string<'de, D, const N: usize>(deserializer: D) -> Result<String, D::Erro
 where
     D: Deserializer<'de>,
 {
-    deserializer.deserialize_str(BoundedStr::<N>)
+    deserializer.deserialize_str(BoundedStr::<N, false>)
 }
 
 /// An optional string of at most `N` characters.
@@ -162,6 +162,16 @@ impl<'de, const N: usize> Deserialize<'de> for Text<N> {
     }
 }
 
+/// A string of at most `N` characters, U+0000 allowed: for text kept inside JSON (a
+/// capture's), where it is escaped, as the rest of a capture's text is.
+pub(crate) struct JsonText<const N: usize>(pub(crate) String);
+
+impl<'de, const N: usize> Deserialize<'de> for JsonText<N> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(BoundedStr::<N, true>).map(JsonText)
+    }
+}
+
 struct BoundedSeq<T, const N: usize>(PhantomData<T>);
 
 impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for BoundedSeq<T, N> {
@@ -188,9 +198,10 @@ impl<'de, T: Deserialize<'de>, const N: usize> Visitor<'de> for BoundedSeq<T, N>
     }
 }
 
-struct BoundedStr<const N: usize>;
+/// A string of at most `N` characters; with U+0000 only if `NUL`.
+struct BoundedStr<const N: usize, const NUL: bool>;
 
-impl<'de, const N: usize> Visitor<'de> for BoundedStr<N> {
+impl<'de, const N: usize, const NUL: bool> Visitor<'de> for BoundedStr<N, NUL> {
     type Value = String;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -198,21 +209,22 @@ impl<'de, const N: usize> Visitor<'de> for BoundedStr<N> {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-        checked_str::<E, N>(s).map(str::to_owned)
+        checked_str::<E, N, NUL>(s).map(str::to_owned)
     }
 
     fn visit_string<E: de::Error>(self, s: String) -> Result<String, E> {
-        checked_str::<E, N>(&s)?;
+        checked_str::<E, N, NUL>(&s)?;
         Ok(s)
     }
 }
 
-/// At most `N` characters, and no U+0000: the server stores these strings in columns,
-/// and Postgres cannot hold it in text (refused on SQLite too, so both answer alike).
-fn checked_str<E: de::Error, const N: usize>(s: &str) -> Result<&str, E> {
+/// At most `N` characters, and no U+0000 unless `NUL`: the server stores these strings
+/// in columns, and Postgres cannot hold it in text (refused on SQLite too, so both
+/// answer alike).
+fn checked_str<E: de::Error, const N: usize, const NUL: bool>(s: &str) -> Result<&str, E> {
     if !within_chars(s, N) {
         Err(E::custom(format_args!("must be at most {N} characters")))
-    } else if s.contains('\0') {
+    } else if !NUL && s.contains('\0') {
         Err(E::custom("must not contain U+0000"))
     } else {
         Ok(s)

@@ -187,10 +187,29 @@ pub fn is_https_link(url: &str) -> bool {
         .is_some_and(|rest| !rest.is_empty() && !rest.chars().any(|c| c <= ' ' || c == '\u{7f}'))
 }
 
+/// **(ours)** A commit id as the server stores one (`completeChange`'s `headCommit`, a
+/// stage's `gitSha` set by `redline stage add|deploy`): 7 to 40 hex digits, surrounding
+/// whitespace ignored, lower-cased (as git prints them, so equal ids compare equal);
+/// `None` for anything else, which git could read as an option or a revision range.
+/// The schema states the same as `schema::COMMIT_SHA`.
+pub fn commit_sha(s: &str) -> Option<String> {
+    let s = s.trim();
+    ((7..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s.to_ascii_lowercase())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::StageType;
+
+    #[test]
+    fn commit_ids_are_seven_to_forty_hex_digits() {
+        assert_eq!(commit_sha(" A91C4E2\n").as_deref(), Some("a91c4e2"));
+        assert!(commit_sha(&"f".repeat(40)).is_some());
+        for refused in ["beef", "a91c4e", "", &"f".repeat(41), "--output=x", "a91c4e2..HEAD", "g91c4e2"] {
+            assert_eq!(commit_sha(refused), None, "{refused:?}");
+        }
+    }
 
     #[test]
     fn an_agent_is_waiting_working_or_away() {

@@ -708,7 +708,8 @@ pub struct CompleteChangeInput {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    /// **(ours)** 7 to 40 hex digits (see [`crate::commit_sha`]); anything else is 400.
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::COMMIT_SHA)))]
     pub head_commit: Option<String>,
     #[serde(
         default,

@@ -52,6 +52,10 @@ pub const CURSOR: &str = r"^[0-9]{1,18}$";
 /// A client-made `changeId`: a UUID (surrounding whitespace ignored).
 pub const UUID: &str = concat!("^[", ws!(), "]*", uuid!(), "[", ws!(), "]*$");
 
+/// **(ours)** A commit id, `completeChange`'s `headCommit`, as [`crate::commit_sha`]
+/// reads it: 7 to 40 hex digits, surrounding whitespace ignored.
+pub const COMMIT_SHA: &str = concat!("^[", ws!(), "]*[0-9A-Fa-f]{7,40}[", ws!(), "]*$");
+
 /// `contentType` of each image type as [`ImageType::from_content_type`] reads it: the
 /// type with or without `image/`, any ASCII case, whitespace around it, parameters after
 /// a `;` ignored (and, as in every stored string, no U+0000).

@@ -5,9 +5,11 @@
 
 use std::fmt;
 
-use serde::de::{MapAccess, Visitor};
+use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::bounded::JsonText;
 
 /// What a property of the compact set is compared with to tell whether the element's
 /// value says something: an inherited property with its parent's value (the same value
@@ -111,10 +113,18 @@ impl<'de> Deserialize<'de> for StyleValues {
             }
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StyleValues, A::Error> {
-                // A filing's size is bounded by its body cap; the count is checked after.
+                // Within the limits while read (as `bounded` reads lists and strings):
+                // short entries cost far more held than sent, so a filing of many could
+                // take many times its size.
                 let mut values = Vec::new();
-                while let Some(entry) = map.next_entry::<String, String>()? {
-                    values.push(entry);
+                while let Some(JsonText(name)) = map.next_key::<JsonText<STYLE_NAME_MAX_CHARS>>()? {
+                    if values.len() == STYLE_PROPERTIES_MAX {
+                        return Err(de::Error::custom(format_args!(
+                            "must have at most {STYLE_PROPERTIES_MAX} properties"
+                        )));
+                    }
+                    let JsonText(value) = map.next_value::<JsonText<STYLE_VALUE_MAX_CHARS>>()?;
+                    values.push((name, value));
                 }
                 Ok(StyleValues(values))
             }
@@ -309,6 +319,24 @@ mod tests {
         assert_eq!(serde_json::from_str::<StyleValues>(&json).unwrap(), values);
         assert!(serde_json::from_str::<StyleValues>(r#"[["padding", "4px"]]"#).is_err());
         assert!(serde_json::from_str::<StyleValues>(r#"{"padding": 4}"#).is_err());
+    }
+
+    #[test]
+    fn style_values_are_refused_past_their_limits_while_read() {
+        let read = |json: String| serde_json::from_str::<StyleValues>(&json).map_err(|e| e.to_string());
+        let entries = |n: usize| (0..n).map(|i| format!("\"p{i}\":\"0\"")).collect::<Vec<_>>().join(",");
+        assert_eq!(
+            read(format!("{{{}}}", entries(STYLE_PROPERTIES_MAX))).unwrap().len(),
+            STYLE_PROPERTIES_MAX
+        );
+        let over = read(format!("{{{}}}", entries(100_000))).unwrap_err();
+        assert!(over.starts_with("must have at most 16 properties"), "{over}");
+        let long = "é".repeat(STYLE_VALUE_MAX_CHARS);
+        assert_eq!(read(format!("{{\"color\":\"{long}\"}}")).unwrap().get("color"), Some(long.as_str()));
+        let value = read(format!("{{\"color\":\"{long}x\"}}")).unwrap_err();
+        assert!(value.starts_with("must be at most 100 characters"), "{value}");
+        let name = read(format!("{{\"{}\":\"0\"}}", "n".repeat(STYLE_NAME_MAX_CHARS + 1))).unwrap_err();
+        assert!(name.starts_with("must be at most 32 characters"), "{name}");
     }
 
     #[test]

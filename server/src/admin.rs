@@ -131,6 +131,14 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         bail!("--url must be an http(s) URL");
     }
+    // Compared with items' `headCommit`s, which are such ids.
+    let git_sha = match spec.git_sha {
+        Some(sha) => Some(
+            redline_protocol::commit_sha(sha)
+                .with_context(|| format!("--sha {sha:?} is not a commit id (7 to 40 hex digits)"))?,
+        ),
+        None => None,
+    };
     let mut tx = store.write(&project.project_id).await?.context("the project vanished")?;
     let existing: Option<String> =
         sqlx::query("SELECT stage_id FROM stages WHERE project_id = $1 AND branch = $2")
@@ -149,7 +157,7 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
             .bind(&stage_id)
             .bind(stage_type.as_str())
             .bind(url)
-            .bind(spec.git_sha)
+            .bind(git_sha.as_deref())
             .bind(spec.changes_enabled.map(i64::from))
             .execute(&mut *tx)
             .await?;
@@ -166,7 +174,7 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
             .bind(branch)
             .bind(stage_type.as_str())
             .bind(url)
-            .bind(spec.git_sha)
+            .bind(git_sha.as_deref())
             .bind(now.unix_millis())
             .bind(i64::from(spec.changes_enabled.unwrap_or(true)))
             .execute(&mut *tx)
@@ -174,7 +182,7 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
             stage_id
         }
     };
-    if let Some(sha) = spec.git_sha {
+    if let Some(sha) = &git_sha {
         // Each item that turns live gets a `status` event, as with `stage deploy`.
         let turned = sqlx::query(
             "UPDATE changes SET live = 1 WHERE stage_id = $1 AND head_commit = $2 \

@@ -9,6 +9,11 @@
 //! tell this one) is refused at most that long after; an expiry is exact. Requests
 //! that find no reusable check while one is being read wait for that read instead of
 //! each reading the token again.
+//!
+//! A request whose token must be read from the store first takes a call from its client
+//! address's [`TOKEN_READS`] bucket, given back once the token turns out to be known: so
+//! a client sending made-up tokens is answered 429 after a burst, before the store is
+//! asked, while one with real tokens is never held up.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -24,6 +29,7 @@ use sqlx::Row;
 
 use crate::db::Store;
 use crate::error::ApiError;
+use crate::limit::{Limiter, RateLimit};
 use crate::rows::opt_ts;
 
 /// Who is calling: the token's project, person and scopes.
@@ -108,11 +114,25 @@ pub fn token_hash(headers: &HeaderMap) -> Result<String, ApiError> {
 /// How long a token's check is reused, in milliseconds of the server's clock.
 pub const CHECK_REUSE_MS: i64 = 1000;
 
+/// Reads of tokens that are not known, per client address: a person who pasted a
+/// token wrong tries a few times; a client guessing tokens is slowed to this.
+pub const TOKEN_READS: RateLimit = RateLimit { per_second: 5.0, burst: 100.0 };
+
 /// Tokens checked in the last [`CHECK_REUSE_MS`] or being read now, by the SHA-256 of
 /// the secret.
-#[derive(Default)]
 pub struct TokenChecks {
     slots: Mutex<HashMap<String, Slot>>,
+    /// Per client address: reads of tokens that turned out unknown (see [`TOKEN_READS`]).
+    reads: Limiter,
+    read_limit: RateLimit,
+    #[cfg(test)]
+    store_reads: std::sync::atomic::AtomicUsize,
+}
+
+impl Default for TokenChecks {
+    fn default() -> Self {
+        TokenChecks::with_read_limit(TOKEN_READS)
+    }
 }
 
 impl std::fmt::Debug for TokenChecks {
@@ -158,14 +178,28 @@ impl Checked {
 const CHECKS_KEPT: usize = 10_000;
 
 impl TokenChecks {
-    /// Resolves the request's bearer token: 401 when missing, unknown, revoked or expired.
+    /// Checks whose reads of unknown tokens are limited to `read_limit` per client.
+    pub fn with_read_limit(read_limit: RateLimit) -> TokenChecks {
+        TokenChecks {
+            slots: Mutex::default(),
+            reads: Limiter::default(),
+            read_limit,
+            #[cfg(test)]
+            store_reads: Default::default(),
+        }
+    }
+
+    /// Resolves the request's bearer token: 401 when missing, unknown, revoked or expired;
+    /// 429 when `client` (its address, as the limits key it) has sent too many unknown
+    /// tokens lately and this one would have to be read from the store.
     pub async fn authenticate(
         &self,
         store: &Store,
         headers: &HeaderMap,
+        client: &str,
         now: Timestamp,
     ) -> Result<Principal, ApiError> {
-        self.check_hash(store, token_hash(headers)?, now).await
+        self.check(store, token_hash(headers)?, Some(client), now).await
     }
 
     /// Checks the token whose secret hashes to `hash` (as [`TokenChecks::authenticate`]
@@ -176,22 +210,41 @@ impl TokenChecks {
         hash: String,
         now: Timestamp,
     ) -> Result<Principal, ApiError> {
-        let reading = {
+        self.check(store, hash, None, now).await
+    }
+
+    async fn check(
+        &self,
+        store: &Store,
+        hash: String,
+        client: Option<&str>,
+        now: Timestamp,
+    ) -> Result<Principal, ApiError> {
+        let (reading, started) = {
             let mut slots = self.lock();
             match slots.get(&hash) {
                 Some(Slot::Checked(checked)) if checked.reusable(now) => return Ok(checked.who.clone()),
-                Some(Slot::Reading(reading)) => reading.clone(),
+                Some(Slot::Reading(reading)) => (reading.clone(), false),
                 _ => {
+                    if let Some(client) = client {
+                        self.reads.check(client, self.read_limit, now)?;
+                    }
+                    #[cfg(test)]
+                    self.store_reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if slots.len() >= CHECKS_KEPT {
                         slots.retain(|_, slot| slot.kept(now));
                     }
-                    let reading = check(store.clone(), hash.clone(), now).boxed().shared();
+                    let reading = read(store.clone(), hash.clone(), now).boxed().shared();
                     slots.insert(hash.clone(), Slot::Reading(reading.clone()));
-                    reading
+                    (reading, true)
                 }
             }
         };
         let checked = reading.clone().await;
+        // A known token was no guess: the read it cost is given back.
+        if let (true, Some(client), Ok(_)) = (started, client, &checked) {
+            self.reads.refund(client, self.read_limit);
+        }
         let mut slots = self.lock();
         // The first request back from the read stores its outcome (a refusal is not
         // kept: the next request reads again).
@@ -221,7 +274,7 @@ fn expired(end: Timestamp) -> ApiError {
 }
 
 /// Reads the token whose secret hashes to `hash` at `now`.
-async fn check(store: Store, hash: String, now: Timestamp) -> Result<Checked, ApiError> {
+async fn read(store: Store, hash: String, now: Timestamp) -> Result<Checked, ApiError> {
     let row = sqlx::query(
         "SELECT t.token_id, t.project_id, p.name AS project_name, t.user_id, u.name AS user_name, t.scopes, \
          t.expires_at, t.revoked_at \
@@ -255,6 +308,8 @@ async fn check(store: Store, hash: String, now: Timestamp) -> Result<Checked, Ap
 
 #[cfg(test)]
 mod tests {
+    use axum::response::IntoResponse;
+
     use super::*;
 
     #[test]
@@ -311,17 +366,17 @@ mod tests {
         let (under_way, done) = read_under_way().await;
         let ReadUnderWay { store, checks, headers, .. } = &under_way;
         let waiting = futures_util::future::join(
-            checks.authenticate(store, headers, NOW),
-            checks.authenticate(store, headers, NOW),
+            checks.authenticate(store, headers, "client", NOW),
+            checks.authenticate(store, headers, "client", NOW),
         );
         done.send(Ok(someone("ann"))).unwrap();
         let (a, b) = waiting.await;
         assert_eq!((a.unwrap().user_name, b.unwrap().user_name), ("ann".to_owned(), "ann".to_owned()));
         // Kept, and reused by the next request.
-        assert_eq!(checks.authenticate(store, headers, NOW).await.unwrap().user_name, "ann");
+        assert_eq!(checks.authenticate(store, headers, "client", NOW).await.unwrap().user_name, "ann");
         // Once it runs out, the token is read again: unknown to the store.
         let later = NOW.plus_seconds(1);
-        assert_eq!(checks.authenticate(store, headers, later).await.unwrap_err().status(), 401);
+        assert_eq!(checks.authenticate(store, headers, "client", later).await.unwrap_err().status(), 401);
     }
 
     #[tokio::test]
@@ -330,7 +385,7 @@ mod tests {
         let ReadUnderWay { store, checks, headers, .. } = &under_way;
         let mut expiring = someone("bob");
         expiring.expires_at = Some(NOW.plus_seconds(1));
-        let waiting = checks.authenticate(store, headers, NOW.plus_seconds(1));
+        let waiting = checks.authenticate(store, headers, "client", NOW.plus_seconds(1));
         done.send(Ok(expiring)).unwrap();
         assert_eq!(waiting.await.unwrap_err().status(), 401);
     }
@@ -339,10 +394,50 @@ mod tests {
     async fn a_refused_read_is_not_kept() {
         let (under_way, done) = read_under_way().await;
         let ReadUnderWay { store, checks, headers, .. } = &under_way;
-        let waiting = checks.authenticate(store, headers, NOW);
+        let waiting = checks.authenticate(store, headers, "client", NOW);
         done.send(Err(ApiError::unauthorized("this token has been revoked"))).unwrap();
         assert_eq!(waiting.await.unwrap_err().status(), 401);
         assert!(checks.lock().is_empty());
+    }
+
+    /// A client sending made-up tokens is refused with 429 once its burst is spent, and
+    /// from then on the store is not asked; known tokens cost no part of the burst, and
+    /// other clients are not held up.
+    #[tokio::test]
+    async fn unknown_tokens_are_refused_before_the_store_once_a_client_sent_many() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        crate::admin::add_project(&store, "demo", None, NOW).await.unwrap();
+        let mut known = Vec::new();
+        for name in ["a", "b", "c", "d"] {
+            let made = crate::admin::create_token(&store, "demo", &[Scope::Read], name, None, NOW);
+            known.push(made.await.unwrap().token);
+        }
+        let checks = TokenChecks::with_read_limit(RateLimit { per_second: 1.0, burst: 3.0 });
+        let auth = |token: &str, client: &'static str| {
+            let headers = bearing(token);
+            let checks = &checks;
+            let store = &store;
+            async move { checks.authenticate(store, &headers, client, NOW).await }
+        };
+        for token in &known {
+            assert_eq!(auth(token, "192.0.2.1").await.unwrap().scopes, [Scope::Read]);
+        }
+        for guess in 0..3 {
+            assert_eq!(auth(&format!("rl_guess{guess}"), "192.0.2.1").await.unwrap_err().status(), 401);
+        }
+        assert_eq!(checks.store_reads.load(Relaxed), 7);
+        for guess in 3..200 {
+            let refused = auth(&format!("rl_guess{guess}"), "192.0.2.1").await.unwrap_err();
+            assert_eq!(refused.status(), 429);
+            let response = refused.into_response();
+            assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        }
+        assert_eq!(checks.store_reads.load(Relaxed), 7, "no guess past the burst reached the store");
+        assert_eq!(auth("rl_guess0", "198.51.100.7").await.unwrap_err().status(), 401, "another client");
+        // A token checked a moment ago needs no read, so it is let in even now.
+        assert_eq!(auth(&known[0], "192.0.2.1").await.unwrap().user_name, "a");
     }
 
     #[test]

@@ -8,6 +8,13 @@
 //! `/blobs` streams an image in chunks rather than reading it whole, and at most
 //! [`ReadLimit::permits`] images are read at once: a request beyond waits up to
 //! [`ReadLimit::wait`] for its turn, then gets 503 with `Retry-After`.
+//!
+//! A folder or a bucket may be shared by deployments of different databases, each of
+//! which knows only its own images. So every key this deployment makes starts with its
+//! tag (made at its database's first start and kept in `settings`), and collecting
+//! deletes stored bytes no row records only when they carry that tag: another
+//! deployment's images, and those stored before keys were tagged, are never deleted as
+//! orphans.
 
 pub(crate) mod store;
 
@@ -249,29 +256,38 @@ pub struct Collected {
     pub orphans: usize,
 }
 
+/// The hex digits of a key that are its deployment's tag; the rest of its 32 are random.
+const TAG_DIGITS: usize = 12;
+
 #[derive(Debug)]
 pub struct Blobs {
     store: Arc<dyn BlobStore>,
     secret: Vec<u8>,
+    /// What every key this deployment makes starts with ([`TAG_DIGITS`] hex digits).
+    tag: String,
 }
 
 impl Blobs {
     /// Images in `blobs`, signed with the secret kept in the database (made on the
-    /// first start of any process, so links survive restarts and work on every process).
+    /// first start of any process, so links survive restarts and work on every process),
+    /// under keys tagged as this database's (see the module's documentation).
     pub async fn open(store: &Store, blobs: Arc<dyn BlobStore>) -> anyhow::Result<Blobs> {
-        let mut fresh = [0u8; 32];
-        getrandom::fill(&mut fresh).context("reading the random source")?;
-        sqlx::query(
-            "INSERT INTO settings (name, value) VALUES ('blob_secret', $1) ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(hex(&fresh))
-        .execute(store.pool())
-        .await?;
-        let secret: String = sqlx::query("SELECT value FROM settings WHERE name = 'blob_secret'")
-            .fetch_one(store.pool())
-            .await?
-            .try_get("value")?;
-        Ok(Blobs { store: blobs, secret: secret.into_bytes() })
+        let secret = setting(store, "blob_secret", 32).await?;
+        let tag = setting(store, "blob_tag", TAG_DIGITS / 2).await?;
+        Ok(Blobs { store: blobs, secret: secret.into_bytes(), tag })
+    }
+
+    /// A new key for an image of `kind`: this deployment's tag, random hex digits, and
+    /// the type's extension.
+    pub fn new_key(&self, kind: ImageType) -> String {
+        let ext = match kind {
+            ImageType::Png => "png",
+            ImageType::Jpeg => "jpg",
+            ImageType::Webp => "webp",
+        };
+        let mut random = [0u8; (32 - TAG_DIGITS) / 2];
+        getrandom::fill(&mut random).expect("the operating system's random source failed");
+        format!("{}{}.{ext}", self.tag, hex(&random))
     }
 
     /// Where the bytes are.
@@ -295,12 +311,7 @@ impl Blobs {
     /// Stores a decoded image's bytes (before any write's turn: storing never holds the
     /// others up). Nothing refers to them until [`Blobs::record`]ed.
     pub async fn write(&self, image: Image) -> Result<Written, ApiError> {
-        let ext = match image.kind {
-            ImageType::Png => "png",
-            ImageType::Jpeg => "jpg",
-            ImageType::Webp => "webp",
-        };
-        let key = format!("{}.{ext}", uuid::Uuid::new_v4().simple());
+        let key = self.new_key(image.kind);
         let size = image.bytes.len() as i64;
         self.store.put(&key, image.bytes.into()).await.map_err(ApiError::internal)?;
         Ok(Written { store: self.store.clone(), key, size, kind: image.kind, kept: false })
@@ -346,7 +357,8 @@ impl Blobs {
     }
 
     /// Deletes the images stored more than `older_than` before `now` that nothing refers
-    /// to: recorded ones never attached to an item or message, and bytes no row records.
+    /// to: recorded ones never attached to an item or message, and bytes no row records
+    /// under a key of this deployment's (never another's, in a shared store).
     pub async fn collect(
         &self,
         store: &Store,
@@ -386,13 +398,13 @@ impl Blobs {
             }
         }
         // Bytes stored before their row is written: only old ones are orphans (a write
-        // in progress stored its image moments ago).
+        // in progress stored its image moments ago), and only ours.
         let old: Vec<String> = self
             .store
             .list()
             .await?
             .into_iter()
-            .filter(|(_, at)| at.unix_millis() < cutoff)
+            .filter(|(key, at)| key.starts_with(&self.tag) && at.unix_millis() < cutoff)
             .map(|(k, _)| k)
             .collect();
         let recorded: HashSet<String> = if old.is_empty() {
@@ -411,6 +423,20 @@ impl Blobs {
         }
         Ok(collected)
     }
+}
+
+/// The setting `name`, made of `bytes` random bytes in hex by the first process of the
+/// database to ask.
+async fn setting(store: &Store, name: &str, bytes: usize) -> anyhow::Result<String> {
+    let mut fresh = vec![0u8; bytes];
+    getrandom::fill(&mut fresh).context("reading the random source")?;
+    sqlx::query("INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+        .bind(name)
+        .bind(hex(&fresh))
+        .execute(store.pool())
+        .await?;
+    let value = sqlx::query("SELECT value FROM settings WHERE name = $1").bind(name).fetch_one(store.pool());
+    Ok(value.await?.try_get("value")?)
 }
 
 /// Runs [`Blobs::collect`] now and every hour, for images older than

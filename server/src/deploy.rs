@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use redline_protocol::{ChangeEventType, Stage};
+use redline_protocol::{ChangeEventType, Stage, commit_sha};
 use serde::Serialize;
 use sqlx::Row;
 
@@ -49,22 +49,23 @@ pub struct Deployed {
     pub unknown: Vec<String>,
 }
 
-/// Whether a done item's `head` is in the deployed `sha`: the same commit (either may
-/// be abbreviated), else what git says.
+/// Whether a done item's `head` is in the deployed `sha` (a commit id): the same commit
+/// (either may be abbreviated), else what git says. A `head` that is no commit id (one
+/// stored before they were checked) is not asked about.
 fn contained(dir: &Path, sha: &str, head: &str) -> Option<bool> {
-    let (a, b) = (sha.to_ascii_lowercase(), head.to_ascii_lowercase());
-    if head.len() >= 7 && (a.starts_with(&b) || b.starts_with(&a)) {
+    let head = commit_sha(head)?;
+    if sha.starts_with(&head) || head.starts_with(sha) {
         return Some(true);
     }
-    git::contains(dir, sha, head)
+    git::contains(dir, sha, &head)
 }
 
 pub async fn run(store: &Store, args: DeployArgs, json: bool) -> anyhow::Result<()> {
     let dir = std::env::current_dir().context("reading the current directory")?;
     let sha = git::resolve(&dir, args.sha.trim()).unwrap_or_else(|| args.sha.trim().to_owned());
-    if sha.is_empty() {
-        bail!("--sha must name a commit");
-    }
+    let Some(sha) = commit_sha(&sha) else {
+        bail!("--sha must name a commit: a revision this checkout knows, or 7 to 40 hex digits");
+    };
     let stage = find_stage(store, &args.stage, args.project.as_deref()).await?;
     let rows = sqlx::query(
         "SELECT short_id, head_commit FROM changes \

@@ -512,11 +512,12 @@ pub async fn handle(
     State(state): State<AppState>,
     Path(stream): Path<String>,
     Query(query): Query<StreamQuery>,
+    client: crate::limit::ClientAddr,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let project_id =
         stream.strip_prefix("changes:").ok_or_else(|| ApiError::not_found("unknown event stream"))?;
-    let who = state.authenticate(&headers).await?;
+    let who = state.authenticate(&headers, client).await?;
     state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
     who.require(Scope::Read)?;
     who.require_project(project_id)?;

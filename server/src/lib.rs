@@ -76,9 +76,12 @@ pub struct AppState {
     pub captured: Arc<captured::CapturedCache>,
     /// What `GET /metrics` reports.
     pub metrics: Arc<metrics::Metrics>,
-    /// The most bytes one project may store: its images and what its filings captured
-    /// (`redline serve --project-quota-mb`); a write past it is refused with 413.
+    /// The most bytes one project may store: its images, what its items say and
+    /// captured, and its threads' messages (`redline serve --project-quota-mb`); a write
+    /// past it is refused with 413.
     pub project_quota_bytes: i64,
+    /// The bytes of request bodies all requests may hold at once (see `limit`).
+    pub body_budget: limit::BodyBudget,
 }
 
 /// The default per-project storage quota, in MiB: five hundred images of the largest
@@ -123,12 +126,19 @@ impl AppState {
             metrics: Arc::default(),
             blob_reads: blobs::ReadLimit::default(),
             project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,
+            body_budget: limit::BodyBudget::default(),
         })
     }
 
-    /// The caller of a request, from its bearer token.
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<auth::Principal, ApiError> {
-        self.tokens.authenticate(&self.store, headers, self.clock.now()).await
+    /// The caller of a request, from its bearer token; `client` is where it came from
+    /// (a client sending unknown tokens is limited, see `auth`).
+    pub async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        client: limit::ClientAddr,
+    ) -> Result<auth::Principal, ApiError> {
+        let client = client.key(headers, self.client_ip_header.as_ref());
+        self.tokens.authenticate(&self.store, headers, &client, self.clock.now()).await
     }
 }
 
@@ -155,11 +165,21 @@ pub fn app(state: AppState) -> Router {
         .layer(cors);
     Router::new()
         .route("/healthz", get(metrics::healthz))
-        .route("/metrics", get(metrics::handle))
         .route("/auth/verify", get(ops::signin::verify_page))
         .merge(api)
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// What the operator's listener serves (`redline serve --metrics-addr`, loopback only):
+/// `GET /metrics`.
+pub fn metrics_app(state: AppState) -> Router {
+    Router::new().route("/metrics", get(metrics::handle)).with_state(state)
+}
+
+/// Serves [`metrics_app`] on `listener` (for as long as the process runs).
+pub async fn serve_metrics(listener: TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, metrics_app(state)).await
 }
 
 /// Serves until Ctrl-C / SIGTERM.
@@ -208,5 +228,76 @@ async fn shutdown_signal() {
 /// SQLite's worker thread and dropped on the runtime's), which glibc's allocator pays
 /// for in locks and consolidation: a fifth of the CPU of a claim burst went to it
 /// (BENCHMARKS.md has the runs).
+#[cfg(not(test))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The unit tests' allocator: mimalloc, counting what each thread holds (see `held`).
+#[cfg(test)]
+#[global_allocator]
+static ALLOCATOR: held::Counting = held::Counting;
+
+/// How many bytes a thread holds allocated at most, for the tests that bound it.
+#[cfg(test)]
+pub(crate) mod held {
+    use std::alloc::{GlobalAlloc, Layout};
+    use std::cell::Cell;
+
+    use mimalloc::MiMalloc;
+
+    pub struct Counting;
+
+    thread_local! {
+        static NOW: Cell<isize> = const { Cell::new(0) };
+        static PEAK: Cell<isize> = const { Cell::new(0) };
+    }
+
+    fn moved(by: isize) {
+        let _ = NOW.try_with(|now| {
+            now.set(now.get() + by);
+            let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now.get())));
+        });
+    }
+
+    // SAFETY: each call is mimalloc's, with the caller's own arguments; the counting
+    // touches only this thread's cells (const, without destructors: never allocating).
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let p = unsafe { MiMalloc.alloc(layout) };
+            if !p.is_null() {
+                moved(layout.size() as isize);
+            }
+            p
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            let p = unsafe { MiMalloc.alloc_zeroed(layout) };
+            if !p.is_null() {
+                moved(layout.size() as isize);
+            }
+            p
+        }
+
+        unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+            unsafe { MiMalloc.dealloc(p, layout) };
+            moved(-(layout.size() as isize));
+        }
+
+        unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let q = unsafe { MiMalloc.realloc(p, layout, new_size) };
+            if !q.is_null() {
+                moved(new_size as isize - layout.size() as isize);
+            }
+            q
+        }
+    }
+
+    /// What `f` returns, and the most bytes this thread held allocated at once while it
+    /// ran beyond what it held before (what `f` returns included).
+    pub fn peak<T>(f: impl FnOnce() -> T) -> (T, usize) {
+        NOW.with(|now| now.set(0));
+        PEAK.with(|peak| peak.set(0));
+        let out = f();
+        (out, PEAK.with(Cell::get).max(0) as usize)
+    }
+}

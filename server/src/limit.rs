@@ -1,4 +1,5 @@
-//! Rate limiting: a token bucket per key, on the server clock. Calls with a token are
+//! Rate limiting: a token bucket per key, on the server clock (and, apart, the
+//! [`BodyBudget`] of request bodies in flight). Calls with a token are
 //! limited per token; the sign-in calls, which have none, per client address and per
 //! kind of call (`requestCliAuth`, `pollCliAuth`, `/auth/verify`), each in buckets of
 //! their own (see [`SignInLimits`]). A caller over its rate gets 429 with
@@ -6,14 +7,56 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName};
 use redline_protocol::Timestamp;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
+
+/// The bytes of request bodies that all requests together may hold at once by default
+/// (`redline serve --body-budget-mb`).
+pub const BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
+
+/// How many bytes of request bodies all requests together hold at once: each request
+/// takes its body's bytes (its `Content-Length` at once, what it sends beyond as it
+/// comes) and keeps them until it is answered, as what it parses from them is held as
+/// long. A request that does not fit is answered 503 with `Retry-After` while it is
+/// read, so a burst of large bodies slows clients down instead of exhausting memory.
+#[derive(Clone, Debug)]
+pub struct BodyBudget(Arc<Semaphore>);
+
+impl BodyBudget {
+    pub fn new(bytes: usize) -> BodyBudget {
+        BodyBudget(Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))))
+    }
+
+    /// Bytes not taken now.
+    pub fn available(&self) -> usize {
+        self.0.available_permits()
+    }
+
+    /// Takes `bytes` more for `held`, or answers 503.
+    pub fn take(&self, held: &mut Option<OwnedSemaphorePermit>, bytes: usize) -> Result<(), ApiError> {
+        let busy = || ApiError::unavailable("the server is reading too many requests at once; try again", 1);
+        let permits = u32::try_from(bytes).map_err(|_| busy())?;
+        let taken = self.0.clone().try_acquire_many_owned(permits).map_err(|_| busy())?;
+        match held {
+            Some(held) => held.merge(taken),
+            None => *held = Some(taken),
+        }
+        Ok(())
+    }
+}
+
+impl Default for BodyBudget {
+    fn default() -> Self {
+        BodyBudget::new(BODY_BUDGET_BYTES)
+    }
+}
 
 /// `burst` calls at once, refilled at `per_second`.
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +150,15 @@ impl Limiter {
         };
         *full_at = now + ((limit.burst - *left) / limit.per_second * 1000.0).ceil() as i64;
         result
+    }
+
+    /// Gives `key` back the call [`Limiter::check`] took, up to `limit`'s burst: for a
+    /// call that turned out not to be what the limit is about (see `auth`).
+    pub fn refund(&self, key: &str, limit: RateLimit) {
+        let mut buckets = self.buckets.lock().expect("rate limiter lock");
+        if let Some((left, _, _)) = buckets.by_key.get_mut(key) {
+            *left = (*left + 1.0).min(limit.burst);
+        }
     }
 
     #[cfg(test)]

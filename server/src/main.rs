@@ -112,6 +112,11 @@ enum Command {
         /// filings captured), in MiB; a write past it is refused with 413.
         #[arg(long, default_value_t = redline_server::DEFAULT_PROJECT_QUOTA_MB, value_parser = clap::value_parser!(u64).range(1..=(1 << 40)))]
         project_quota_mb: u64,
+        /// How many MiB of request bodies all requests together may hold at once; a
+        /// request that does not fit is answered 503 with Retry-After.
+        #[arg(long, default_value_t = (redline_server::limit::BODY_BUDGET_BYTES >> 20) as u64,
+              value_parser = clap::value_parser!(u64).range(16..=(1 << 20)))]
+        body_budget_mb: u64,
         /// How many calls a second each token may make (RPCs and event streams), in
         /// bursts of up to ten seconds' worth; more are answered 429 with Retry-After.
         #[arg(long, default_value_t = RateLimit::default().per_second,
@@ -121,6 +126,11 @@ enum Command {
         /// default refused, so a webhook cannot make the server probe its own network).
         #[arg(long)]
         allow_private_webhooks: bool,
+        /// Serve `GET /metrics` (Prometheus) on this loopback address, e.g.
+        /// 127.0.0.1:9090; without it there is no /metrics. The API's address never
+        /// serves it.
+        #[arg(long, value_name = "ADDR", value_parser = redline_server::metrics::loopback_only)]
+        metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         store: StoreArgs,
         #[command(flatten)]
@@ -427,8 +437,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_streams_per_token,
             max_blob_reads,
             project_quota_mb,
+            body_budget_mb,
             calls_per_second,
             allow_private_webhooks,
+            metrics_addr,
             store: args,
             blobs,
         } => {
@@ -441,9 +453,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             state.max_streams_per_token = max_streams_per_token;
             state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
             state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
+            state.body_budget = redline_server::limit::BodyBudget::new((body_budget_mb << 20) as usize);
             state.rate_limit = RateLimit::per_second(calls_per_second);
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+            if let Some(metrics_addr) = metrics_addr {
+                let metrics = tokio::net::TcpListener::bind(metrics_addr)
+                    .await
+                    .with_context(|| format!("binding {metrics_addr}"))?;
+                tracing::info!(local = %metrics.local_addr()?, "serving /metrics");
+                tokio::spawn(redline_server::serve_metrics(metrics, state.clone()));
+            }
             let local = listener.local_addr()?;
             // The build tooling waits for this line on stdout.
             println!("listening on http://{local}");

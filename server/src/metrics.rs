@@ -3,6 +3,11 @@
 //! but counts and timings: no token, project, name or anything filed is ever in them.
 //! RPCs are labelled with the names the server serves (any other name counts as
 //! `unknown`), so a caller cannot add series.
+//!
+//! Neither lets a caller without a token make the store work: `/healthz` asks it a
+//! trivial query at most once a second ([`HEALTH_REUSE`]) however often it is called,
+//! and `/metrics`, which counts over the whole store, is served only on a listener of
+//! its own on a loopback address (`redline serve --metrics-addr`), never on the API's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -24,6 +29,9 @@ use crate::stats;
 
 /// How long `/healthz` and `/metrics` wait for the store.
 const STORE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long `/healthz` answers with what the store last said.
+pub const HEALTH_REUSE: Duration = Duration::from_secs(1);
 
 /// The latency histogram's upper bounds, in seconds.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
@@ -50,6 +58,9 @@ static RPC_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 pub struct Metrics {
     rpcs: Mutex<BTreeMap<&'static str, RpcStats>>,
     streams: Arc<AtomicI64>,
+    /// When `/healthz` last asked the store, and whether it answered. Held while asking,
+    /// so calls that come meanwhile wait for that answer rather than ask again.
+    health: tokio::sync::Mutex<Option<(Instant, bool)>>,
 }
 
 #[derive(Debug, Default)]
@@ -208,20 +219,47 @@ pub async fn track_rpc(State(state): State<AppState>, request: Request, next: Ne
     response
 }
 
-/// `GET /healthz`: `200 ok` when the store answers a trivial query, else 503.
+/// `GET /healthz`: `200 ok` when the store answered a trivial query (in the last
+/// [`HEALTH_REUSE`]), else 503.
 pub async fn healthz(State(state): State<AppState>) -> Response {
-    let answered =
-        tokio::time::timeout(STORE_TIMEOUT, sqlx::query("SELECT 1").execute(state.store.pool())).await;
-    match answered {
-        Ok(Ok(_)) => (StatusCode::OK, "ok\n").into_response(),
-        Ok(Err(e)) => unavailable(&e),
-        Err(_) => unavailable(&"no answer within 2 s"),
+    let mut last = state.metrics.health.lock().await;
+    let up = match *last {
+        Some((at, up)) if at.elapsed() < HEALTH_REUSE => up,
+        _ => {
+            let up = store_answers(&state.store).await;
+            *last = Some((Instant::now(), up));
+            up
+        }
+    };
+    drop(last);
+    if up {
+        (StatusCode::OK, "ok\n").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "unavailable: the store does not answer\n").into_response()
     }
 }
 
-fn unavailable(cause: &dyn std::fmt::Display) -> Response {
+/// Whether the store answers `SELECT 1` within [`STORE_TIMEOUT`].
+async fn store_answers(store: &crate::Store) -> bool {
+    let answered = tokio::time::timeout(STORE_TIMEOUT, sqlx::query("SELECT 1").execute(store.pool())).await;
+    let cause = match answered {
+        Ok(Ok(_)) => return true,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "no answer within 2 s".to_owned(),
+    };
     tracing::warn!(%cause, "health check: the store did not answer");
-    (StatusCode::SERVICE_UNAVAILABLE, "unavailable: the store does not answer\n").into_response()
+    false
+}
+
+/// `--metrics-addr`: the address `/metrics` is served on, which must be a loopback one
+/// (what it counts is the operator's, not the API's callers').
+pub fn loopback_only(addr: &str) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = addr.parse().map_err(|e| format!("{addr:?}: {e}"))?;
+    if addr.ip().is_loopback() {
+        Ok(addr)
+    } else {
+        Err(format!("{addr} is not a loopback address: /metrics is served on 127.0.0.1 or [::1] only"))
+    }
 }
 
 /// `GET /metrics`.
@@ -266,6 +304,16 @@ mod tests {
         }
         assert!(!text.contains("script"));
         assert!(!text.contains("redline_changes{"), "no queue sizes when the store did not answer");
+    }
+
+    #[test]
+    fn metrics_are_served_on_loopback_addresses_only() {
+        assert_eq!(loopback_only("127.0.0.1:9090").unwrap().port(), 9090);
+        assert!(loopback_only("[::1]:9090").is_ok());
+        for refused in ["0.0.0.0:9090", "[::]:9090", "192.0.2.1:9090"] {
+            assert!(loopback_only(refused).unwrap_err().contains("not a loopback address"), "{refused}");
+        }
+        assert!(loopback_only("localhost").is_err());
     }
 
     #[test]

@@ -101,9 +101,10 @@ mod tests {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use redline_protocol::schema::{
-        CHANGE_REF, HTTPS_LINK, NO_NUL, NON_BLANK, UUID, content_type_pattern, image_base64_pattern,
+        CHANGE_REF, COMMIT_SHA, HTTPS_LINK, NO_NUL, NON_BLANK, UUID, content_type_pattern,
+        image_base64_pattern,
     };
-    use redline_protocol::{ImageType, is_uuid, parse_change_ref};
+    use redline_protocol::{ImageType, commit_sha, is_uuid, parse_change_ref};
     use regex::Regex;
 
     use serde_json::Value;
@@ -162,6 +163,16 @@ mod tests {
             "",
         ]);
         agree(HTTPS_LINK, &samples, redline_protocol::is_https_link);
+    }
+
+    #[test]
+    fn commit_ids_are_what_complete_change_stores() {
+        let forty = "0123456789abcdefABCDEF0123456789abcdef01";
+        let core = ["a91c4e2", "A91C4E2", "a91c4e", "beef", forty, &forty[..39], "", "g91c4e2", "a91c 4e2"];
+        let mut samples = padded(&core);
+        samples.push(format!("{forty}0"));
+        samples.push("--output=x".to_owned());
+        agree(COMMIT_SHA, &samples, |s| commit_sha(s).is_some());
     }
 
     #[test]

@@ -231,6 +231,23 @@ impl<'a> ProjectWrite<'a> {
         Ok(seq)
     }
 
+    /// [`ProjectWrite::event`], adding `stored` bytes (or taking them off, if negative)
+    /// to what the project stores in the same statement: 413 (and the write undone) if
+    /// that takes it over its quota.
+    pub async fn event_storing(
+        &mut self,
+        event_type: ChangeEventType,
+        change: &StoredChange,
+        stored: i64,
+    ) -> Result<i64, ApiError> {
+        let set = format!(", stored_bytes = stored_bytes + {stored}");
+        let (seq, row) = self.reserve(1, &set, ", stored_bytes").await?;
+        let quota = self.ctx.state.project_quota_bytes;
+        crate::blobs::check_quota(row.try_get("stored_bytes")?, stored, quota)?;
+        self.insert_events(seq, event_type, &[ChangeKey::of(change)?]);
+        Ok(seq)
+    }
+
     /// Reserves `n` event sequence numbers; returns the first.
     pub async fn reserve_events(&mut self, n: usize) -> Result<i64, ApiError> {
         Ok(self.reserve(n, "", "").await?.0)
@@ -293,7 +310,8 @@ impl<'a> ProjectWrite<'a> {
         self.last_seq = Some(first_seq + changes.len() as i64 - 1);
     }
 
-    /// Adds a message to an item's thread, recorded as event `event_type`.
+    /// Adds a message to an item's thread, recorded as event `event_type`; what it says
+    /// counts against the project's storage quota.
     pub async fn message(
         &mut self,
         event_type: ChangeEventType,
@@ -303,7 +321,13 @@ impl<'a> ProjectWrite<'a> {
         attachments: Vec<Attachment>,
         chosen_option: Option<String>,
     ) -> Result<Message, ApiError> {
-        let seq = self.event(event_type, change).await?;
+        let attachments_json = to_json(&attachments);
+        let stored = [Some(&body), author.1.as_ref(), Some(&attachments_json), chosen_option.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(String::len)
+            .sum::<usize>();
+        let seq = self.event_storing(event_type, change, stored as i64).await?;
         let message_type = match event_type {
             ChangeEventType::Asked => MessageType::Question,
             ChangeEventType::Answered => MessageType::Answer,
@@ -333,7 +357,7 @@ impl<'a> ProjectWrite<'a> {
         .bind(message.author_kind.as_str())
         .bind(message.author_name.as_deref())
         .bind(&message.body)
-        .bind(to_json(&message.attachments))
+        .bind(attachments_json)
         .bind(message.chosen_option.as_deref())
         .bind(message.created_at.unix_millis())
         .bind(message_type.as_str())

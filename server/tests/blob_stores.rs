@@ -11,9 +11,9 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::TestServer;
-use redline_protocol::Timestamp;
+use redline_protocol::{ImageType, Timestamp};
 use redline_server::AppState;
-use redline_server::blobs::{BlobStoreSpec, CHUNK_BYTES, Collected};
+use redline_server::blobs::{BlobStoreSpec, Blobs, CHUNK_BYTES, Collected};
 use serde_json::json;
 
 /// A PNG of `len` bytes (the magic, then filler that differs from chunk to chunk).
@@ -68,7 +68,7 @@ async fn images_in(spec: BlobStoreSpec) {
     // Collecting: an upload never filed, and bytes no row records (a write that died
     // after storing them), go once they are old enough; what an item refers to stays.
     let unfiled = upload(&s, &png_of(500)).await;
-    let orphan = format!("{}.png", uuid::Uuid::new_v4().simple());
+    let orphan = s.blobs.new_key(ImageType::Png);
     s.blobs.store().put(&orphan, png_of(700).into()).await.unwrap();
     let day = Duration::from_secs(24 * 3600);
     let fresh = s.blobs.collect(&s.store, s.clock.now(), day).await.unwrap();
@@ -114,6 +114,57 @@ async fn s3_images_in_object_storage() {
     images_in(BlobStoreSpec::S3 { bucket, prefix: "redline/images".to_owned() }).await;
 }
 
+/// Two deployments, each with a database of its own, keep their images in one store
+/// (`spec`, opened in `shared`): collecting on either deletes only what it stored
+/// itself, never the other's images nor bytes whose keys carry no deployment's tag
+/// (stored before keys had one).
+async fn gc_in_a_shared_store(spec: BlobStoreSpec) {
+    let shared = tempfile::tempdir().unwrap();
+    let mut deployments = Vec::new();
+    for _ in 0..2 {
+        let dir = tempfile::tempdir().unwrap();
+        let store = redline_server::Store::open_dir(dir.path()).await.unwrap();
+        let images = BlobStoreSpec::open(Some(&spec), &store, shared.path().join("blobs")).await.unwrap();
+        let blobs = Blobs::open(&store, images).await.unwrap();
+        // Bytes no row records, as a write that died after storing them leaves.
+        let orphan = blobs.new_key(ImageType::Png);
+        blobs.store().put(&orphan, png_of(700).into()).await.unwrap();
+        deployments.push((dir, store, blobs, orphan));
+    }
+    let untagged = format!("{}.png", uuid::Uuid::new_v4().simple());
+    deployments[0].2.store().put(&untagged, png_of(600).into()).await.unwrap();
+    let stored = || async {
+        let mut keys: Vec<String> =
+            deployments[0].2.store().list().await.unwrap().into_iter().map(|(k, _)| k).collect();
+        keys.sort();
+        keys
+    };
+    let mut all = vec![deployments[0].3.clone(), deployments[1].3.clone(), untagged.clone()];
+    all.sort();
+    assert_eq!(stored().await, all, "{spec:?}");
+    assert_ne!(deployments[0].3[..12], deployments[1].3[..12], "each deployment tags its keys");
+    let later = Timestamp::from_unix_millis(system_millis() + 2 * 24 * 3600 * 1000);
+    let day = Duration::from_secs(24 * 3600);
+    for (i, (_, store, blobs, orphan)) in deployments.iter().enumerate() {
+        let gone = blobs.collect(store, later, day).await.unwrap();
+        assert_eq!(gone, Collected { unreferenced: 0, orphans: 1 }, "{spec:?}: deployment {i}");
+        assert!(!stored().await.contains(orphan), "{spec:?}: deployment {i} deleted its own");
+    }
+    assert_eq!(stored().await, [untagged], "{spec:?}: bytes no deployment tagged stay");
+}
+
+#[tokio::test]
+async fn gc_in_a_shared_folder_deletes_only_its_own() {
+    gc_in_a_shared_store(BlobStoreSpec::Folder).await;
+}
+
+#[tokio::test]
+#[ignore = "needs an S3-compatible server, as s3_images_in_object_storage"]
+async fn s3_gc_in_a_shared_bucket_deletes_only_its_own() {
+    let bucket = s3_bucket().await;
+    gc_in_a_shared_store(BlobStoreSpec::S3 { bucket, prefix: "shared".to_owned() }).await;
+}
+
 /// A new bucket on the S3 server `AWS_ENDPOINT_URL` names (which accepts any credentials).
 async fn s3_bucket() -> String {
     let endpoint =
@@ -133,7 +184,7 @@ async fn blobs_gc_deletes_what_nothing_refers_to() {
     s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t", "screenshotKey": filed})).await;
     // Uploaded at the test clock's start, days ago.
     let unfiled = upload(&s, &png_of(500)).await;
-    let orphan = format!("{}.png", uuid::Uuid::new_v4().simple());
+    let orphan = s.blobs.new_key(ImageType::Png);
     s.blobs.store().put(&orphan, png_of(700).into()).await.unwrap();
     let gc = |older_than: &'static str| {
         let args = s.store_args();

@@ -410,6 +410,48 @@ async fn claim_explains_what_cannot_be_claimed() {
     assert_eq!(renewed["group"]["fence"], claimed["group"]["fence"]);
 }
 
+/// What a claimant called itself and what a server says in an error reach the terminal
+/// without control characters: a name or a message cannot clear the screen or rewrite
+/// what the agent's person reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claimants_names_and_server_errors_print_without_control_characters() {
+    let s = server().await;
+    file(&s, &s.ann, "Header wraps", "/").await;
+    release(&s, &s.ann).await;
+    let evil = "evil\u{1b}[2J\u{1b}]0;owned\u{7}\r";
+    let claim = json!({"projectId": s.project_id, "changeIds": ["1"], "claimedBy": evil});
+    s.ok(&s.agent, "claimChanges", claim).await;
+    let a = Agent::new(&s, &s.agent);
+    let refused = a.run(&["claim", "--change-ids", "1", "--claimed-by", "agent-a"]).await;
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let shown = a.run(&["show", "1"]).await.ok();
+    let listed = a.run(&["list"]).await.ok();
+    for (out, said) in
+        [(&refused.stderr, "claimed by evil[2J]0;owned"), (&shown.stdout, "claimed by evil[2J]0;owned")]
+    {
+        assert!(out.contains(said), "{out:?}");
+    }
+    for out in [&refused.stderr, &shown.stdout, &listed.stdout] {
+        assert!(!out.contains(['\u{1b}', '\u{7}', '\r']), "{out:?}");
+    }
+
+    // A server whose error message holds escape sequences.
+    let app = axum::Router::new().fallback(|| async {
+        let body = json!({"message": "gone\u{1b}[2J\u{1b}[31m red", "code": "bad\u{1b}[0m_input"});
+        (axum::http::StatusCode::BAD_REQUEST, axum::Json(body))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut b = Agent::bare();
+    b.env.push(("REDLINE_API_URL".into(), url));
+    b.env.push(("REDLINE_TOKEN".into(), "rl_x".into()));
+    let out = b.run(&["show", "1"]).await;
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("gone[2J[31m red (400 bad[0m_input)"), "{out:?}");
+    assert!(!out.stderr.contains('\u{1b}'), "{out:?}");
+}
+
 /// A superseded agent is refused (409 `lease_lost`) and told so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_superseded_agent_is_refused() {

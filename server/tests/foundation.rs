@@ -237,10 +237,16 @@ fn admin_commands_via_the_binary() {
             "--url",
             "https://shop.example",
             "--sha",
-            "abc",
+            "ABC1234",
         ],
     );
-    assert_eq!((stage["type"].as_str(), stage["gitSha"].as_str()), (Some("production"), Some("abc")));
+    assert_eq!((stage["type"].as_str(), stage["gitSha"].as_str()), (Some("production"), Some("abc1234")));
+    // A stage's gitSha is compared with items' commit ids: nothing else is one.
+    for sha in ["abc", "--output=x", "abc1234..HEAD"] {
+        let args = ["stage", "add", "--project", "shop", "--branch", "main", "--url", "https://shop.example"];
+        let (ok, _, err) = redline(d, &[&args[..], &[&format!("--sha={sha}")]].concat());
+        assert!(!ok && err.contains("is not a commit id (7 to 40 hex digits)"), "{sha}: {err}");
+    }
     let preview = redline_json(
         d,
         &[
@@ -270,7 +276,7 @@ fn admin_commands_via_the_binary() {
             "false",
         ],
     );
-    assert_eq!((off["changesEnabled"].as_bool(), off["gitSha"].as_str()), (Some(false), Some("abc")));
+    assert_eq!((off["changesEnabled"].as_bool(), off["gitSha"].as_str()), (Some(false), Some("abc1234")));
     let (ok, _, err) = redline(
         d,
         &[

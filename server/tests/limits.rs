@@ -288,13 +288,47 @@ async fn thread_images_are_charged_and_a_refused_one_leaves_no_file() {
     s.ok(&s.agent, "replyToChange", reply.clone()).await;
     let shot = json!({"changeId": id, "label": "A", "kind": "option", "authorName": "agent", "contentType": "image/png", "imageBase64": STANDARD.encode(&png)});
     s.ok(&s.agent, "attachChangeShot", shot.clone()).await;
-    assert_eq!(stored_bytes(&s).await, 10_000);
+    // The images, and the few bytes of the item's and the messages' text.
+    let stored = stored_bytes(&s).await;
+    assert!((10_000..10_300).contains(&stored), "{stored}");
     s.err(&s.agent, "attachChangeShot", shot, 413, "too_large").await;
     // A write refused after its image was written (here: no such item) leaves no file.
     let mut lost = reply;
     lost["changeId"] = json!("#99");
     s.err(&s.agent, "replyToChange", lost, 404, "not_found").await;
     assert_eq!(s.stored_images(2).await.len(), 2);
+}
+
+/// What people and agents write counts as well: an item's text, a filer's edits (what
+/// they add, and back what they remove) and every message of its thread.
+#[tokio::test]
+async fn text_and_thread_messages_count_against_the_quota() {
+    let s = TestServer::start_with(|state| state.project_quota_bytes = 6_000).await;
+    let filing = json!({"stageId": s.stage_id, "title": "t", "body": "b".repeat(1_000), "route": "/orders"});
+    let id = s.ok(&s.ann, "createChange", filing).await["change"]["changeId"].clone();
+    let filed = stored_bytes(&s).await;
+    assert_eq!(filed, 1 + 1_000 + 7 + "a91c4e2".len() as i64, "title, body, route and the build");
+    s.ok(&s.ann, "updateChange", json!({"changeId": id, "body": "b".repeat(1_500)})).await;
+    assert_eq!(stored_bytes(&s).await, filed + 500);
+    s.ok(&s.ann, "updateChange", json!({"changeId": id, "body": "b".repeat(1_000)})).await;
+    assert_eq!(stored_bytes(&s).await, filed);
+    s.advance_secs(61);
+    let reply = |body: String| json!({"changeId": id, "body": body, "authorName": "agent"});
+    s.ok(&s.agent, "replyToChange", reply("r".repeat(2_000))).await;
+    let replied = stored_bytes(&s).await;
+    assert!(replied >= filed + 2_000 + "agent".len() as i64, "{replied}");
+    let question = json!({"changeId": id, "question": "q".repeat(1_000), "authorName": "agent",
+                          "option": ["Red", "Blue"]});
+    s.ok(&s.agent, "askChangeQuestion", question).await;
+    let asked = stored_bytes(&s).await;
+    assert!(asked >= replied + 1_000 + "RedBlue".len() as i64, "{asked}");
+    let body = s.err(&s.agent, "replyToChange", reply("r".repeat(2_000)), 413, "too_large").await;
+    assert!(message(&body).contains("storage quota"), "{body}");
+    let answer = json!({"changeId": id, "body": "a".repeat(2_000)});
+    s.err(&s.ann, "answerChangeQuestion", answer, 413, "too_large").await;
+    assert_eq!(stored_bytes(&s).await, asked, "a refused message adds nothing");
+    let thread = s.ok(&s.agent, "getChange", json!({"changeId": id})).await["thread"].clone();
+    assert_eq!(thread.as_array().unwrap().len(), 2, "{thread}");
 }
 
 async fn stored_bytes(s: &TestServer) -> i64 {

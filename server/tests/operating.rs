@@ -1,4 +1,5 @@
-//! `GET /healthz` and `GET /metrics`, through `app(state)` with `oneshot`.
+//! `GET /healthz` and `GET /metrics`, through `app(state)` and `metrics_app(state)` with
+//! `oneshot`, and what a caller without a good token can make the server do.
 
 mod common;
 
@@ -9,7 +10,7 @@ use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode, header};
 use redline_protocol::Scope;
 use redline_server::admin;
-use redline_server::{AppState, Clock, Store, app};
+use redline_server::{AppState, Clock, Store, app, metrics_app};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -17,6 +18,8 @@ const TITLE: &str = "The salmon button on checkout 7f3a";
 
 struct Fixture {
     app: Router,
+    /// The operator's listener (`--metrics-addr`).
+    metrics_app: Router,
     store: Store,
     project_id: String,
     stage_id: String,
@@ -36,7 +39,8 @@ async fn fixture() -> Fixture {
         admin::create_token(&store, "demo", &[Scope::Read, Scope::Write], "agent", None, now).await.unwrap();
     let state = AppState::new(store.clone(), Clock::manual(now), dir.path().join("blobs")).await.unwrap();
     Fixture {
-        app: app(state),
+        app: app(state.clone()),
+        metrics_app: metrics_app(state),
         store,
         project_id,
         stage_id,
@@ -55,6 +59,13 @@ impl Fixture {
         self.app.clone().oneshot(request.body(Body::empty()).unwrap()).await.unwrap()
     }
 
+    async fn rpc_response(&self, name: &str, token: &str) -> axum::response::Response {
+        let request = Request::post(format!("/rpc/{name}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        self.app.clone().oneshot(request.body(Body::from("{}")).unwrap()).await.unwrap()
+    }
+
     async fn rpc(&self, name: &str, token: Option<&str>, data: Value) -> StatusCode {
         let mut request =
             Request::post(format!("/rpc/{name}")).header(header::CONTENT_TYPE, "application/json");
@@ -68,7 +79,8 @@ impl Fixture {
 
     /// `/metrics` (no token), checked to be well-formed exposition text; its samples.
     async fn metrics(&self) -> (String, HashMap<String, f64>) {
-        let res = self.get("/metrics", None).await;
+        let request = Request::get("/metrics").body(Body::empty()).unwrap();
+        let res = self.metrics_app.clone().oneshot(request).await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         let content_type = res.headers()[header::CONTENT_TYPE].to_str().unwrap().to_owned();
         assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -97,6 +109,9 @@ async fn healthz_is_ok_while_the_store_answers_and_503_once_it_does_not() {
     assert_eq!(to_bytes(res.into_body(), 100).await.unwrap(), "ok\n");
 
     f.store.close().await;
+    // What the store said is reused for a moment, however often it is asked.
+    assert_eq!(f.get("/healthz", None).await.status(), StatusCode::OK);
+    tokio::time::sleep(redline_server::metrics::HEALTH_REUSE).await;
     let res = f.get("/healthz", None).await;
     assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
     let (_, samples) = f.metrics().await;
@@ -162,4 +177,95 @@ async fn open_event_streams_are_counted_until_they_close() {
     assert_eq!(f.metrics().await.1["redline_event_streams_open"], 1.0);
     drop(second);
     assert_eq!(f.metrics().await.1["redline_event_streams_open"], 0.0);
+}
+
+/// `/metrics` counts over the whole store: the API's listener does not serve it, to
+/// anyone; the operator's loopback listener does.
+#[tokio::test]
+async fn metrics_are_not_served_on_the_api_listener() {
+    let f = fixture().await;
+    assert_eq!(f.get("/metrics", None).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(f.get("/metrics", Some(&f.agent)).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(f.metrics().await.1["redline_store_up"], 1.0);
+}
+
+/// A client sending tokens the server does not know is answered 429 with Retry-After
+/// once its burst is spent (the store is not asked for those; `auth`'s unit test counts
+/// the reads), while a token checked a moment ago is still let in.
+#[tokio::test]
+async fn made_up_tokens_are_rate_limited_before_the_store() {
+    let f = fixture().await;
+    assert_eq!(f.rpc_response("getSession", &f.agent).await.status(), StatusCode::OK);
+    let burst = redline_server::auth::TOKEN_READS.burst as usize;
+    for guess in 0..burst {
+        let res = f.rpc_response("getSession", &format!("rl_guess{guess}")).await;
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "guess {guess}");
+    }
+    for guess in burst..burst + 50 {
+        let res = f.rpc_response("getSession", &format!("rl_guess{guess}")).await;
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS, "guess {guess}");
+        assert!(res.headers().contains_key(header::RETRY_AFTER));
+    }
+    let stream = format!("/events/changes:{}", f.project_id);
+    assert_eq!(f.get(&stream, Some("rl_guess")).await.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(f.rpc_response("getSession", &f.agent).await.status(), StatusCode::OK);
+}
+
+/// Request bodies in flight share one budget of bytes: a body that does not fit while
+/// others are being read is answered 503 with Retry-After (not read, not held), and
+/// fits again once they are answered.
+#[tokio::test]
+async fn bodies_in_flight_share_a_budget() {
+    let f = fixture().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut state =
+        AppState::new(f.store.clone(), Clock::manual(common::START), dir.path().join("blobs")).await.unwrap();
+    state.body_budget = redline_server::limit::BodyBudget::new(100_000);
+    let budget = state.body_budget.clone();
+    let app = app(state);
+    let upload = |body: Body, length: Option<usize>| {
+        let mut request = Request::post("/rpc/uploadShot")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::AUTHORIZATION, format!("Bearer {}", f.filer));
+        if let Some(length) = length {
+            request = request.header(header::CONTENT_LENGTH, length);
+        }
+        app.clone().oneshot(request.body(body).unwrap())
+    };
+    let image = |len: usize| {
+        let data =
+            json!({"projectId": f.project_id, "contentType": "image/png", "imageBase64": "A".repeat(len)});
+        data.to_string()
+    };
+
+    // A slow sender: 70 kB sent, the rest held back, without a Content-Length.
+    let (send, sent) = tokio::sync::mpsc::channel::<Vec<u8>>(1);
+    let chunks = futures_util::stream::unfold(sent, |mut sent| async move {
+        sent.recv().await.map(|chunk| (Ok::<_, std::io::Error>(chunk), sent))
+    });
+    let slow = tokio::spawn(upload(Body::from_stream(chunks), None));
+    let whole = image(70_000).into_bytes();
+    send.send(whole[..70_000].to_vec()).await.unwrap();
+    for _ in 0..500 {
+        if budget.available() <= 30_000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(budget.available() <= 30_000, "{} bytes left", budget.available());
+
+    // 50 kB more do not fit, by their Content-Length or as they come.
+    for length in [Some(50_050), None] {
+        let body = image(50_000);
+        let res = upload(Body::from(body), length).await.unwrap();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE, "{length:?}");
+        assert_eq!(res.headers()[header::RETRY_AFTER], "1");
+    }
+    send.send(whole[70_000..].to_vec()).await.unwrap();
+    drop(send);
+    let answered = slow.await.unwrap().unwrap();
+    assert_ne!(answered.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(budget.available(), 100_000, "an answered request gives its bytes back");
+    let res = upload(Body::from(image(50_000)), None).await.unwrap();
+    assert_ne!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
 }

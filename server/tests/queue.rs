@@ -661,12 +661,32 @@ async fn the_thread_asks_answers_and_completes() {
         .await;
 }
 
+/// `headCommit` is a commit id, 7 to 40 hex digits, as `/openapi.json` states: git is
+/// asked about it (`stage deploy`), so nothing else is stored.
+#[tokio::test]
+async fn head_commit_is_a_commit_id() {
+    let s = TestServer::start().await;
+    let c = s.file_released("x").await;
+    for bad in ["beef", "--output=/tmp/x", "a91c4e2..HEAD", "a91c4e2 HEAD", "", &"a".repeat(41)] {
+        let done = json!({"changeId": c["changeId"], "headCommit": bad});
+        let e = s.err(&s.agent, "completeChange", done, 400, "bad_input").await;
+        assert!(e["message"].as_str().unwrap().starts_with("headCommit: "), "{bad:?}: {e}");
+    }
+    let got = s.ok(&s.agent, "getChange", json!({"changeId": c["changeId"]})).await;
+    assert_eq!(
+        (got["change"]["status"].as_str(), &got["change"]["headCommit"]),
+        (Some("open"), &json!(null))
+    );
+}
+
 #[tokio::test]
 async fn live_follows_the_stage_deploying_the_head_commit() {
     let s = TestServer::start().await;
     let c = s.file_released("x").await;
-    let done =
-        s.ok(&s.agent, "completeChange", json!({"changeId": c["changeId"], "headCommit": "beef"})).await;
+    let done = s
+        .ok(&s.agent, "completeChange", json!({"changeId": c["changeId"], "headCommit": " BEEFCAFE\n"}))
+        .await;
+    assert_eq!(done["change"]["headCommit"], "beefcafe", "trimmed and lower-cased, as git prints it");
     assert_eq!(done["change"]["live"], false);
     let mut events = connect(&s, None, false).await;
     let mut seen = String::new();
@@ -676,7 +696,7 @@ async fn live_follows_the_stage_deploying_the_head_commit() {
         branch: "main",
         url: "https://demo.example.com",
         stage_type: None,
-        git_sha: Some("beef"),
+        git_sha: Some("beefcafe"),
         changes_enabled: None,
     };
     admin::add_stage(&s.store, spec, START).await.unwrap();

@@ -372,6 +372,14 @@ impl Op for CompleteChange {
                 return Err(ApiError::bad_input(field, "must be an https:// link without spaces"));
             }
         }
+        // Compared with git's ids by `stage deploy`, and passed to git there.
+        let head_commit = match input.head_commit.as_deref().map(commit_sha) {
+            Some(None) => {
+                return Err(ApiError::bad_input("headCommit", "must be a commit id: 7 to 40 hex digits"));
+            }
+            Some(sha) => sha,
+            None => None,
+        };
         let mut w = ProjectWrite::begin(ctx).await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, input.author_name.as_deref())?;
@@ -392,7 +400,7 @@ impl Op for CompleteChange {
         .bind(&item.change.change_id)
         .bind(ctx.now.unix_millis())
         .bind(input.branch)
-        .bind(input.head_commit)
+        .bind(head_commit)
         .bind(input.author_name.as_deref().map(str::trim).filter(|a| !a.is_empty()))
         .bind(input.commit_url)
         .bind(input.pull_request_url)

@@ -206,8 +206,10 @@ impl Op for CreateChange {
         let hold_id: String = inserted.try_get("hold_id")?;
         let held_until = hold(&mut w, &change, &ctx.who.user_id, &hold_id).await?;
         (change.held, change.held_until) = (is_held(Some(held_until), ctx.now), Some(held_until));
-        // What was captured counts against the project's storage quota.
-        let stored = capture.map_or(0, str::len) + console_errors.as_ref().map_or(0, String::len);
+        // What was written and captured counts against the project's storage quota.
+        let stored = written_bytes(&change)
+            + capture.map_or(0, str::len)
+            + console_errors.as_ref().map_or(0, String::len);
         let (seq, _) = w.reserve_events_and_store(1, Counter::NextShortId, 1, stored).await?;
         w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey { change_id: &change.change_id, short_id }]);
         w.commit().await?;
@@ -215,6 +217,14 @@ impl Op for CreateChange {
         ctx.state.captured.keep(&change.change_id, captured);
         Ok(ChangeOutput { change: ctx.present(change) })
     }
+}
+
+/// The bytes of the text a filing wrote into its item's row (what it captured is
+/// counted apart), which count against the project's storage quota.
+fn written_bytes(c: &StoredChange) -> usize {
+    let texts = [Some(&c.title), c.body.as_ref(), c.route.as_ref(), c.locale.as_ref()];
+    let ids = [c.git_sha.as_ref(), c.deployment_id.as_ref()];
+    texts.into_iter().chain(ids).flatten().map(String::len).sum()
 }
 
 /// "Filing sets `heldUntil = now + grace` on the new item *and on every item the same
@@ -281,9 +291,12 @@ impl Op for UpdateChange {
         .bind(input.body)
         .execute(w.conn())
         .await?;
-        let item = w.item(&item.change.change_id).await?;
-        w.event(ChangeEventType::Updated, &item.change).await?;
+        let edited = w.item(&item.change.change_id).await?;
+        // The edit is charged what it adds to the text, and given back what it removes.
+        let stored = written_bytes(&edited.change) as i64 - written_bytes(&item.change) as i64;
+        w.event_storing(ChangeEventType::Updated, &edited.change, stored).await?;
         w.commit().await?;
+        let item = edited;
         Ok(ChangeOutput { change: ctx.present(item.change) })
     }
 }
