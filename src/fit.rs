@@ -8,8 +8,8 @@ use redline_protocol::styles::{
 };
 use redline_protocol::{
     CONSOLE_ERROR_MAX_CHARS, CONSOLE_ERRORS_MAX, CSS_PATH_MAX_CHARS, Capture, CreateChangeInput,
-    ELEMENT_ATTR_MAX_CHARS, ELEMENT_TEXT_MAX_CHARS, ELEMENT_WORD_MAX_CHARS, ELEMENTS_MAX, Element,
-    SHORT_MAX_CHARS, STROKE_POINTS_MAX, TEXT_MAX_CHARS, TITLE_MAX_CHARS, URL_MAX_CHARS,
+    ELEMENT_ATTR_MAX_CHARS, ELEMENT_TEXT_MAX_CHARS, ELEMENT_WORD_MAX_CHARS, ELEMENTS_MAX, SHORT_MAX_CHARS,
+    STROKE_POINTS_MAX, TEXT_MAX_CHARS, TITLE_MAX_CHARS, URL_MAX_CHARS,
 };
 
 /// `input` cut to the server's limits (`redline_protocol::rules`), so that nothing a
@@ -111,6 +111,7 @@ fn drop_nul(text: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redline_protocol::Element;
 
     #[test]
     fn what_a_page_writes_is_cut_to_the_servers_limits_before_filing() {

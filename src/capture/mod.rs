@@ -27,3 +27,5 @@ pub mod shot_ahead;
 pub mod stroke_dom;
 #[cfg(feature = "content")]
 pub mod styles_dom;
+#[cfg(feature = "content")]
+pub mod text_dom;
