@@ -210,6 +210,16 @@ impl Pages {
         self.next(loaded) != Next::End
     }
 
+    /// The sections that may be shown: the closed ones only once every item in play is
+    /// read, as those read later sort above them (rows coming in above the ones in view
+    /// would move the list under the person, or follow it down page after page).
+    pub fn showable(&self, mut sections: Vec<(Section, Vec<String>)>) -> Vec<(Section, Vec<String>)> {
+        if self.active.has_more() {
+            sections.retain(|(section, _)| Part::of_section(*section) == Part::Active);
+        }
+        sections
+    }
+
     /// Shows another page's worth of rows.
     pub fn show_more(&mut self) {
         self.shown += PAGE as usize;
@@ -366,6 +376,12 @@ mod tests {
         pages.after_page(Part::Active, Some("951"), PAGE, &answer(10, None, Some(1200)));
         assert_eq!(pages.active, Reading { pages: 2, next: None });
         pages.show_more();
+        // Closed sections wait until every item in play is read.
+        let sections = vec![(Section::Waiting, vec!["a".to_owned()]), (Section::Done, vec!["d".to_owned()])];
+        pages.active.next = Some("1".into());
+        assert_eq!(pages.showable(sections.clone()), sections[..1]);
+        pages.active.next = None;
+        assert_eq!(pages.showable(sections.clone()), sections);
         // 60 loaded, 100 shown: then the closed ones, from their first page.
         assert_eq!(pages.next(60), Next::Read(Part::Closed, None));
         pages.after_page(Part::Closed, None, PAGE, &answer(50, Some("400"), Some(1200)));

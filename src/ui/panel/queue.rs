@@ -102,6 +102,7 @@ impl Store {
         let me = self.me.get_untracked();
         let show = self.show_dismissed.get_untracked();
         let all = self.queue.with_value(|q| q.sections(&me, now, show));
+        let all = self.pages.with_value(|p| p.showable(all));
         let loaded = all.iter().map(|(_, ids)| ids.len()).sum();
         self.loaded.set_value(loaded);
         let (sections, counts, more) = self.pages.with_value(|p| {
