@@ -95,6 +95,10 @@ async fn page(
         let limit = ctx.store.pages.with_value(|p| p.limit());
         let input = part.input(&filter.project_id, filter.stage_id.as_deref(), cursor.clone(), limit);
         let answer = ctx.client.get_value().call::<ListChanges>(input).await.map_err(|e| e.to_string())?;
+        // The filter moved meanwhile: the paging state is the new filter's, not this answer's.
+        if ctx.filter.get_untracked().as_ref() != Some(filter) {
+            return Ok(answer);
+        }
         let after =
             ctx.store.pages.try_update_value(|p| p.after_page(part, cursor.as_deref(), limit, &answer));
         if after != Some(AfterPage::Again) {
