@@ -16,6 +16,7 @@ pub mod locate;
 pub mod messages;
 pub mod notify;
 pub mod outbox;
+pub mod pages;
 pub mod queue;
 pub mod redact;
 pub mod settings;

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use redline_protocol::rpc::{CountChangesOutput, WaitingChange, WaitingReason};
 use redline_protocol::{Change, display_short_id};
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +58,32 @@ impl Waiting {
             reason,
         }
     }
+}
+
+impl From<&WaitingChange> for Waiting {
+    fn from(w: &WaitingChange) -> Waiting {
+        let reason = match w.reason {
+            WaitingReason::Question => Reason::Question,
+            WaitingReason::Check => Reason::Check,
+        };
+        Waiting {
+            change_id: w.change_id.clone(),
+            short_id: w.short_id.clone(),
+            title: w.title.clone(),
+            reason,
+        }
+    }
+}
+
+/// The badge's questions and checks, and the items to announce, from a `countChanges`
+/// answer. It lists at most `WAITING_MAX` of the items waiting, newest first: past that
+/// the total is still right, and the ones not listed are counted as checks (the tooltip's
+/// split is exact up to that many).
+pub fn from_counts(counts: &CountChangesOutput) -> (usize, usize, Vec<Waiting>) {
+    let waiting: Vec<Waiting> = counts.waiting.iter().map(Waiting::from).collect();
+    let questions = waiting.iter().filter(|w| w.reason == Reason::Question).count();
+    let total = (counts.waiting_total as usize).max(waiting.len());
+    (questions, total - questions, waiting)
 }
 
 /// What the worker remembers of each item between polls.
@@ -240,6 +267,32 @@ mod tests {
         let stored = serde_json::to_value(&memory).unwrap();
         assert_eq!(stored, serde_json::json!({ "items": { "c1": { "reason": "check", "notifiedAt": 5 } } }));
         assert_eq!(serde_json::from_value::<Memory>(stored).unwrap(), memory);
+    }
+
+    #[test]
+    fn counts_give_the_badge_and_what_to_announce() {
+        let counts: CountChangesOutput = serde_json::from_value(serde_json::json!({
+            "byStatus": {"open": 3, "claimed": 0, "needs_answer": 1, "in_progress": 0, "done": 9, "dismissed": 0},
+            "held": 0,
+            "waiting": [
+                {"changeId": "a", "shortId": "7", "title": "Fix the logo", "reason": "question"},
+                {"changeId": "b", "shortId": "8", "title": "Button", "reason": "check"},
+            ],
+            "waitingTotal": 23,
+        }))
+        .unwrap();
+        let (questions, checks, waiting) = from_counts(&counts);
+        assert_eq!((questions, checks), (1, 22));
+        assert_eq!(
+            waiting[0],
+            Waiting {
+                change_id: "a".into(),
+                short_id: "7".into(),
+                title: "Fix the logo".into(),
+                reason: Reason::Question
+            }
+        );
+        assert_eq!(waiting[1].reason, Reason::Check);
     }
 
     #[test]

@@ -204,7 +204,7 @@ pub struct Queue {
     rows: BTreeMap<String, Row>,
 }
 
-/// What [`Queue::replace`] changed, so the view touches only those rows.
+/// What [`Queue::merge`], [`Queue::refresh`] or [`Queue::remove`] changed, so the view touches only those rows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diff {
     pub added: Vec<String>,
@@ -219,18 +219,11 @@ impl Diff {
 }
 
 impl Queue {
-    /// A queue of what `listChanges` answered.
-    pub fn from_list(changes: Vec<Change>, groups: &[Group]) -> Queue {
-        let mut queue = Queue::default();
-        queue.replace(changes, groups);
-        queue
-    }
-
-    /// Takes a fresh list as the whole truth (events are hints; the list is state).
-    pub fn replace(&mut self, changes: Vec<Change>, groups: &[Group]) -> Diff {
+    /// Adds a page of `listChanges` (or one item) to what is held: rows it names are
+    /// added or updated, none is dropped.
+    pub fn merge(&mut self, changes: Vec<Change>, groups: &[Group]) -> Diff {
         let groups: HashMap<&str, &Group> = groups.iter().map(|g| (g.group_id.as_str(), g)).collect();
         let mut diff = Diff::default();
-        let mut fresh = BTreeMap::new();
         for change in changes {
             let group = change.group_id.as_deref().and_then(|id| groups.get(id)).map(|g| (*g).clone());
             let row = Row { change, group };
@@ -238,13 +231,48 @@ impl Queue {
             match self.rows.get(&id) {
                 None => diff.added.push(id.clone()),
                 Some(old) if old != &row => diff.changed.push(id.clone()),
-                Some(_) => {}
+                Some(_) => continue,
             }
-            fresh.insert(id, row);
+            self.rows.insert(id, row);
         }
-        diff.removed = self.rows.keys().filter(|id| !fresh.contains_key(*id)).cloned().collect();
-        self.rows = fresh;
         diff
+    }
+
+    /// Takes a fresh first page of one part of the list (`pages::Part`, told apart by
+    /// `in_part`) as the truth for the range it covers: its rows are merged, and the
+    /// part's rows it no longer lists are dropped, those numbered `covers_from` or above
+    /// (the page is newest first; `0`: it was the last page, so it covers them all). Rows
+    /// of older pages are kept as they were read.
+    pub fn refresh(
+        &mut self,
+        changes: Vec<Change>,
+        groups: &[Group],
+        in_part: impl Fn(ChangeStatus) -> bool,
+        covers_from: u64,
+    ) -> Diff {
+        let listed: std::collections::HashSet<String> = changes.iter().map(|c| c.change_id.clone()).collect();
+        let mut diff = self.merge(changes, groups);
+        let gone: Vec<String> = self
+            .rows
+            .values()
+            .filter(|r| {
+                in_part(r.change.status)
+                    && number_of(&r.change.short_id) >= covers_from
+                    && !listed.contains(&r.change.change_id)
+            })
+            .map(|r| r.change.change_id.clone())
+            .collect();
+        for id in &gone {
+            self.rows.remove(id);
+        }
+        diff.removed = gone;
+        diff
+    }
+
+    /// Drops an item no longer listed under the filter.
+    pub fn remove(&mut self, change_id: &str) -> Diff {
+        let removed = self.rows.remove(change_id).map(|_| vec![change_id.to_owned()]).unwrap_or_default();
+        Diff { removed, ..Diff::default() }
     }
 
     pub fn get(&self, change_id: &str) -> Option<&Row> {
@@ -298,7 +326,8 @@ impl Queue {
     }
 }
 
-fn number_of(short_id: &str) -> u64 {
+/// An item's number (`shortId` as a number; 0 when it is not one).
+pub fn number_of(short_id: &str) -> u64 {
     short_id.parse().unwrap_or(0)
 }
 
@@ -406,7 +435,8 @@ mod tests {
             ),
         ];
         let groups = [group("g1", 2_600_000), group("g2", 1_500_000)];
-        let queue = Queue::from_list(changes, &groups);
+        let mut queue = Queue::default();
+        queue.merge(changes, &groups);
         let sections = queue.sections(ME, now(), false);
         let names: Vec<(Section, Vec<&str>)> =
             sections.iter().map(|(s, ids)| (*s, ids.iter().map(String::as_str).collect())).collect();
@@ -433,22 +463,27 @@ mod tests {
     }
 
     #[test]
-    fn replace_reports_only_what_changed() {
-        let mut queue =
-            Queue::from_list(vec![change("a", 1, "open", json!({})), change("b", 2, "open", json!({}))], &[]);
-        let diff = queue.replace(
-            vec![
-                change("a", 1, "open", json!({})),
-                change("b", 2, "needs_answer", json!({})),
-                change("c", 3, "open", json!({})),
-            ],
-            &[],
-        );
-        assert_eq!(diff, Diff { added: vec!["c".into()], changed: vec!["b".into()], removed: vec![] });
-        let diff = queue.replace(vec![change("c", 3, "open", json!({}))], &[]);
-        assert_eq!(diff.removed, vec!["a".to_owned(), "b".to_owned()]);
-        assert!(queue.replace(vec![change("c", 3, "open", json!({}))], &[]).is_empty());
-        assert_eq!(queue.len(), 1);
+    fn pages_merge_and_a_fresh_first_page_drops_only_what_it_covers() {
+        let mut queue = Queue::default();
+        let diff =
+            queue.merge(vec![change("a", 9, "open", json!({})), change("b", 5, "open", json!({}))], &[]);
+        assert_eq!(diff.added, vec!["a".to_owned(), "b".to_owned()]);
+        // An older page; then one item again, changed.
+        queue.merge(vec![change("c", 2, "open", json!({})), change("z", 1, "done", json!({}))], &[]);
+        let diff = queue.merge(vec![change("b", 5, "needs_answer", json!({}))], &[]);
+        assert_eq!(diff, Diff { added: vec![], changed: vec!["b".into()], removed: vec![] });
+        assert!(queue.merge(vec![change("b", 5, "needs_answer", json!({}))], &[]).is_empty());
+        // The first page again, covering #5 and up: `a` is gone, `c` (#2) is older than
+        // the page and kept, and the done `z` belongs to the other part.
+        let active = |s: ChangeStatus| s != ChangeStatus::Done;
+        let diff = queue.refresh(vec![change("b", 5, "needs_answer", json!({}))], &[], active, 5);
+        assert_eq!(diff.removed, vec!["a".to_owned()]);
+        assert!(queue.get("c").is_some() && queue.get("z").is_some());
+        // A last page covers everything.
+        assert_eq!(queue.refresh(vec![], &[], active, 0).removed, vec!["b".to_owned(), "c".to_owned()]);
+        assert_eq!(queue.remove("z").removed, vec!["z".to_owned()]);
+        assert!(queue.remove("z").is_empty());
+        assert!(queue.is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod check;
 mod item;
 mod live;
 mod queue;
+mod reading;
 mod stats;
 mod webhooks;
 
@@ -298,7 +299,7 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
             if ctx.filter.get_untracked() != filter {
                 ctx.store.clear();
                 own.set_filter.set(filter);
-                queue::reload(ctx);
+                reading::reload(ctx);
             }
         });
     };
@@ -322,7 +323,7 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
     let stream = live::start(
         settings.clone(),
         project.project_id.clone(),
-        move || queue::reload(ctx),
+        move |hints| reading::hint(ctx, hints),
         move |state| link.set(state),
     );
     let stream: StoredValue<Option<live::Link>, LocalStorage> = StoredValue::new_local(Some(stream));
@@ -339,7 +340,7 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
             if now - last_check.get_value() > 2_000 {
                 last_check.set_value(now);
                 if ctx.store.hold_ended(stamp) {
-                    queue::reload(ctx);
+                    reading::reload(ctx);
                 }
                 ctx.store.resection(stamp);
             }
@@ -347,7 +348,7 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
             if now - last_presence.get_value() > PRESENCE_EVERY_MS {
                 last_presence.set_value(now);
                 if let Some(filter) = ctx.filter.get_untracked() {
-                    leptos::task::spawn_local(async move { queue::read_agents(ctx, &filter).await });
+                    leptos::task::spawn_local(async move { reading::read_agents(ctx, &filter).await });
                 }
             }
         },

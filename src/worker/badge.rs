@@ -1,7 +1,8 @@
 //! The toolbar badge: how many items wait for the person: questions to answer and fixes
-//! to check on the stage, as one total (the tooltip names both, `verify::badge`). The panel keeps it
-//! fresh while it is open (it re-reads on every event); the worker polls on its own
-//! `chrome.alarms` alarm so the count stays right while the panel is closed.
+//! to check on the stage, as one total (the tooltip names both, `verify::badge`), counted by
+//! the server (`countChanges`). The worker polls on its own `chrome.alarms` alarm so the
+//! count stays right while the panel is closed; the panel asks it to count again when an
+//! event touches an item that waits for the person.
 //!
 //! The same poll announces what newly waits with a browser notification (`notify.rs`
 //! decides which): the worker is stopped when idle, and the alarm is what wakes it.
@@ -9,10 +10,12 @@
 use std::cell::RefCell;
 
 use redline_protocol::ChangeStatus;
-use redline_protocol::rpc::{GetSession, GetSessionInput, ListChanges, ListChangesInput};
+use redline_protocol::rpc::{
+    CountChanges, CountChangesInput, GetSession, GetSessionInput, ListChanges, ListChangesInput,
+};
 use wasm_bindgen::prelude::*;
 
-use crate::api::Client;
+use crate::api::{ApiError, Client};
 use crate::chrome::{self, Alarm};
 use crate::notify::{self, Memory, Reason, Waiting};
 use crate::queue;
@@ -57,23 +60,10 @@ pub async fn refresh() -> Result<u32, String> {
     let (mut questions, mut checks) = (0, 0);
     let mut waiting = Vec::new();
     for project in &session.projects {
-        let input = ListChangesInput {
-            project_id: project.project_id.clone(),
-            status: Some(vec![ChangeStatus::NeedsAnswer, ChangeStatus::Done]),
-            include_done: true,
-            limit: Some(redline_protocol::LIST_LIMIT_MAX),
-            ..ListChangesInput::default()
-        };
-        let list = client.call::<ListChanges>(input).await.map_err(|e| e.to_string())?;
-        for change in &list.changes {
-            if queue::needs_my_answer(change, &session.name) {
-                questions += 1;
-                waiting.push(Waiting::new(change, Reason::Question));
-            } else if verify::waits_for_my_check(change, &session.name) {
-                checks += 1;
-                waiting.push(Waiting::new(change, Reason::Check));
-            }
-        }
+        let (q, c, w) = count(&client, &project.project_id, &session.name).await?;
+        questions += q;
+        checks += c;
+        waiting.extend(w);
     }
     set(questions, checks).await?;
     if let Err(error) = announce(&waiting).await {
@@ -82,7 +72,43 @@ pub async fn refresh() -> Result<u32, String> {
     Ok((questions + checks) as u32)
 }
 
+/// One project's questions and checks for `me`, and the items waiting: `countChanges`, one
+/// small answer; a server without it (Fabric, which answers 404) is asked for the list of
+/// questions and done items instead, counted here.
+async fn count(client: &Client, project_id: &str, me: &str) -> Result<(usize, usize, Vec<Waiting>), String> {
+    if !COUNTS_MISSING.get() {
+        let input = CountChangesInput { project_id: project_id.to_owned(), stage_id: None };
+        match client.call::<CountChanges>(input).await {
+            Ok(counts) => return Ok(notify::from_counts(&counts)),
+            Err(ApiError::Gone { .. }) => COUNTS_MISSING.set(true),
+            Err(error) => return Err(error.to_string()),
+        }
+    }
+    let input = ListChangesInput {
+        project_id: project_id.to_owned(),
+        status: Some(vec![ChangeStatus::NeedsAnswer, ChangeStatus::Done]),
+        include_done: true,
+        limit: Some(redline_protocol::LIST_LIMIT_MAX),
+        ..ListChangesInput::default()
+    };
+    let list = client.call::<ListChanges>(input).await.map_err(|e| e.to_string())?;
+    let (mut questions, mut checks, mut waiting) = (0, 0, Vec::new());
+    for change in &list.changes {
+        if queue::needs_my_answer(change, me) {
+            questions += 1;
+            waiting.push(Waiting::new(change, Reason::Question));
+        } else if verify::waits_for_my_check(change, me) {
+            checks += 1;
+            waiting.push(Waiting::new(change, Reason::Check));
+        }
+    }
+    Ok((questions, checks, waiting))
+}
+
 thread_local! {
+    /// The server answered `countChanges` with 404: it has none (Fabric), so the worker
+    /// lists instead until it is restarted.
+    static COUNTS_MISSING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The notifications' memory while the worker lives (read from storage once): polls
     /// that overlap (the alarm, a panel's refresh) decide one after the other on it, with
     /// no await in between, so none announces what another just did.

@@ -1,17 +1,26 @@
-// The side panel on a 1,000-item queue, in Chromium, against a scripted API (so the
-// list and the events are under the bench's control; the panel code is what ships):
-// - render: the list's answer leaves the server → 1,000 rows in the DOM, laid out;
-// - one event: an SSE event leaves the server → the panel re-reads the list and the
-//   changed row shows the change (re-read, diff, re-render), on the same 1,000 items.
-// The anchor, measured in the same run and page: plain DOM code rendering the same rows
-// from the same JSON (createElement + textContent, no framework), all of them for the
-// render and all of them again for the event (what a re-render without keys costs).
-// Run with `cargo xtask bench`. Prints medians and 90th percentiles.
+// The side panel on a 10,000-item project, in Chromium, against a scripted API that
+// pages like ours (`cursor`, `order`, `changeIds` → `nextCursor`, `total`), so the list
+// and the events are under the bench's control; the panel code is what ships:
+// - first paint: the answer to the first page of items in play leaves the server → its
+//   rows in the DOM, laid out;
+// - next page: "Show more" clicked → the next page read and its rows laid out;
+// - 1,000-item render: with 1,000 items read (20 pages), the queue mounted again (Esc
+//   from an item) → every row read laid out;
+// - one event: an SSE event leaves the server → the panel reads that one row
+//   (`changeIds`) and shows the change; and the same on a server that ignores
+//   `changeIds` and does not page (Fabric, ours before #25), where the panel re-reads the
+//   lists whole on every event, as it did before paging.
+// The anchor, measured in the same run and page: plain DOM code (createElement +
+// textContent, no framework) that asks for the same first page from the same server and
+// renders its rows, the clock running from the answer leaving, as for the panel; and the
+// same code rendering as many rows as the panel holds from their JSON (parse included).
+// Run with `cargo xtask bench panel`. Prints medians and 90th percentiles.
 import { createServer } from "node:http";
 import { launchBrowser } from "../e2e/harness.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 10);
-const ITEMS = 1000;
+const ITEMS = 10_000;
+const LOADED = 1_000;
 const stats = (xs) => {
   const sorted = [...xs].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -23,9 +32,12 @@ const fmt = ({ median, p90 }) => `median ${median.toFixed(1)} ms, p90 ${p90.toFi
 const project = { projectId: "p1", name: "bench" };
 const iso = (ms) => new Date(ms).toISOString();
 const now = Date.now();
-const statuses = ["open", "open", "open", "open", "claimed", "claimed", "needs_answer", "in_progress", "done", "done"];
+const inPlay = ["open", "open", "open", "claimed", "needs_answer", "in_progress"];
+// 1,200 items in play, 200 dismissed, the rest done (a team's history), summaries as our
+// server lists them.
+const statusOf = (i) => (i % 25 < 3 ? inPlay[(Math.floor(i / 25) + i) % inPlay.length] : i % 50 === 7 ? "dismissed" : "done");
 const changes = Array.from({ length: ITEMS }, (_, i) => {
-  const status = statuses[i % statuses.length];
+  const status = statusOf(i);
   return {
     changeId: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
     shortId: String(i + 1),
@@ -48,15 +60,36 @@ const changes = Array.from({ length: ITEMS }, (_, i) => {
     branch: status === "done" ? "main" : null,
     headCommit: status === "done" ? "a91c4e2f00d" : null,
     resolvedAt: null,
-    live: status === "done" ? i % 20 === 0 : null,
+    live: status === "done" ? i % 200 === 1 : null,
     createdAt: iso(now - (ITEMS - i) * 60_000),
     held: false,
     heldUntil: null,
+    elementCount: 3,
+    consoleErrorCount: 0,
+    messageCount: 0,
   };
 });
 const groups = [{ groupId: "g1", projectId: "p1", title: "Changes on /orders", claimedBy: "claude", claimExpiresAt: iso(now + 3_600_000), createdAt: iso(now), fence: 1 }];
+const closed = new Set(["done", "dismissed"]);
 
-let holdList = null; // a promise the list answer waits for (the render bench starts it)
+// `paged`: like our server; otherwise like one that ignores the new fields.
+let paged = true;
+const list = (input) => {
+  const limit = Math.min(input.limit ?? 50, 200);
+  let xs = changes.filter((c) => (input.status ? input.status.includes(c.status) : input.includeDone || !closed.has(c.status)));
+  if (!paged) return { changes: xs.slice(0, limit), groups };
+  if (input.changeIds) xs = xs.filter((c) => input.changeIds.includes(c.changeId));
+  const newest = input.order === "newest";
+  if (newest) xs.reverse();
+  const total = xs.length;
+  if (input.cursor) xs = xs.filter((c) => (newest ? Number(c.shortId) < Number(input.cursor) : Number(c.shortId) > Number(input.cursor)));
+  const page = xs.slice(0, limit);
+  return { changes: page, groups, total, ...(xs.length > limit ? { nextCursor: page.at(-1).shortId } : {}) };
+};
+const isFirstPage = (input) => !input.includeDone && !input.cursor && !input.changeIds;
+
+let asked = null;
+let holdFirst = null; // a promise the first page's answer waits for (the first-paint bench starts it)
 let seq = 0;
 const streams = new Set();
 
@@ -74,16 +107,25 @@ const server = createServer(async (request, response) => {
   for await (const chunk of request) body += chunk;
   const name = request.url.replace("/rpc/", "");
   const input = body ? JSON.parse(body).data ?? {} : {};
-  const json = (value, status = 200) => response.writeHead(status, { ...cors, "Content-Type": "application/json" }).end(JSON.stringify(value));
+  const json = (value, status = 200) => response.writeHead(status, { ...cors, "Content-Type": "application/json" }).end(typeof value === "string" ? value : JSON.stringify(value));
   switch (name) {
     case "getSession":
       return json({ userId: "u1", name: "dev", projects: [project], scopes: ["changes:project:read", "changes:project:file"] });
     case "resolveStage":
       return json({ message: "no stage", code: "not_found" }, 404);
+    case "countChanges":
+      return json({ byStatus: { open: 0, claimed: 0, needs_answer: 0, in_progress: 0, done: 0, dismissed: 0 }, held: 0, waiting: [], waitingTotal: 0 });
+    case "getChange":
+      return json({ change: changes.find((c) => c.changeId === input.changeId), thread: [], stageUrl: null });
     case "listChanges": {
-      if (input.status) return json({ changes: changes.filter((c) => input.status.includes(c.status)), groups });
-      if (holdList) await holdList;
-      return json({ changes, groups });
+      const answer = JSON.stringify(list(input));
+      if (isFirstPage(input)) {
+        if (holdFirst) {
+          asked?.();
+          await holdFirst;
+        }
+      }
+      return json(answer);
     }
     default:
       return json({ message: `not scripted: ${name}`, code: "not_found" }, 404);
@@ -99,14 +141,15 @@ await panel.goto(browser.extensionUrl("panel.html"));
 await panel.evaluate((apiUrl) => chrome.storage.local.set({ settings: { apiUrl, token: "bench" } }), apiUrl);
 
 /**
- * Starts the clock and watches the page until `selector` matches `count` elements, or
- * its first match has the text `text`; the time is taken after layout.
+ * Starts the clock and watches the page until `selector` matches `count` elements (at
+ * least), or its first match has the text `text`; the time is taken after layout.
+ * `key`, if given, is pressed in the page once the clock runs.
  */
 const watch = (condition) =>
-  panel.evaluate(({ selector, count, text }) => {
+  panel.evaluate(({ selector, count, text, key }) => {
     const done = () =>
       count !== undefined
-        ? document.querySelectorAll(selector).length === count
+        ? document.querySelectorAll(selector).length >= count
         : document.querySelector(selector)?.textContent === text;
     window.benchDone = new Promise((resolve) => {
       const observer = new MutationObserver(() => {
@@ -119,41 +162,15 @@ const watch = (condition) =>
       observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
     });
     window.benchStart = performance.now();
+    if (key) window.dispatchEvent(new KeyboardEvent("keydown", { key }));
   }, condition);
 const elapsed = () => panel.evaluate(async () => (await window.benchDone) - window.benchStart);
+const rowCount = () => panel.evaluate(() => document.querySelectorAll('[data-testid="queue-row"]').length);
+const ROW = '[data-testid="queue-row"]';
 
-// ---- render 1,000 rows ----
-const render = [];
-for (let i = 0; i < RUNS; i++) {
-  let release;
-  holdList = new Promise((resolve) => (release = resolve));
-  await panel.reload();
-  await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
-  await panel.getByText("Reading the queue").waitFor();
-  await watch({ selector: '[data-testid="queue-row"]', count: ITEMS });
-  release();
-  render.push(await elapsed());
-}
-holdList = null;
-await panel.getByTestId("link-state").getByText("live").waitFor();
-
-// ---- one event on 1,000 rows: an item's status and title change ----
-const event = [];
-for (let i = 0; i < RUNS; i++) {
-  const item = changes[i * 10]; // an `open` item, in "Waiting"
-  const title = `Retitled ${i}`;
-  await watch({ selector: `[data-change-id="${item.changeId}"] [data-testid="row-title"]`, text: title });
-  item.title = title;
-  item.status = "needs_answer";
-  seq += 1;
-  for (const stream of streams) stream.write(`id: ${seq}\ndata: ${JSON.stringify({ type: "asked", changeId: item.changeId, shortId: item.shortId, seq })}\n\n`);
-  event.push(await elapsed());
-}
-
-// ---- the anchor: plain DOM code on the same JSON ----
-const anchor = await panel.evaluate(async ({ changes, groups, runs }) => {
-  const text = JSON.stringify({ changes, groups });
-  const renderAll = (host) => {
+/** Plain DOM code: the rows of a `listChanges` answer's JSON, then layout. */
+const plainRows = () => {
+  window.renderRows = (host, text) => {
     const { changes } = JSON.parse(text);
     const list = document.createElement("ul");
     list.setAttribute("role", "list");
@@ -177,35 +194,145 @@ const anchor = await panel.evaluate(async ({ changes, groups, runs }) => {
     host.replaceChildren(list);
     document.body.offsetHeight;
   };
-  // Inside a section like the panel's, so the rows get the same styles (off-screen rows
-  // skip layout in both).
-  const host = document.createElement("section");
-  host.className = "queue-section";
-  document.querySelector("main").append(host);
-  const render = [];
-  const rerender = [];
-  for (let i = 0; i < runs; i++) {
-    host.replaceChildren();
-    document.body.offsetHeight;
-    let t = performance.now();
-    renderAll(host);
-    render.push(performance.now() - t);
-    t = performance.now();
-    renderAll(host);
-    rerender.push(performance.now() - t);
-  }
-  host.remove();
-  return { render, rerender };
-}, { changes, groups, runs: RUNS });
+};
+const reloadPanel = async () => {
+  await panel.reload();
+  await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
+  await panel.evaluate(plainRows);
+};
+let requested = null; // resolves when the held first page is asked for
+const waitForRequest = () => requested;
+
+// ---- first paint of the 10,000-item project ----
+const firstPaint = [];
+const firstPaintAnchor = [];
+const pageRows = 50; // the panel's page (`pages::PAGE`)
+for (let i = 0; i < RUNS; i++) {
+  let release;
+  const ask = () => (requested = new Promise((resolve) => (asked = resolve)));
+  ask();
+  holdFirst = new Promise((resolve) => (release = resolve));
+  await reloadPanel();
+  await waitForRequest();
+  await watch({ selector: ROW, count: pageRows });
+  release();
+  firstPaint.push(await elapsed());
+  // The anchor in the same conditions: plain code asks for the same page, and the clock
+  // runs from the answer leaving to its rows laid out.
+  ask();
+  holdFirst = new Promise((resolve) => (release = resolve));
+  await panel.evaluate((apiUrl) => {
+    const host = document.createElement("section");
+    host.className = "queue-section bench-anchor";
+    document.querySelector("main").prepend(host);
+    const input = { projectId: "p1", includeDone: false, limit: 50, order: "newest" };
+    window.benchAnchor = fetch(`${apiUrl}/rpc/listChanges`, {
+      method: "POST",
+      headers: { Authorization: "Bearer bench", "Content-Type": "application/json" },
+      body: JSON.stringify({ data: input }),
+    })
+      .then((response) => response.text())
+      .then((text) => window.renderRows(host, text));
+  }, apiUrl);
+  await waitForRequest();
+  await watch({ selector: ".bench-anchor li", count: pageRows });
+  release();
+  firstPaintAnchor.push(await elapsed());
+  await panel.evaluate(() => window.benchAnchor.then(() => document.querySelector(".bench-anchor").remove()));
+}
+holdFirst = null;
+await panel.getByTestId("link-state").getByText("live").waitFor();
+
+// ---- the next pages, to 1,000 items: "Show more" → 50 more rows laid out ----
+const nextPage = [];
+const more = panel.getByTestId("queue-more").getByRole("button");
+await panel.waitForFunction((n) => document.querySelectorAll('[data-testid="queue-row"]').length >= n, pageRows);
+while ((await rowCount()) < LOADED) {
+  const before = await rowCount();
+  await more.scrollIntoViewIfNeeded();
+  await panel.waitForFunction(() => document.querySelector('[data-testid="queue-more"]')?.getAttribute("aria-busy") === "false");
+  const at = await rowCount();
+  await watch({ selector: ROW, count: at + 50 });
+  await more.click();
+  nextPage.push(await elapsed());
+  if ((await rowCount()) <= before) throw new Error("no rows came");
+}
+const loaded = await rowCount();
+
+// ---- the queue mounted again with 1,000 items read ----
+const remount = [];
+for (let i = 0; i < RUNS; i++) {
+  await panel.locator(ROW).first().locator(".row-main").click();
+  await panel.getByRole("article", { name: "Item" }).waitFor();
+  await watch({ selector: ROW, count: loaded, key: "Escape" });
+  remount.push(await elapsed());
+}
+
+// ---- one event: an item's status and title change ----
+const openItems = changes.filter((c, i) => statusOf(i) === "open").reverse(); // newest first, as read
+const eventOn = async (item) => {
+  const title = `Retitled ${seq + 1}`;
+  await watch({ selector: `[data-change-id="${item.changeId}"] [data-testid="row-title"]`, text: title });
+  item.title = title;
+  item.status = "needs_answer";
+  seq += 1;
+  for (const stream of streams) stream.write(`id: ${seq}\ndata: ${JSON.stringify({ type: "asked", changeId: item.changeId, shortId: item.shortId, seq })}\n\n`);
+  return elapsed();
+};
+const event = [];
+for (let i = 0; i < RUNS; i++) event.push(await eventOn(openItems[i]));
+
+// ---- the same on a server that ignores the new fields: lists read whole, re-read per event ----
+paged = false;
+await reloadPanel();
+await panel.getByTestId("link-state").getByText("live").waitFor();
+const oldest = changes.filter((c) => c.status === "open"); // oldest first, as such a server lists
+// The oldest items come first in "Needs your answer" (questions are answered in order),
+// so each row the events below move there is shown.
+await panel.waitForFunction(() => document.querySelectorAll('[data-testid="queue-row"]').length >= 50);
+await panel.waitForTimeout(500);
+// The first events find out that `changeIds` is ignored (the oldest item is the one such
+// a server answers first, so the first asks for it by chance).
+await eventOn(oldest[0]);
+await eventOn(oldest[1]);
+const relist = [];
+for (let i = 2; i < RUNS + 2; i++) relist.push(await eventOn(oldest[i]));
+
+// ---- the anchor: plain DOM code rendering as many rows from the same JSON ----
+const thousand = JSON.stringify({ changes: changes.filter((c) => !closed.has(c.status)).reverse().slice(0, loaded), groups });
+await panel.evaluate(plainRows);
+const anchorThousand = stats(
+  await panel.evaluate(async ({ text, runs }) => {
+    // Inside a section like the panel's, so the rows get the same styles (off-screen rows
+    // skip layout in both).
+    const host = document.createElement("section");
+    host.className = "queue-section";
+    document.querySelector("main").prepend(host);
+    const times = [];
+    for (let i = 0; i < runs; i++) {
+      host.replaceChildren();
+      document.body.offsetHeight;
+      const t = performance.now();
+      window.renderRows(host, text);
+      times.push(performance.now() - t);
+    }
+    host.remove();
+    return times;
+  }, { text: thousand, runs: RUNS }),
+);
+const anchorPage = stats(firstPaintAnchor);
 
 const rows = [
-  ["panel: render 1,000 items", stats(render), stats(anchor.render)],
-  ["anchor: plain DOM, 1,000 rows", stats(anchor.render), stats(anchor.render)],
-  ["panel: one event on 1,000 items", stats(event), stats(anchor.rerender)],
-  ["anchor: plain DOM re-render of 1,000", stats(anchor.rerender), stats(anchor.rerender)],
+  [`panel: first paint, ${pageRows} of ${ITEMS.toLocaleString("en")} items`, stats(firstPaint), anchorPage],
+  [`panel: next page (+50 rows, ${nextPage.length} clicks)`, stats(nextPage), anchorPage],
+  ["anchor: plain DOM, the same page asked and rendered", anchorPage, anchorPage],
+  [`panel: ${loaded.toLocaleString("en")} items read, queue mounted again`, stats(remount), anchorThousand],
+  [`anchor: plain DOM, ${loaded.toLocaleString("en")} rows`, anchorThousand, anchorThousand],
+  ["panel: one event, the row read (changeIds)", stats(event), stats(relist)],
+  ["panel: one event, lists re-read (no changeIds)", stats(relist), stats(relist)],
 ];
 for (const [label, s, vs] of rows) {
-  console.log(`${label.padEnd(38)} ${fmt(s)}  (${(s.median / vs.median).toFixed(2)}× its anchor)`);
+  console.log(`${label.padEnd(52)} ${fmt(s)}  (${(s.median / vs.median).toFixed(2)}× its anchor)`);
 }
 
 await browser.close();

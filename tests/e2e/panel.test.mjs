@@ -325,6 +325,41 @@ describe("the side panel", () => {
     await panel.getByLabel("Show dismissed").uncheck();
   });
 
+  test("a long queue shows its first rows, and more as the person scrolls to its end", async () => {
+    await panel.bringToFront();
+    await panel.evaluate(() => window.scrollTo(0, 0));
+    // More than a page (`pages::PAGE`, 50) of items in play, filed at once.
+    const count = 60;
+    for (let i = 1; i <= count; i++) {
+      await server.rpc("createChange", { stageId: server.stageId, title: `Paged item ${i}`, route: "/" });
+    }
+    await server.rpc("releaseChanges", { stageId: server.stageId });
+    const paged = panel.getByTestId("queue-row").filter({ has: panel.getByTestId("row-title").getByText(/^Paged item \d+$/) });
+    const pagedRow = (n) => panel.getByTestId("queue-row").filter({ has: panel.getByTestId("row-title").getByText(`Paged item ${n}`, { exact: true }) });
+    // The newest first; the first page is shown, the rest is not (a server that pages has
+    // not even sent them; one that does not has, and the panel shows a page at a time).
+    await pagedRow(60).waitFor();
+    await panel.getByTestId("queue-more").waitFor();
+    const first = await paged.count();
+    assert.ok(first < count, `the first page shows ${first} of ${count} items`);
+    assert.equal(await pagedRow(1).count(), 0, "the oldest is not shown yet");
+    await assertAccessible(panel, "the queue with more to show");
+    // Scrolling to the end shows (or reads) more, until everything is there.
+    for (let i = 0; i < 20 && (await pagedRow(1).count()) === 0; i++) {
+      await panel.evaluate(() => window.scrollTo(0, document.scrollingElement.scrollHeight));
+      await panel.waitForTimeout(200);
+    }
+    await pagedRow(1).waitFor();
+    assert.equal(await paged.count(), count);
+    // The button does the same for the keyboard; at the end there is none.
+    await panel.waitForFunction(() => document.querySelector('[data-testid="queue-more"]') === null || document.querySelector('[data-testid="queue-more"]').getAttribute("aria-busy") === "false");
+    for (let i = 0; i < 50 && (await panel.getByTestId("queue-more").count()); i++) {
+      await panel.getByTestId("queue-more").getByRole("button", { name: "Show more" }).click();
+      await panel.waitForTimeout(100);
+    }
+    await panel.evaluate(() => window.scrollTo(0, 0));
+  });
+
   test("Settings signs in with a code approved on the server host", async () => {
     await panel.bringToFront();
     await panel.getByRole("button", { name: "Settings" }).click();

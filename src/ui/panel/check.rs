@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use redline_protocol::rpc::{UploadShot, UploadShotInput, VerifyChange, VerifyChangeInput};
 use redline_protocol::{Change, Element, Point, Rect, Verdict, short_sha};
 
-use super::queue::reload;
+use super::reading::reload;
 use super::{Ctx, ErrorLine};
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::Image;

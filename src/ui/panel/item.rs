@@ -15,7 +15,7 @@ use redline_protocol::{
     FailedRequest, Message, Timestamp, open_question, option_label,
 };
 
-use super::queue::reload;
+use super::reading::reload;
 use super::{Ctx, ErrorLine, check};
 use crate::chip::ChipName;
 use crate::locate::Located;

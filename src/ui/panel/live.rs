@@ -1,7 +1,8 @@
 //! The panel's live link to the queue: `GET /events/changes:{projectId}` read with
 //! `fetch` (an `EventSource` cannot send the bearer token), parsed by `redline_protocol::sse`,
 //! resumed with `Last-Event-ID`, reconnected with backoff; while the stream is down the
-//! panel polls instead. Every event is only a hint to re-read the list.
+//! panel polls instead. Every event is only a hint: to read again the row it names, or
+//! the list's first pages (`pages::Hints`).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -10,6 +11,7 @@ use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use crate::pages::Hints;
 use crate::queue::{POLL_AFTER_FAILURES, POLL_INTERVAL_MS, reconnect_delay_ms};
 use crate::settings::Settings;
 use crate::timer;
@@ -66,13 +68,13 @@ impl Drop for Link {
     }
 }
 
-/// Starts following `project_id`'s events: `on_event` is called after every event (and
-/// once the stream opens, to catch what happened while it was down); `on_state` when
-/// the link changes.
+/// Starts following `project_id`'s events: `on_event` is called with what each chunk of
+/// the stream's events asks for (and to re-read once the stream opens, to catch what
+/// happened while it was down, and on every poll); `on_state` when the link changes.
 pub fn start(
     settings: Settings,
     project_id: String,
-    on_event: impl Fn() + 'static,
+    on_event: impl Fn(Hints) + 'static,
     on_state: impl Fn(LinkState) + 'static,
 ) -> Link {
     let alive = Rc::new(Cell::new(true));
@@ -88,7 +90,7 @@ pub fn start(
             while alive.get() {
                 timer::sleep(POLL_INTERVAL_MS).await;
                 if alive.get() && failures.get() >= POLL_AFTER_FAILURES {
-                    on_event();
+                    on_event(Hints::reread());
                 }
             }
         });
@@ -142,7 +144,7 @@ async fn stream(
     last_event_id: &mut Option<String>,
     alive: &Cell<bool>,
     on_open: &dyn Fn(),
-    on_event: &dyn Fn(),
+    on_event: &dyn Fn(Hints),
 ) -> Result<(), String> {
     let url = format!(
         "{}/events/changes:{}",
@@ -156,7 +158,7 @@ async fn stream(
     }
     on_open();
     // Whatever happened while we were away.
-    on_event();
+    on_event(Hints::reread());
     let body = Reflect::get(&response, &"body".into()).ok().filter(|b| !b.is_null() && !b.is_undefined());
     let body = body.ok_or("the stream has no body")?;
     let reader = Reflect::get(&body, &"getReader".into())
@@ -177,8 +179,9 @@ async fn stream(
         let bytes = Reflect::get(&chunk, &"value".into()).map_err(|e| message(&e))?;
         let events = parser.feed(&Uint8Array::new(&bytes).to_vec());
         *last_event_id = parser.last_event_id().map(str::to_owned);
-        if !events.is_empty() {
-            on_event();
+        let hints = Hints::of(&events);
+        if !hints.is_empty() {
+            on_event(hints);
         }
     }
     Ok(())

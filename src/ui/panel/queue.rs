@@ -1,20 +1,19 @@
 //! The queue in the side panel: a keyed store of rows (one signal per item, so an event
-//! re-renders only the rows that changed) and the sections that list them.
+//! re-renders only the rows that changed) and the sections that list them, cut to the rows
+//! shown; the end of the list reads more as it comes into view (`reading.rs` reads).
 
 use std::collections::HashMap;
 
 use leptos::prelude::*;
-use redline_protocol::rpc::{
-    ListAgents, ListAgentsInput, ListChanges, ListChangesInput, ListChangesOutput, ReleaseChanges,
-    ReleaseChangesInput,
-};
+use redline_protocol::rpc::{ReleaseChanges, ReleaseChangesInput};
 use redline_protocol::{AgentPresence, ChangeStatus, Timestamp};
 
+use super::reading::{more, reload};
 use super::{Ctx, ErrorLine};
-use crate::api::Client;
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::OutboxItem;
-use crate::queue::{self, Queue, Row, Section};
+use crate::pages::{self, Hints, Pages, Part};
+use crate::queue::{self, Diff, Queue, Row, Section};
 use crate::tray::{self, TrayItem};
 use crate::ui::held;
 
@@ -26,22 +25,31 @@ pub enum Load {
     Failed(String),
 }
 
-/// The queue the panel shows: the pure [`Queue`], one signal per row, and the ids of
-/// each section (what the `<For>`s iterate).
+/// The queue the panel shows: the pure [`Queue`] of the rows read so far, one signal per
+/// row, how far the list has been read ([`Pages`]), and the ids of each section cut to
+/// the rows shown (what the `<For>`s iterate).
 #[derive(Clone, Copy)]
 pub struct Store {
     queue: StoredValue<Queue>,
     rows: StoredValue<HashMap<String, ArcRwSignal<Row>>>,
+    pub(super) pages: StoredValue<Pages>,
     pub sections: RwSignal<Vec<(Section, Vec<String>)>>,
+    /// Each section's heading count: the rows read (`50+` while pages are left).
+    counts: RwSignal<Vec<(Section, String)>>,
+    /// Rows are left to show or to read.
+    more: RwSignal<bool>,
+    loaded: StoredValue<usize>,
+    /// A further page is being read.
+    pub(super) reading_more: RwSignal<bool>,
     pub load: RwSignal<Load>,
     pub me: RwSignal<String>,
     pub show_dismissed: RwSignal<bool>,
     /// The project's agents as `listAgents` last said (the presence line, the claim lines).
     pub agents: RwSignal<Vec<AgentPresence>>,
-    /// Bumped on every re-read, so an open item reads its thread again.
+    /// Bumped on every read, so an open item reads its thread again.
     pub version: RwSignal<u64>,
-    /// A re-read is running, and whether another was asked for meanwhile.
-    reading: StoredValue<(bool, bool)>,
+    /// A read is running, and what was asked for meanwhile (done after it).
+    pub(super) work: StoredValue<(bool, Hints)>,
 }
 
 impl Store {
@@ -49,20 +57,26 @@ impl Store {
         Store {
             queue: StoredValue::new(Queue::default()),
             rows: StoredValue::new(HashMap::new()),
+            pages: StoredValue::new(Pages::default()),
             sections: RwSignal::new(Vec::new()),
+            counts: RwSignal::new(Vec::new()),
+            more: RwSignal::new(false),
+            loaded: StoredValue::new(0),
+            reading_more: RwSignal::new(false),
             load: RwSignal::new(Load::Loading),
             me: RwSignal::new(me),
             show_dismissed: RwSignal::new(false),
             agents: RwSignal::new(Vec::new()),
             version: RwSignal::new(0),
-            reading: StoredValue::new((false, false)),
+            work: StoredValue::new((false, Hints::default())),
         }
     }
 
-    /// Takes a fresh list: rows that changed are set, new ones added, gone ones dropped,
-    /// and the sections recomputed.
-    pub fn apply(&self, list: ListChangesOutput, now: Timestamp) {
-        let diff = self.queue.try_update_value(|q| q.replace(list.changes, &list.groups)).unwrap_or_default();
+    /// Changes the held rows with `change` (a page merged, a row read again, a first page
+    /// refreshed) and sets the signals of the rows it touched: changed ones are set, new
+    /// ones added, gone ones dropped.
+    pub(super) fn change(&self, change: impl FnOnce(&mut Queue) -> Diff) {
+        let diff = self.queue.try_update_value(change).unwrap_or_default();
         self.queue.with_value(|q| {
             self.rows.update_value(|rows| {
                 for id in &diff.removed {
@@ -80,33 +94,54 @@ impl Store {
                 }
             });
         });
-        self.resection(now);
-        self.load.set(Load::Ready);
-        self.version.update(|v| *v += 1);
     }
 
-    /// Recomputes the sections (a lease may have lapsed); sets them only if they moved.
+    /// Recomputes the sections (a lease may have lapsed, rows came or are shown) and cuts
+    /// them to the rows shown; sets what moved.
     pub fn resection(&self, now: Timestamp) {
         let me = self.me.get_untracked();
         let show = self.show_dismissed.get_untracked();
-        let sections = self.queue.with_value(|q| q.sections(&me, now, show));
+        let all = self.queue.with_value(|q| q.sections(&me, now, show));
+        let all = self.pages.with_value(|p| p.showable(all));
+        let loaded = all.iter().map(|(_, ids)| ids.len()).sum();
+        self.loaded.set_value(loaded);
+        let (sections, counts, more) = self.pages.with_value(|p| {
+            let counts = all
+                .iter()
+                .map(|(s, ids)| {
+                    (*s, pages::count_label(ids.len(), p.reading(Part::of_section(*s)).has_more()))
+                })
+                .collect::<Vec<_>>();
+            (pages::window(&all, p.shown), counts, p.has_more(loaded))
+        });
         if self.sections.with_untracked(|s| *s != sections) {
             self.sections.set(sections);
         }
+        if self.counts.with_untracked(|c| *c != counts) {
+            self.counts.set(counts);
+        }
+        if self.more.get_untracked() != more {
+            self.more.set(more);
+        }
+    }
+
+    /// How many rows the sections hold (read, not necessarily shown), as last resectioned.
+    pub(super) fn loaded(&self) -> usize {
+        self.loaded.get_value()
     }
 
     pub fn row(&self, id: &str) -> Option<ArcRwSignal<Row>> {
         self.rows.with_value(|rows| rows.get(id).cloned())
     }
 
-    pub fn needs_answer_count(&self) -> usize {
+    /// Whether the row of `change_id`, as held now, counts on the toolbar badge.
+    pub(super) fn on_badge(&self, change_id: &str) -> bool {
         let me = self.me.get_untracked();
-        self.queue.with_value(|q| q.needs_answer_count(&me))
-    }
-
-    pub fn check_count(&self) -> usize {
-        let me = self.me.get_untracked();
-        self.queue.with_value(|q| q.check_count(&me))
+        self.queue.with_value(|q| {
+            q.get(change_id).is_some_and(|r| {
+                queue::needs_my_answer(&r.change, &me) || crate::verify::waits_for_my_check(&r.change, &me)
+            })
+        })
     }
 
     /// A held item's hold has run out by the local clock: worth a re-read.
@@ -124,10 +159,15 @@ impl Store {
         self.sections.with(|s| s.iter().flat_map(|(_, ids)| ids.iter().cloned()).collect())
     }
 
+    /// Empties the store for a new filter, which is read from its first page.
     pub fn clear(&self) {
         self.queue.set_value(Queue::default());
         self.rows.set_value(HashMap::new());
+        self.pages.set_value(Pages::default());
+        self.work.update_value(|(_, hints)| *hints = Hints::default());
         self.sections.set(Vec::new());
+        self.counts.set(Vec::new());
+        self.more.set(false);
         self.load.set(Load::Loading);
     }
 }
@@ -138,67 +178,6 @@ pub struct Filter {
     pub project_id: String,
     /// `None`: the whole project.
     pub stage_id: Option<String>,
-}
-
-/// Re-reads the list (coalescing: a call during a read makes one more read after it).
-pub fn reload(ctx: Ctx) {
-    let store = ctx.store;
-    let busy = store.reading.with_value(|(running, _)| *running);
-    if busy {
-        store.reading.update_value(|r| r.1 = true);
-        return;
-    }
-    store.reading.set_value((true, false));
-    leptos::task::spawn_local(async move {
-        while let Some(filter) = ctx.filter.get_untracked() {
-            let client = ctx.client.get_value();
-            match read(&client, &filter).await {
-                Ok(list) => {
-                    // The filter may have moved while we read.
-                    if ctx.filter.get_untracked().as_ref() == Some(&filter) {
-                        store.apply(list, now());
-                        let (text, title) =
-                            crate::verify::badge(store.needs_answer_count(), store.check_count());
-                        leptos::task::spawn_local(async move {
-                            let _ = crate::chrome::set_badge(&text).await;
-                            let _ = crate::chrome::set_action_title(&title).await;
-                        });
-                    }
-                }
-                Err(message) => store.load.set(Load::Failed(message)),
-            }
-            read_agents(ctx, &filter).await;
-            let again = store.reading.with_value(|(_, again)| *again);
-            if again {
-                store.reading.set_value((true, false));
-            } else {
-                break;
-            }
-        }
-        store.reading.set_value((false, false));
-    });
-}
-
-/// Reads who is working the queue (set only when it changed, so rows re-render only
-/// then). A server without `listAgents` (Fabric) shows no presence.
-pub async fn read_agents(ctx: Ctx, filter: &Filter) {
-    let input = ListAgentsInput { project_id: filter.project_id.clone() };
-    if let Ok(out) = ctx.client.get_value().call::<ListAgents>(input).await
-        && ctx.store.agents.with_untracked(|a| *a != out.agents)
-    {
-        ctx.store.agents.set(out.agents);
-    }
-}
-
-async fn read(client: &Client, filter: &Filter) -> Result<ListChangesOutput, String> {
-    let input = ListChangesInput {
-        project_id: filter.project_id.clone(),
-        stage_id: filter.stage_id.clone(),
-        include_done: true,
-        limit: Some(redline_protocol::LIST_LIMIT_MAX),
-        ..ListChangesInput::default()
-    };
-    client.call::<ListChanges>(input).await.map_err(|e| e.to_string())
 }
 
 pub fn now() -> Timestamp {
@@ -259,6 +238,7 @@ pub fn QueueView() -> impl IntoView {
                 view! { <QueueSection section /> }.into_any()
             }}
         </For>
+        <More />
         <label class="toggle">
             <input type="checkbox" prop:checked=move || store.show_dismissed.get()
                 on:change=move |e| {
@@ -267,6 +247,50 @@ pub fn QueueView() -> impl IntoView {
                 } />
             "Show dismissed"
         </label>
+    }
+}
+
+/// How far ahead of the view the end of the list starts reading more, in CSS px.
+const AHEAD_PX: f64 = 800.0;
+
+/// The end of the list while more is left: comes into view (or near it, on a scroll),
+/// and the next rows are shown or read; a button does the same for the keyboard and
+/// for assistive technology, and the region says it is busy while a page is read.
+#[component]
+fn More() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let store = ctx.store;
+    let end = NodeRef::<leptos::html::Div>::new();
+    // The queue hidden (another view shown) lays nothing out: no size, nothing read.
+    let near = move || {
+        end.get_untracked().is_some_and(|end| {
+            let rect = end.get_bounding_client_rect();
+            let height = window().inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+            rect.height() > 0.0 && rect.top() < height + AHEAD_PX
+        })
+    };
+    let check = move || {
+        if store.more.get_untracked() && near() {
+            more(ctx);
+        }
+    };
+    let scroll = window_event_listener(leptos::ev::scroll, move |_| check());
+    on_cleanup(move || scroll.remove());
+    // Rows shown or read may leave the end in view already: look again once laid out.
+    Effect::new(move |_| {
+        store.sections.track();
+        store.reading_more.track();
+        set_timeout(check, std::time::Duration::ZERO);
+    });
+    let busy = move || store.reading_more.get();
+    view! {
+        <Show when=move || store.more.get()>
+            <div class="more" node_ref=end aria-busy=move || busy().to_string() data-testid="queue-more">
+                <button type="button" on:click=move |_| more(ctx) disabled=busy>
+                    {move || if busy() { "Reading more…" } else { "Show more" }}
+                </button>
+            </div>
+        </Show>
     }
 }
 
@@ -310,6 +334,11 @@ fn section_ids(store: Store, section: Section) -> Memo<Vec<String>> {
     })
 }
 
+/// A section's heading count.
+fn count(store: Store, section: Section) -> String {
+    store.counts.with(|c| c.iter().find(|(s, _)| *s == section).map(|(_, n)| n.clone()).unwrap_or_default())
+}
+
 #[component]
 fn QueueSection(section: Section) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
@@ -318,7 +347,7 @@ fn QueueSection(section: Section) -> impl IntoView {
     let labelled_by = heading.clone();
     view! {
         <section class=format!("queue-section {}", section.slug()) aria-labelledby=labelled_by data-testid=format!("section-{}", section.slug())>
-            <h2 id=heading>{section.title()}" "<span class="count">{move || ids.with(Vec::len)}</span></h2>
+            <h2 id=heading>{section.title()}" "<span class="count">{move || count(ctx.store, section)}</span></h2>
             <ul role="list">
                 <For each=move || ids.get() key=|id| id.clone() let(id)>
                     <QueueRow id />
