@@ -30,7 +30,8 @@ use crate::messages::{WorkerReply, WorkerRequest};
 use crate::notify;
 use crate::settings::{self, ApiUrl, Preferences, Settings};
 use live::LinkState;
-use queue::{Filter, Store};
+use queue::Store;
+use reading::Filter;
 
 /// Which screen the panel shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

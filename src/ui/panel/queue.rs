@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use redline_protocol::rpc::{ReleaseChanges, ReleaseChangesInput};
 use redline_protocol::{AgentPresence, ChangeStatus, Timestamp};
 
-use super::reading::{more, reload};
+use super::reading::{Load, more, now, reload};
 use super::{Ctx, ErrorLine};
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::OutboxItem;
@@ -16,14 +16,6 @@ use crate::pages::{self, Hints, Pages, Part};
 use crate::queue::{self, Diff, Queue, Row, Section};
 use crate::tray::{self, TrayItem};
 use crate::ui::held;
-
-/// Whether the list has been read.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Load {
-    Loading,
-    Ready,
-    Failed(String),
-}
 
 /// The queue the panel shows: the pure [`Queue`] of the rows read so far, one signal per
 /// row, how far the list has been read ([`Pages`]), and the ids of each section cut to
@@ -170,18 +162,6 @@ impl Store {
         self.more.set(false);
         self.load.set(Load::Loading);
     }
-}
-
-/// What the list is narrowed to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Filter {
-    pub project_id: String,
-    /// `None`: the whole project.
-    pub stage_id: Option<String>,
-}
-
-pub fn now() -> Timestamp {
-    Timestamp::from_unix_millis(js_sys::Date::now() as i64)
 }
 
 /// The whole list: sections in order, or an empty state that says what to do.

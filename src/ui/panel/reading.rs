@@ -5,12 +5,32 @@
 //! page or list single items is read whole, as before paging); this runs it.
 
 use leptos::prelude::*;
+use redline_protocol::Timestamp;
 use redline_protocol::rpc::{ListAgents, ListAgentsInput, ListChanges, ListChangesOutput};
 
 use super::Ctx;
-use super::queue::{Filter, Load, now};
 use crate::messages::{WorkerReply, WorkerRequest};
 use crate::pages::{self, AfterPage, Hints, Next, One, Part};
+
+/// Whether the list has been read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    Loading,
+    Ready,
+    Failed(String),
+}
+
+/// What the list is narrowed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    pub project_id: String,
+    /// `None`: the whole project.
+    pub stage_id: Option<String>,
+}
+
+pub fn now() -> Timestamp {
+    Timestamp::from_unix_millis(js_sys::Date::now() as i64)
+}
 
 /// Re-reads the first pages (coalescing with the reads already asked for).
 pub fn reload(ctx: Ctx) {
