@@ -111,6 +111,13 @@ pub fn list_line(c: &Change, groups: &[Group], now: Timestamp, local: &LocalTime
     )
 }
 
+/// The line after a page of a list that has more: how many were shown of how many,
+/// and the command (or tool call) for the next page.
+pub fn more_line(shown: usize, total: Option<u64>, next: &str) -> String {
+    let of = total.map(|t| format!(" of {t}")).unwrap_or_default();
+    format!("({shown}{of} shown; the next page: {next})")
+}
+
 /// A claim (or a renewal) as both the CLI and the MCP tools say it: the group, its
 /// lease, then one line per item.
 pub fn claimed_lines(
@@ -327,8 +334,16 @@ pub fn show(
             let _ = writeln!(s, "  - {}", failed_request(r));
         }
     }
-    if !out.thread.is_empty() {
-        let _ = writeln!(s, "\nThread ({}):", out.thread.len());
+    // The latest messages of a longer thread (see `Ctx::get_change`): say how many came
+    // before them.
+    let shown = out.thread.len() as u64;
+    let older = out.message_count.map_or(0, |n| n.saturating_sub(shown));
+    if shown + older > 0 {
+        let heading = match older {
+            0 => shown.to_string(),
+            _ => format!("the latest {shown} of {}; {older} older not shown", shown + older),
+        };
+        let _ = writeln!(s, "\nThread ({heading}):");
         for m in &out.thread {
             let _ = write!(s, "{}", thread_message(m, &out.thread, &saved.attachments, local));
         }
