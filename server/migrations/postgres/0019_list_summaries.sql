@@ -11,6 +11,12 @@ UPDATE changes SET
     console_error_count = CASE WHEN json_typeof(k.console_errors::json) = 'array'
                                THEN json_array_length(k.console_errors::json) ELSE 0 END
 FROM change_captures k WHERE k.change_id = changes.change_id;
+-- `listChanges`' default filter (all but done and dismissed) in `shortId` order: the
+-- items in play are a few among thousands done, which the project's other indexes
+-- would walk first (the oldest are mostly done). Written exactly as `listChanges` states
+-- it, which SQLite needs to use a partial index.
+CREATE INDEX changes_listed ON changes (project_id, short_id)
+    WHERE status IN ('open', 'claimed', 'needs_answer', 'in_progress');
 -- `countChanges`: what waits for its filer (a question, or a live fix not yet checked)
 -- is a few items among thousands done.
 CREATE INDEX changes_waiting ON changes (project_id, short_id)

@@ -7,6 +7,12 @@ UPDATE changes SET
     element_count = COALESCE(json_array_length(k.capture, '$.elements'), 0),
     console_error_count = COALESCE(json_array_length(k.console_errors), 0)
 FROM change_captures k WHERE k.change_id = changes.change_id;
+-- `listChanges`' default filter (all but done and dismissed) in `shortId` order: the
+-- items in play are a few among thousands done, which the project's other indexes
+-- would walk first (the oldest are mostly done). Written exactly as `listChanges` states
+-- it, which SQLite needs to use a partial index.
+CREATE INDEX changes_listed ON changes (project_id, short_id)
+    WHERE status IN ('open', 'claimed', 'needs_answer', 'in_progress');
 -- `countChanges`: what waits for its filer (a question, or a live fix not yet checked)
 -- is a few items among thousands done; the condition is written exactly as the query
 -- states it, which SQLite needs to use a partial index.
