@@ -187,7 +187,7 @@ pub async fn group_items(ctx: &Ctx, group_id: &str) -> Result<(Vec<Change>, Opti
         limit: Some(redline_protocol::LIST_LIMIT_MAX),
         ..Default::default()
     };
-    let ListChangesOutput { changes, groups, .. } = ctx.list(input).await?;
+    let ListChangesOutput { changes, groups, .. } = ctx.list_all(input).await?;
     let group = groups.into_iter().find(|g| g.group_id == group_id);
     Ok((changes, group))
 }

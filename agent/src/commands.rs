@@ -14,7 +14,7 @@ use super::client::{Api, Error, call_anonymous, exit};
 use super::config::{ConfigStore, Credentials, SavedClaim, parse_api_url};
 use super::format::{self, LocalTime, SavedImages};
 use super::images::{self, ImageCache};
-use super::rules::{default_stage, parse_item, pick_stage};
+use super::rules::{LIST_READ_MAX, THREAD_READ_MAX, default_stage, parse_item, pick_stage};
 use super::writes::{Image, Writer, check_options};
 use super::{
     AgentCommand, ApiArgs, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs,
@@ -106,6 +106,53 @@ impl Ctx {
 
     pub async fn list(&self, input: ListChangesInput) -> Result<ListChangesOutput, Error> {
         self.api.call::<ListChanges>(ListChangesInput { project_id: self.project_id.clone(), ..input }).await
+    }
+
+    /// Every page of `input`'s list, up to [`LIST_READ_MAX`] items (a server that pages
+    /// nothing, as Fabric, answers one page); `nextCursor` is kept when more are left.
+    pub async fn list_all(&self, input: ListChangesInput) -> Result<ListChangesOutput, Error> {
+        let mut out = self.list(input.clone()).await?;
+        while let Some(cursor) = out.next_cursor.clone()
+            && out.changes.len() < LIST_READ_MAX
+        {
+            let page = self.list(ListChangesInput { cursor: Some(cursor), ..input.clone() }).await?;
+            out.changes.extend(page.changes);
+            for g in page.groups {
+                if !out.groups.iter().any(|known| known.group_id == g.group_id) {
+                    out.groups.push(g);
+                }
+            }
+            out.next_cursor = page.next_cursor;
+        }
+        Ok(out)
+    }
+
+    /// An item with its thread: our server answers the latest messages, so the older
+    /// ones are read page by page, up to [`THREAD_READ_MAX`] messages in all (the
+    /// latest; `olderCursor` is kept when older ones are left). A server that pages
+    /// nothing (Fabric) answers the whole thread at once.
+    pub async fn get_change(
+        &self,
+        change_id: &str,
+        claimed_by: Option<&str>,
+    ) -> Result<GetChangeOutput, Error> {
+        let mut input = GetChangeInput {
+            change_id: change_id.to_owned(),
+            project_id: Some(self.project_id.clone()),
+            claimed_by: claimed_by.map(str::to_owned),
+            message_limit: Some(THREAD_PAGE_MAX),
+            before: None,
+        };
+        let mut out = self.api.call::<GetChange>(input.clone()).await?;
+        while let Some(before) = out.older_cursor.clone()
+            && out.thread.len() < THREAD_READ_MAX
+        {
+            input.before = Some(before);
+            let older = self.api.call::<GetChange>(input.clone()).await?;
+            out.older_cursor = older.older_cursor;
+            out.thread.splice(0..0, older.thread);
+        }
+        Ok(out)
     }
 
     /// The stage id `--stage` names.
@@ -384,15 +431,7 @@ struct ShowJson<'a> {
 async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
     let change_id = item(a.item.as_str())?;
-    let out = ctx
-        .api
-        .call::<GetChange>(GetChangeInput {
-            change_id,
-            project_id: Some(ctx.project_id.clone()),
-            claimed_by: None,
-            ..GetChangeInput::default()
-        })
-        .await?;
+    let out = ctx.get_change(&change_id, None).await?;
     let group = ctx.group_of(&out.change).await?;
     let saved = save_images(&ctx, &out.change, &out.thread).await;
     let shown =
@@ -536,19 +575,30 @@ pub(crate) fn done_text(c: &Change) -> String {
 async fn list(a: ListArgs, json: bool) -> Result<i32, Error> {
     let ctx = Ctx::connect(&a.api, json).await?;
     let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
-    let input =
-        ListChangesInput { stage_id, include_done: a.all, limit: Some(a.limit), ..Default::default() };
+    let input = ListChangesInput {
+        stage_id,
+        include_done: a.all,
+        limit: Some(a.limit),
+        cursor: a.cursor.clone(),
+        ..Default::default()
+    };
     let out = ctx.list(input).await?;
     ctx.print(&out, || {
         if out.changes.is_empty() {
             return if a.all { "The queue is empty.".to_owned() } else { "Nothing open.".to_owned() };
         }
         let now = now();
-        out.changes
-            .iter()
-            .map(|c| format::list_line(c, &out.groups, now, &ctx.local()))
-            .collect::<Vec<_>>()
-            .join("\n")
+        let mut lines: Vec<String> =
+            out.changes.iter().map(|c| format::list_line(c, &out.groups, now, &ctx.local())).collect();
+        if let Some(cursor) = &out.next_cursor {
+            let flags = if a.all { " --all" } else { "" };
+            lines.push(format::more_line(
+                out.changes.len(),
+                out.total,
+                &format!("redline list{flags} --cursor {cursor}"),
+            ));
+        }
+        lines.join("\n")
     });
     Ok(exit::OK)
 }

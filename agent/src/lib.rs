@@ -486,6 +486,9 @@ pub struct ListArgs {
     /// At most this many items (up to 200).
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+    /// The next page: the cursor the page before printed.
+    #[arg(long, value_name = "CURSOR")]
+    pub cursor: Option<String>,
     #[command(flatten)]
     pub api: ApiArgs,
 }

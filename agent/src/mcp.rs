@@ -297,6 +297,8 @@ pub struct ListParams {
     /// At most this many items (default 50).
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
+    /// The next page: the cursor the page before named.
+    pub cursor: Option<String>,
 }
 
 /// Serves the tools on stdin/stdout until the client closes them.
@@ -727,15 +729,7 @@ impl Tools {
     async fn show(&self, p: ShowParams) -> Outcome {
         let change_id = p.change_id.change_id()?;
         let ctx = self.ctx().await?;
-        let out = ctx
-            .api
-            .call::<GetChange>(GetChangeInput {
-                change_id,
-                project_id: Some(ctx.project_id.clone()),
-                claimed_by: None,
-                ..GetChangeInput::default()
-            })
-            .await?;
+        let out = ctx.get_change(&change_id, None).await?;
         let group = ctx.group_of(&out.change).await?;
         // Saved in the image cache as `redline show` does: the text gives their paths.
         let saved = save_images(&ctx, &out.change, &out.thread).await;
@@ -848,6 +842,7 @@ impl Tools {
             stage_id,
             include_done: p.all,
             limit: Some(p.limit.unwrap_or(50)),
+            cursor: p.cursor,
             ..Default::default()
         };
         let out = ctx.list(input).await?;
@@ -855,8 +850,12 @@ impl Tools {
             return Ok(text(if p.all { "The queue is empty." } else { "Nothing open." }));
         }
         let now = now();
-        let lines: Vec<String> =
+        let mut lines: Vec<String> =
             out.changes.iter().map(|c| format::list_line(c, &out.groups, now, &local())).collect();
+        if let Some(cursor) = &out.next_cursor {
+            let next = format!("changes_list with cursor {cursor:?} and the same all and stage");
+            lines.push(format::more_line(out.changes.len(), out.total, &next));
+        }
         Ok(text(with_filers_words(&lines.join("\n"))))
     }
 }

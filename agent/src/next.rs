@@ -292,7 +292,7 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
             limit: Some(LIST_LIMIT_MAX),
             ..base.clone()
         };
-        let mine = ctx.list(input).await?;
+        let mine = ctx.list_all(input).await?;
         let mut answers = Vec::new();
         for c in answer_candidates(&mine.changes, &mine.groups, by) {
             let got = read_for(ctx, &c.change_id, by).await?;
@@ -308,7 +308,7 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
             limit: Some(LIST_LIMIT_MAX),
             ..base.clone()
         };
-        let open = ctx.list(input).await?;
+        let open = ctx.list_all(input).await?;
         let mut sent = Vec::new();
         for c in sent_back_candidates(&open.changes, by) {
             let got = read_for(ctx, &c.change_id, by).await?;
@@ -329,7 +329,7 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
         limit: Some(LIST_LIMIT_MAX),
         ..base
     };
-    let waiting = ctx.list(input).await?;
+    let waiting = ctx.list_all(input).await?;
     let held: Vec<&Change> = waiting.changes.iter().filter(|c| c.held).collect();
     Ok(Look::Nothing {
         wake: next_wake(&waiting.changes, &waiting.groups, now()),
@@ -340,13 +340,7 @@ async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
 
 /// An item with its thread as `claimed_by` reads it: with what its waits have shown it.
 async fn read_for(ctx: &Ctx, change_id: &str, claimed_by: &str) -> Result<GetChangeOutput, Error> {
-    let input = GetChangeInput {
-        change_id: change_id.to_owned(),
-        project_id: Some(ctx.project_id.clone()),
-        claimed_by: Some(claimed_by.to_owned()),
-        ..GetChangeInput::default()
-    };
-    ctx.api.call::<GetChange>(input).await
+    ctx.get_change(change_id, Some(claimed_by)).await
 }
 
 /// Records on the server that what `found` holds was shown to the claimant: every answer

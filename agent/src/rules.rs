@@ -7,6 +7,12 @@ use redline_protocol::{
     Change, ChangeRef, ChangeStatus, Group, STATS_MAX_DAYS, Stage, Timestamp, parse_change_ref, stage_for_url,
 };
 
+/// The most items the agent reads of one list, page by page (five of 200): beyond it an
+/// agent's look is a sample of the queue, not all of it.
+pub const LIST_READ_MAX: usize = 1_000;
+/// The most messages the agent reads of one thread (its latest), page by page.
+pub const THREAD_READ_MAX: usize = 1_000;
+
 /// Reconnect and retry backoff: 1 s, 2 s, 4 s, … at most 60 s.
 pub fn backoff(failures: u32) -> Duration {
     Duration::from_secs(1u64.checked_shl(failures.min(6)).unwrap_or(64).min(60))

@@ -442,13 +442,7 @@ impl Runner {
 
     /// An item and its thread.
     async fn read(&self, change_id: &str) -> Result<(Change, Vec<Message>), Error> {
-        let input = GetChangeInput {
-            change_id: change_id.to_owned(),
-            project_id: Some(self.ctx.project_id.clone()),
-            claimed_by: None,
-            ..GetChangeInput::default()
-        };
-        let got = self.ctx.api.call::<GetChange>(input).await?;
+        let got = self.ctx.get_change(change_id, None).await?;
         Ok((got.change, got.thread))
     }
 

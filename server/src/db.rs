@@ -36,6 +36,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (16, "0016_change_links.sql", include_str!("../migrations/sqlite/0016_change_links.sql")),
     (17, "0017_webhooks.sql", include_str!("../migrations/sqlite/0017_webhooks.sql")),
     (18, "0018_sign_in_origin.sql", include_str!("../migrations/sqlite/0018_sign_in_origin.sql")),
+    (19, "0019_list_summaries.sql", include_str!("../migrations/sqlite/0019_list_summaries.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
@@ -56,6 +57,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (16, "0016_change_links.sql", include_str!("../migrations/postgres/0016_change_links.sql")),
     (17, "0017_webhooks.sql", include_str!("../migrations/postgres/0017_webhooks.sql")),
     (18, "0018_sign_in_origin.sql", include_str!("../migrations/postgres/0018_sign_in_origin.sql")),
+    (19, "0019_list_summaries.sql", include_str!("../migrations/postgres/0019_list_summaries.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after
@@ -485,6 +487,40 @@ mod tests {
         let holds: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM holds").fetch_one(store.pool()).await.unwrap();
         assert_eq!((shared, holds), (1, 4), "Ann's batch on s is one hold of four");
+        store.close().await;
+    }
+
+    /// Migration 0019 counts what the items filed before it captured, for the lists'
+    /// summaries: elements (none without a capture or its `elements`) and console errors.
+    #[tokio::test]
+    async fn items_filed_before_0019_get_their_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, url) = migrated_to(&dir, 18).await;
+        (&pool)
+            .execute(
+                "INSERT INTO projects (project_id, name, grace_seconds, created_at) VALUES ('p', 'demo', 60, 0); \
+                 INSERT INTO stages (stage_id, project_id, branch, stage_type, created_at) VALUES ('s', 'p', 'main', 'preview', 0); \
+                 INSERT INTO changes (change_id, project_id, short_id, stage_id, title, status, source, created_at, \
+                     payload_hash) VALUES ('a', 'p', 1, 's', 't', 'open', 'cli', 0, 'h'), \
+                     ('b', 'p', 2, 's', 't', 'open', 'cli', 0, 'h'), ('c', 'p', 3, 's', 't', 'open', 'cli', 0, 'h'), \
+                     ('d', 'p', 4, 's', 't', 'open', 'cli', 0, 'h'); \
+                 INSERT INTO change_captures (change_id, capture, console_errors) VALUES \
+                     ('a', '{\"elements\":[{\"tag\":\"a\"},{\"tag\":\"b\"}]}', '[\"x\",\"y\",\"z\"]'), \
+                     ('b', NULL, '[\"x\"]'), ('c', '{\"stroke\":[],\"elements\":null}', '[]')",
+            )
+            .await
+            .unwrap();
+        pool.close().await;
+        let store = Store::open_url(&url).await.unwrap();
+        let counts: Vec<(i64, i64)> =
+            sqlx::query("SELECT element_count, console_error_count FROM changes ORDER BY short_id")
+                .fetch_all(store.pool())
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| (r.get("element_count"), r.get("console_error_count")))
+                .collect();
+        assert_eq!(counts, [(2, 3), (0, 1), (0, 0), (0, 0)]);
         store.close().await;
     }
 }

@@ -72,8 +72,6 @@ pub struct AppState {
     pub tokens: Arc<auth::TokenChecks>,
     /// How many images `/blobs` reads at once (see `blobs`).
     pub blob_reads: blobs::ReadLimit,
-    /// What recent filings captured (see `captured`).
-    pub captured: Arc<captured::CapturedCache>,
     /// What `GET /metrics` reports.
     pub metrics: Arc<metrics::Metrics>,
     /// The most bytes one project may store: its images, what its items say and
@@ -122,7 +120,6 @@ impl AppState {
             client_ip_header: None,
             claims: Arc::default(),
             tokens: Arc::default(),
-            captured: Arc::default(),
             metrics: Arc::default(),
             blob_reads: blobs::ReadLimit::default(),
             project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,

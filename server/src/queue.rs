@@ -2,8 +2,6 @@
 //! transaction (which numbers events), finding an item by `changeId` / `#7` / `7`,
 //! the lease guard of agent writes, and presenting records with signed URLs.
 
-use std::borrow::Borrow;
-
 use redline_protocol::{
     Attachment, AuthorKind, ChangeEventType, ChangeRef, Message, MessageType, Timestamp, codes,
     is_lease_live, parse_change_ref,
@@ -14,15 +12,14 @@ use sqlx::{AnyConnection, Row};
 use crate::AppState;
 use crate::auth::Principal;
 use crate::blobs::{Blobs, Written, is_blob_key};
-use crate::captured::Captured;
 use crate::commit::Lent;
 use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
 use crate::events;
 pub use crate::events::ChangeKey;
 use crate::rows::{
-    CAPTURED_JOIN, CHANGE_COLUMNS, HOLD_JOIN, MESSAGE_COLUMNS, StoredChange, change_from_parts,
-    change_from_row, message_from_row, to_json,
+    CAPTURED_JOIN, CHANGE_COLUMNS, HOLD_JOIN, MESSAGE_COLUMNS, StoredChange, change_from_row,
+    message_from_row, summary_from_row, to_json,
 };
 
 /// One request: the server state, the caller, the base URL for links, and the one
@@ -54,26 +51,14 @@ impl Ctx<'_> {
         change
     }
 
-    /// Changes read from rows (each with what was captured at filing) and presented.
-    /// Writes call it after their commit: decoding the rows is not worth holding every
-    /// other write for.
-    pub fn present_parts(
-        &self,
-        parts: impl IntoIterator<Item = (impl Borrow<AnyRow>, Captured)>,
-    ) -> Result<Vec<StoredChange>, ApiError> {
-        parts
-            .into_iter()
-            .map(|(row, captured)| Ok(self.present(change_from_parts(row.borrow(), captured, self.now)?)))
-            .collect()
-    }
-
-    /// The changes a committed write returned (`RETURNING` [`CHANGE_RETURNING`]), with
-    /// what was captured at filing read now, off the write.
+    /// The summaries a read or a committed write returned ([`SUMMARY_COLUMNS`] or
+    /// [`SUMMARY_RETURNING`]), presented. Writes call it after their commit: decoding
+    /// the rows is not worth holding every other write for.
     ///
-    /// [`CHANGE_RETURNING`]: crate::rows::CHANGE_RETURNING
-    pub async fn present_returned(&self, rows: &[AnyRow]) -> Result<Vec<StoredChange>, ApiError> {
-        let captured = self.state.captured.of_rows(self.state.store.pool(), rows).await?;
-        self.present_parts(rows.iter().zip(captured))
+    /// [`SUMMARY_COLUMNS`]: crate::rows::SUMMARY_COLUMNS
+    /// [`SUMMARY_RETURNING`]: crate::rows::SUMMARY_RETURNING
+    pub fn present_summaries(&self, rows: &[AnyRow]) -> Result<Vec<StoredChange>, ApiError> {
+        rows.iter().map(|row| Ok(self.present(summary_from_row(row, self.now)?))).collect()
     }
 
     /// A message as read outputs show it: image attachments get signed `url`s.
@@ -159,6 +144,25 @@ pub async fn read_thread(conn: &mut AnyConnection, change_id: &str) -> Result<Ve
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 ORDER BY seq"
     )))
     .bind(change_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.iter().map(message_from_row).collect::<Result<_, _>>()?)
+}
+
+/// Messages `offset` to `offset + limit` of an item's thread, in its order (see
+/// [`read_thread`]), on the thread's index.
+pub async fn read_thread_page(
+    conn: &mut AnyConnection,
+    change_id: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<Message>, ApiError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 ORDER BY seq LIMIT $2 OFFSET $3"
+    )))
+    .bind(change_id)
+    .bind(limit)
+    .bind(offset)
     .fetch_all(conn)
     .await?;
     Ok(rows.iter().map(message_from_row).collect::<Result<_, _>>()?)

@@ -20,16 +20,25 @@ macro_rules! stage_columns {
 pub const STAGE_COLUMNS: &str = stage_columns!();
 pub const STAGE_SELECT_BY_ID: &str = concat!("SELECT ", stage_columns!(), " FROM stages WHERE stage_id = $1");
 
-/// The columns of a change, each prefixed with `$p` (the table's alias, or nothing).
-macro_rules! change_columns {
+/// The columns of a change a summary shows (all but the body), each prefixed with `$p`
+/// (the table's alias, or nothing).
+macro_rules! summary_columns {
     ($p:literal) => {
-        change_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title", "body",
+        summary_columns!($p; "change_id", "project_id", "short_id", "stage_id", "group_id", "title",
             "status", "route", "git_sha", "deployment_id", "locale", "viewport", "screenshot_key",
             "source", "filed_by", "branch", "head_commit", "resolved_at", "live", "created_at",
-            "verified_at", "verified_by", "completed_by", "commit_url", "pull_request_url")
+            "verified_at", "verified_by", "completed_by", "commit_url", "pull_request_url",
+            "element_count", "console_error_count")
     };
     ($p:literal; $first:literal $(, $column:literal)*) => {
         concat!($p, $first $(, ", ", $p, $column)*)
+    };
+}
+
+/// The columns of a change, each prefixed with `$p`.
+macro_rules! change_columns {
+    ($p:literal) => {
+        concat!(summary_columns!($p), ", ", $p, "body")
     };
 }
 /// The columns of a change with its hold's end and what was captured at filing, for
@@ -41,12 +50,20 @@ pub const CAPTURED_JOIN: &str = "LEFT JOIN change_captures k ON k.change_id = c.
 /// An item's `heldUntil` is its hold's (see 0012_holds.sql): the hold of its filer's
 /// batch on the stage, which each filing of the batch extends.
 pub const HOLD_JOIN: &str = "LEFT JOIN holds h ON h.hold_id = c.hold_id";
-/// The columns of a change for `RETURNING`, which takes no table alias on SQLite and
-/// no join (the hold's end is a subquery; the write's answer adds what was captured
-/// with [`crate::captured::CapturedCache::of_rows`]); also for a `SELECT … FROM changes`.
-pub const CHANGE_RETURNING: &str = concat!(
-    change_columns!(""),
-    ", (SELECT held_until FROM holds WHERE holds.hold_id = changes.hold_id) AS held_until"
+/// The columns of a list's summary of a change (docs/protocol-additions.md, "Lists are
+/// summaries"), for statements that name the table `changes c` and join [`HOLD_JOIN`]:
+/// no body, capture or console errors (a capture runs to megabytes), their counts
+/// instead, the messages counted on their index.
+pub const SUMMARY_COLUMNS: &str = concat!(
+    summary_columns!("c."),
+    ", h.held_until, (SELECT COUNT(*) FROM messages m WHERE m.change_id = c.change_id) AS message_count"
+);
+/// [`SUMMARY_COLUMNS`] for `RETURNING`, which takes no table alias on SQLite and no
+/// join (the hold's end and the count are subqueries); also for a `SELECT … FROM changes`.
+pub const SUMMARY_RETURNING: &str = concat!(
+    summary_columns!(""),
+    ", (SELECT held_until FROM holds WHERE holds.hold_id = changes.hold_id) AS held_until",
+    ", (SELECT COUNT(*) FROM messages WHERE messages.change_id = changes.change_id) AS message_count"
 );
 
 pub const GROUP_COLUMNS: &str =
@@ -120,6 +137,30 @@ pub fn change_from_parts(
     captured: Captured,
     now: Timestamp,
 ) -> Result<StoredChange, sqlx::Error> {
+    let mut change = record(row, now)?;
+    change.body = row.try_get("body")?;
+    change.capture = captured.capture;
+    change.console_errors =
+        captured.console_errors.as_deref().map(parse_json).transpose()?.unwrap_or_default();
+    Ok(change)
+}
+
+/// A change selected with [`SUMMARY_COLUMNS`] (or [`SUMMARY_RETURNING`]): no body,
+/// capture or console errors, and how many elements, console errors and messages it has.
+pub fn summary_from_row(row: &AnyRow, now: Timestamp) -> Result<StoredChange, sqlx::Error> {
+    let count = |column: &str| -> Result<Option<u32>, sqlx::Error> {
+        let n: i64 = row.try_get(column)?;
+        Ok(Some(u32::try_from(n).map_err(|_| decode_err(column, &n.to_string()))?))
+    };
+    let mut change = record(row, now)?;
+    change.element_count = count("element_count")?;
+    change.console_error_count = count("console_error_count")?;
+    change.message_count = count("message_count")?;
+    Ok(change)
+}
+
+/// The columns both a change and its summary have.
+fn record(row: &AnyRow, now: Timestamp) -> Result<StoredChange, sqlx::Error> {
     let source: String = row.try_get("source")?;
     let held_until = opt_ts(row, "held_until")?;
     Ok(Change {
@@ -129,16 +170,16 @@ pub fn change_from_parts(
         stage_id: row.try_get("stage_id")?,
         group_id: row.try_get("group_id")?,
         title: row.try_get("title")?,
-        body: row.try_get("body")?,
+        body: None,
         status: status_of(row)?,
         route: row.try_get("route")?,
         git_sha: row.try_get("git_sha")?,
         deployment_id: row.try_get("deployment_id")?,
         locale: row.try_get("locale")?,
         viewport: opt_json(row, "viewport")?,
-        capture: captured.capture,
+        capture: None,
         screenshot_key: row.try_get("screenshot_key")?,
-        console_errors: captured.console_errors.as_deref().map(parse_json).transpose()?.unwrap_or_default(),
+        console_errors: Vec::new(),
         source: Source::from_wire(&source).ok_or_else(|| decode_err("source", &source))?,
         filed_by: row.try_get("filed_by")?,
         branch: row.try_get("branch")?,

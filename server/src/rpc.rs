@@ -100,6 +100,7 @@ macro_rules! with_served_rpcs {
             VerifyChange,
             ListChanges,
             GetChange,
+            CountChanges,
             ClaimChanges,
             AcknowledgeChangeMessages,
             ListAgents,

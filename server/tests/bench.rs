@@ -329,3 +329,72 @@ async fn event_fan_out(s: &TestServer, n: usize) -> Vec<Duration> {
     }
     times
 }
+
+/// Items in the project `list_page` reads, of which this many are done (hidden from
+/// the default filter), and calls measured.
+const QUEUE: usize = 10_000;
+const QUEUE_DONE: usize = 8_000;
+const LIST_CALLS: usize = 200;
+
+/// The first page of `listChanges` (the default filter, 50 items) over a project of
+/// `QUEUE` items, through the app, beside the anchor: the same page's two statements
+/// (the page and its total) run bare on the server's pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run with --ignored --nocapture"]
+async fn list_page() {
+    let s = TestServer::start_with(|state| {
+        state.rate_limit = redline_server::limit::RateLimit { per_second: 1e9, burst: 1e9 };
+    })
+    .await;
+    println!("\nengine: {}", engine(&s).await);
+    let tokens = filer_tokens(&s).await;
+    file_in_batches(&s, &tokens, QUEUE).await;
+    // The oldest are done: a queue with its history.
+    sqlx::query("UPDATE changes SET status = 'done' WHERE short_id <= $1")
+        .bind(QUEUE_DONE as i64)
+        .execute(s.store.pool())
+        .await
+        .unwrap();
+    let body = json!({"projectId": s.project_id}).to_string();
+    let page = s.ok(&s.agent, "listChanges", json!({"projectId": s.project_id})).await;
+    assert_eq!((page["changes"].as_array().unwrap().len(), page["total"].as_u64()), (50, Some(2_000)));
+    let mut app = Vec::with_capacity(LIST_CALLS);
+    for _ in 0..LIST_CALLS {
+        let one = Instant::now();
+        post(&s, &s.agent, "listChanges", body.clone()).await;
+        app.push(one.elapsed());
+    }
+    let anchor = bare_list_page(&s).await;
+    println!(
+        "listChanges, first page of 50 (default filter) of {QUEUE} items ({QUEUE_DONE} done), {LIST_CALLS} calls: \
+         p50 {:.2} ms, p99 {:.2} ms; anchor (its two statements bare on the pool): p50 {:.2} ms, p99 {:.2} ms",
+        ms(percentile(&app, 0.5)),
+        ms(percentile(&app, 0.99)),
+        ms(percentile(&anchor, 0.5)),
+        ms(percentile(&anchor, 0.99)),
+    );
+}
+
+/// The statements of `listChanges`' first default page, as the server runs them.
+async fn bare_list_page(s: &TestServer) -> Vec<Duration> {
+    use redline_server::rows::{HOLD_JOIN, SUMMARY_COLUMNS};
+    let filter = "c.project_id = $1 AND c.status IN ('open', 'claimed', 'needs_answer', 'in_progress')";
+    let page = format!(
+        "SELECT {SUMMARY_COLUMNS} FROM changes c {HOLD_JOIN} WHERE {filter} ORDER BY c.short_id ASC LIMIT 51"
+    );
+    let total = format!("SELECT COUNT(*) AS total FROM changes c WHERE {filter}");
+    let mut conn = s.store.pool().acquire().await.unwrap();
+    let mut times = Vec::with_capacity(LIST_CALLS);
+    for _ in 0..LIST_CALLS {
+        let one = Instant::now();
+        for sql in [&page, &total] {
+            sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(&s.project_id)
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap();
+        }
+        times.push(one.elapsed());
+    }
+    times
+}

@@ -383,3 +383,21 @@ async fn openapi_states_the_limits() {
     assert_eq!(paths["/rpc/getSession"]["post"]["x-max-body-bytes"], 64 * 1024);
     assert!(paths["/rpc/uploadShot"]["post"]["x-max-body-bytes"].as_u64().unwrap() > 11 << 20);
 }
+
+#[tokio::test]
+async fn head_commit_is_a_commit_id() {
+    let s = TestServer::start().await;
+    let c =
+        s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "x"})).await["change"].clone();
+    s.ok(&s.ann, "releaseChanges", json!({"stageId": s.stage_id})).await;
+    for bad in ["beef", "--output=/tmp/x", "a91c4e2..HEAD", "a91c4e2 HEAD", "", &"a".repeat(41)] {
+        let done = json!({"changeId": c["changeId"], "headCommit": bad});
+        let e = s.err(&s.agent, "completeChange", done, 400, "bad_input").await;
+        assert!(e["message"].as_str().unwrap().starts_with("headCommit: "), "{bad:?}: {e}");
+    }
+    let got = s.ok(&s.agent, "getChange", json!({"changeId": c["changeId"]})).await;
+    assert_eq!(
+        (got["change"]["status"].as_str(), &got["change"]["headCommit"]),
+        (Some("open"), &json!(null))
+    );
+}

@@ -1,128 +1,18 @@
-//! The agent's operations: reading the queue, claiming (with leases and fences), and
-//! writing to an item's thread.
-
-use std::collections::BTreeSet;
+//! The agent's writes to an item's thread (claiming is `claim.rs`, reading the queue
+//! `read.rs`).
 
 use redline_protocol::*;
-use sqlx::Row;
 
 use crate::blobs::{ImageInput, Written, decode};
 use crate::db::new_option_key;
 use crate::error::ApiError;
+use crate::filter::{Bind, Filter, placeholders};
 use crate::presence;
-use crate::queue::{
-    Ctx, Item, ProjectWrite, check_lease, find_item, item_from_row, item_select, read_thread, set_status,
-};
-use crate::rows::{GROUP_COLUMNS, StoredCapture, StoredChange, group_from_row};
+use crate::queue::{Ctx, Item, ProjectWrite, check_lease, set_status};
+use crate::rows::StoredCapture;
 use crate::rpc::Op;
 
-use super::claim::CLAIMABLE_SQL;
-use crate::filter::{Bind, Filter, placeholders};
-
-async fn groups_of(conn: &mut sqlx::AnyConnection, changes: &[StoredChange]) -> Result<Vec<Group>, ApiError> {
-    let ids: BTreeSet<&str> = changes.iter().filter_map(|c| c.group_id.as_deref()).collect();
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut filter = Filter::new(format!("SELECT {GROUP_COLUMNS} FROM claim_groups WHERE 1 = 1"));
-    filter.and(
-        &format!("group_id IN ({})", placeholders(ids.len())),
-        ids.iter().map(|id| Bind::Text(id.to_string())),
-    );
-    filter.push(" ORDER BY created_at", []);
-    Ok(filter.fetch(conn).await?.iter().map(group_from_row).collect::<Result<_, _>>()?)
-}
-
-impl Op for ListChanges {
-    type Answer = ListChangesOutput<StoredCapture>;
-
-    async fn run(ctx: &Ctx<'_>, input: ListChangesInput) -> Result<Self::Answer, ApiError> {
-        ctx.who.require_project(&input.project_id)?;
-        let limit = list_limit(input.limit)?;
-        let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
-        filter.and("c.project_id = ?", [Bind::Text(input.project_id)]);
-        if let Some(stage_id) = input.stage_id {
-            filter.and("c.stage_id = ?", [Bind::Text(stage_id)]);
-        }
-        if let Some(route) = input.route {
-            filter.and("c.route = ?", [Bind::Text(route)]);
-        }
-        if let Some(group_id) = input.group_id {
-            filter.and("c.group_id = ?", [Bind::Text(group_id)]);
-        }
-        // An explicit status list is taken as asked; otherwise (or when empty) "`done`
-        // and `dismissed` are hidden from lists unless `includeDone`".
-        let statuses: Vec<ChangeStatus> = match input.status {
-            Some(list) if !list.is_empty() => list,
-            _ => ChangeStatus::ALL
-                .into_iter()
-                .filter(|s| input.include_done || !is_hidden_unless_include_done(*s))
-                .collect(),
-        };
-        filter.and(
-            &format!("c.status IN ({})", placeholders(statuses.len())),
-            statuses.iter().map(|s| Bind::Text(s.as_str().to_owned())),
-        );
-        if input.pickup_only {
-            let now = ctx.now.unix_millis();
-            filter.and(CLAIMABLE_SQL, [Bind::Int(now), Bind::Int(now)]);
-        }
-        filter.push(&format!(" ORDER BY c.short_id LIMIT {limit}"), []);
-        let mut conn = ctx.state.store.pool().acquire().await?;
-        let rows = filter.fetch(&mut conn).await?;
-        let changes: Vec<StoredChange> = rows
-            .iter()
-            .map(|r| item_from_row(r, ctx.now).map(|i| ctx.present(i.change)))
-            .collect::<Result<_, _>>()?;
-        let groups = groups_of(&mut conn, &changes).await?;
-        Ok(ListChangesOutput { changes, groups, next_cursor: None, total: None })
-    }
-}
-
-impl Op for GetChange {
-    type Answer = GetChangeOutput<StoredCapture>;
-
-    async fn run(ctx: &Ctx<'_>, input: GetChangeInput) -> Result<Self::Answer, ApiError> {
-        let project_id = ctx.project(input.project_id.as_deref())?;
-        let mut conn = ctx.state.store.pool().acquire().await?;
-        let item = find_item(&mut conn, project_id, &input.change_id, ctx.now).await?;
-        let thread = read_thread(&mut conn, &item.change.change_id).await?;
-        let thread = thread.into_iter().map(|m| ctx.present_message(m)).collect();
-        let stage_url: Option<String> = sqlx::query("SELECT url FROM stages WHERE stage_id = $1")
-            .bind(&item.change.stage_id)
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get("url")?;
-        let shown_message_ids = match input.claimed_by {
-            Some(by) => Some(shown_messages(&mut conn, &item.change.change_id, by.trim()).await?),
-            None => None,
-        };
-        Ok(GetChangeOutput {
-            change: ctx.present(item.change),
-            thread,
-            stage_url,
-            shown_message_ids,
-            older_cursor: None,
-            message_count: None,
-        })
-    }
-}
-
-/// The messages of an item shown to `claimed_by` by its waits.
-async fn shown_messages(
-    conn: &mut sqlx::AnyConnection,
-    change_id: &str,
-    claimed_by: &str,
-) -> Result<Vec<String>, ApiError> {
-    let rows = sqlx::query(
-        "SELECT message_id FROM shown_messages WHERE change_id = $1 AND claimed_by = $2 ORDER BY message_id",
-    )
-    .bind(change_id)
-    .bind(claimed_by)
-    .fetch_all(conn)
-    .await?;
-    Ok(rows.iter().map(|r| r.try_get("message_id")).collect::<Result<_, _>>()?)
-}
+use super::read::shown_messages;
 
 impl Op for AcknowledgeChangeMessages {
     type Answer = AcknowledgeChangeMessagesOutput;

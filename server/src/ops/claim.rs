@@ -17,13 +17,15 @@ use tokio::sync::oneshot;
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::presence;
-use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite, item_select};
-use crate::rows::{CHANGE_RETURNING, GROUP_COLUMNS, StoredCapture, group_from_row, opt_ts, status_of};
+use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite};
+use crate::rows::{
+    GROUP_COLUMNS, HOLD_JOIN, SUMMARY_COLUMNS, SUMMARY_RETURNING, StoredCapture, group_from_row, opt_ts,
+    status_of,
+};
 use crate::rpc::Op;
 
 /// "Claimable … status `open` or `claimed`, not held, and no live lease", in SQL, for
@@ -78,7 +80,7 @@ impl Op for ClaimChanges {
                     .map_err(|_| ApiError::internal("the claim write ended without an answer"))??
             }
         };
-        Ok(ClaimChangesOutput { group, changes: ctx.present_parts(rows)? })
+        Ok(ClaimChangesOutput { group, changes: ctx.present_summaries(&rows)? })
     }
 }
 
@@ -121,9 +123,9 @@ impl Claim {
     }
 }
 
-/// A claim's new group and its items' rows with what was captured at filing, presented
-/// by the request after the commit.
-type Claimed = (Group, Vec<(AnyRow, Captured)>);
+/// A claim's new group and its items' rows ([`SUMMARY_RETURNING`]: an answer lists
+/// summaries, as `listChanges` does), presented by the request after the commit.
+type Claimed = (Group, Vec<AnyRow>);
 
 /// The claims waiting for a write, per project.
 #[derive(Default)]
@@ -189,7 +191,7 @@ async fn write(state: AppState, who: Principal) {
         let mut w = ProjectWrite::in_turn(&ctx, turn?).await?;
         let answers = take_all(&mut w, &claims).await?;
         w.commit().await?;
-        with_captures(&state, answers).await
+        Ok::<_, ApiError>(answers)
     }
     .await;
     match answers {
@@ -205,25 +207,6 @@ async fn write(state: AppState, who: Principal) {
             }
         }
     }
-}
-
-/// The claims' answers with what was captured of their items, read in one statement
-/// once the claims have committed (it never changes).
-async fn with_captures(
-    state: &AppState,
-    answers: Vec<Result<(Group, Vec<AnyRow>), ApiError>>,
-) -> Result<Vec<Result<Claimed, ApiError>>, ApiError> {
-    let rows: Vec<&AnyRow> =
-        answers.iter().flat_map(|answer| answer.iter().flat_map(|(_, rows)| rows)).collect();
-    let mut captured = state.captured.of_rows(state.store.pool(), rows).await?.into_iter();
-    Ok(answers
-        .into_iter()
-        .map(|answer| {
-            let (group, rows) = answer?;
-            let rows = rows.into_iter().map(|row| (row, captured.next().unwrap_or_default())).collect();
-            Ok((group, rows))
-        })
-        .collect())
 }
 
 /// What the claim rule reads of an item.
@@ -488,7 +471,7 @@ async fn move_into_groups(
     }
     let n = ids.len();
     update.push(&format!(" END WHERE change_id IN ({})", placeholders(n)), ids);
-    update.push(&format!(" RETURNING {CHANGE_RETURNING}"), []);
+    update.push(&format!(" RETURNING {SUMMARY_RETURNING}"), []);
     let rows = update.fetch(w.conn()).await?;
     rows.into_iter().map(|row| Ok((row.try_get("change_id")?, row))).collect()
 }
@@ -517,7 +500,7 @@ async fn renew(
     }
     add_to_group(w, group_id, names).await?;
     presence::seen_writing(w, &[claimed_by]).await?;
-    let mut filter = Filter::new(format!("{} WHERE 1 = 1", item_select()));
+    let mut filter = Filter::new(format!("SELECT {SUMMARY_COLUMNS} FROM changes c {HOLD_JOIN} WHERE 1 = 1"));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
     filter.push(" ORDER BY c.short_id", []);
     let rows = filter.fetch(w.conn()).await?;
@@ -533,13 +516,6 @@ async fn renew(
         .execute(w.conn())
         .await?;
     group.claim_expires_at = Some(lease_end);
-    let rows = rows
-        .into_iter()
-        .map(|row| {
-            let captured = Captured::from_row(&row)?;
-            Ok((row, captured))
-        })
-        .collect::<Result<_, sqlx::Error>>()?;
     Ok((group, rows))
 }
 
@@ -569,7 +545,7 @@ async fn add_to_group(
         &format!(" WHERE change_id IN ({})", placeholders(ids.len())),
         ids.iter().map(|id| Bind::Text(id.clone())),
     );
-    update.push(&format!(" RETURNING {CHANGE_RETURNING}"), []);
+    update.push(" RETURNING change_id, short_id", []);
     let rows = update.fetch(w.conn()).await?;
     let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
     let seq = w.reserve_events(keys.len()).await?;

@@ -9,12 +9,11 @@ use sqlx::{AnyConnection, Row};
 
 use crate::auth::hex;
 use crate::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
-use crate::captured::Captured;
 use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, read_thread, set_status};
 use crate::rows::{
-    CHANGE_RETURNING, STAGE_SELECT_BY_ID, StoredCapture, StoredChange, stage_from_row, to_json,
+    STAGE_SELECT_BY_ID, SUMMARY_RETURNING, StoredCapture, StoredChange, stage_from_row, to_json,
 };
 use crate::rpc::Op;
 
@@ -100,6 +99,8 @@ impl Op for CreateChange {
         // Serialised here, not while every other write waits; the answer passes the
         // same text on.
         let capture = input.capture.as_ref().map(to_raw_value).transpose().map_err(ApiError::internal)?;
+        // Kept on the item for the lists, which never read the capture.
+        let element_count = input.capture.as_ref().map_or(0, |c| c.elements.len() as i64);
         let mut change = StoredChange {
             change_id: input.change_id.unwrap_or_else(new_id),
             short_id: String::new(),
@@ -156,11 +157,11 @@ impl Op for CreateChange {
         let inserted = sqlx::query(
             "INSERT INTO changes (change_id, project_id, short_id, stage_id, title, body, status, route, git_sha, \
              deployment_id, locale, viewport, screenshot_key, source, filed_by, filer_user_id, created_at, \
-             hold_id, payload_hash) \
+             hold_id, payload_hash, element_count, console_error_count) \
              VALUES ($1, $2, (SELECT next_short_id FROM projects WHERE project_id = $2), $3, $4, $5, $6, $7, $8, \
              $9, $10, $11, $12, $13, $14, $15, $16, \
              COALESCE((SELECT hold_id FROM holds WHERE stage_id = $3 AND filer_user_id = $15 AND held_until > $16), \
-             $1), $17) \
+             $1), $17, $18, $19) \
              ON CONFLICT (change_id) DO NOTHING RETURNING short_id, hold_id",
         )
         .bind(&change.change_id)
@@ -180,6 +181,8 @@ impl Op for CreateChange {
         .bind(&ctx.who.user_id)
         .bind(change.created_at.unix_millis())
         .bind(&payload_hash)
+        .bind(element_count)
+        .bind(change.console_errors.len() as i64)
         .fetch_optional(w.conn())
         .await?;
         let Some(inserted) = inserted else {
@@ -213,8 +216,6 @@ impl Op for CreateChange {
         let (seq, _) = w.reserve_events_and_store(1, Counter::NextShortId, 1, stored).await?;
         w.insert_events(seq, ChangeEventType::Filed, &[ChangeKey { change_id: &change.change_id, short_id }]);
         w.commit().await?;
-        let captured = Captured { capture: change.capture.clone(), console_errors };
-        ctx.state.captured.keep(&change.change_id, captured);
         Ok(ChangeOutput { change: ctx.present(change) })
     }
 }
@@ -344,7 +345,7 @@ impl Op for ReleaseChanges {
         let rows = match hold {
             Some(hold_id) => {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "SELECT {CHANGE_RETURNING} FROM changes WHERE hold_id = $1 ORDER BY short_id"
+                    "SELECT {SUMMARY_RETURNING} FROM changes WHERE hold_id = $1 ORDER BY short_id"
                 )))
                 .bind(hold_id)
                 .fetch_all(w.conn())
@@ -358,7 +359,7 @@ impl Op for ReleaseChanges {
             w.insert_events(seq, ChangeEventType::Released, &keys);
         }
         w.commit().await?;
-        Ok(ChangesOutput { changes: ctx.present_returned(&rows).await? })
+        Ok(ChangesOutput { changes: ctx.present_summaries(&rows)? })
     }
 }
 

@@ -4,6 +4,7 @@
 mod agent;
 mod claim;
 mod filer;
+mod read;
 mod session;
 pub mod signin;
 mod stages;
