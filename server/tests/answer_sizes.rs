@@ -95,7 +95,7 @@ async fn the_largest_answers_stay_under_their_stated_bounds() {
         for n in items {
             let done = json!({
                 "changeId": n.to_string(), "groupId": group["groupId"], "fence": group["fence"],
-                "authorName": escaped(200), "branch": escaped(200), "headCommit": escaped(200),
+                "authorName": escaped(200), "branch": escaped(200), "headCommit": "f".repeat(40),
                 "commitUrl": link(2_048), "pullRequestUrl": link(2_048),
             });
             s.ok(&s.agent, "completeChange", done).await;
