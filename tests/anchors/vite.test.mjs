@@ -1,7 +1,9 @@
-// The plugin in a real Vite + React build: built with it on, the app is served, a button
-// is circled through the extension and the filed item names the i18n key, the source
-// line and the build's commit; built with it off, the app has no anchors and is the
-// same, byte for byte, as a build without the plugin.
+// The plugin in real Vite builds of React, Vue and Svelte apps: built with it on, the app
+// is served, a button is circled through the extension and the filed item names the i18n
+// key, the source line and the build's commit; built with it off, the app has no anchors
+// and is the same, byte for byte, as a build without the plugin. The apps are alike: the
+// toolbar's controls are translated, the order list has a hand-written test id and its
+// rows are a component's roots; each stack's own forms are checked by `pageChecks`.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,103 +13,137 @@ import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServe
 import { filesOf, gitHead, lineOf, serveDir, textOf, viteBuild } from "./build.mjs";
 
 const VIEWPORT = { width: 1200, height: 700 };
-const APP_FILE = "tests/anchors/vite-app/src/App.tsx";
 
-describe("redline-anchors in a Vite + React build", () => {
-  const out = mkdtempSync(join(tmpdir(), "redline-anchors-vite-"));
-  const dist = { on: join(out, "on"), off: join(out, "off"), none: join(out, "none") };
-  const ms = {};
-  let stage, server, browser;
+/** React: the hand-written test id of the list wins; its rows are OrderRow's roots; `<Trans i18nKey>` names its element. */
+async function reactChecks(page) {
+  const app = "tests/anchors/vite-app/src/App.tsx";
+  const list = page.getByTestId("order-list");
+  assert.equal(await list.getAttribute("data-fabric-src"), null, "the list is neither a control nor a root");
+  assert.deepEqual(
+    await page.locator('[data-testid="order-row"]').evaluateAll((rows) => rows.map((r) => r.dataset.fabricSrc)),
+    Array(2).fill(`${app}:${lineOf(app, "<li>")}`),
+  );
+  assert.equal(await page.getByTestId("orders.summary").evaluate((e) => e.tagName), "P", "<Trans i18nKey> names its element");
+}
 
-  before(async () => {
-    // Same run, same machine state: off, on, and without the plugin, then on and off again.
-    ms.off = [viteBuild(dist.off)];
-    ms.on = [viteBuild(dist.on, { REDLINE_ANCHORS: "1" })];
-    ms.none = [viteBuild(dist.none, { ANCHORS_TEST_WITHOUT_PLUGIN: "1" })];
-    ms.on.push(viteBuild(dist.on, { REDLINE_ANCHORS: "1" }));
-    ms.off.push(viteBuild(dist.off));
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.dispose();
-    await stage?.stop();
-    rmSync(out, { recursive: true, force: true });
-  });
-
-  test("build time with and without the plugin", (t) => {
-    const best = (list) => Math.min(...list).toFixed(0);
-    t.diagnostic(`vite build, best of 2: plugin on ${best(ms.on)} ms, plugin off ${best(ms.off)} ms, no plugin ${best(ms.none)} ms`);
-    assert.ok(ms.on.length === 2 && ms.off.length === 2);
-  });
-
-  test("off: no anchors, no commit, and byte-identical to a build without the plugin", () => {
-    const off = filesOf(dist.off);
-    const none = filesOf(dist.none);
-    assert.deepEqual([...off.keys()].sort(), [...none.keys()].sort());
-    for (const [name, bytes] of off) assert.ok(bytes.equals(none.get(name)), `${name} differs`);
-    const text = textOf(dist.off);
-    assert.doesNotMatch(text, /data-fabric-src|fabric-git-sha/);
-    assert.doesNotMatch(text, /order-toolbar/, "no component test ids either");
-  });
-
-  test("on: a circled button's item carries the i18n key, its source line and the build's commit", async () => {
-    stage = await serveDir(dist.on);
-    server = await prepareServer({ stageUrl: stage.url });
-    await server.start();
-    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    await openConnectedPanel(browser, server);
-
-    const { page, overlay } = await openOverlay(browser, `${stage.url}/`, VIEWPORT);
-    const errors = watchErrors(page);
-    const sha = await page.locator('meta[name="fabric-git-sha"]').getAttribute("content");
-    assert.equal(sha, gitHead(), "the page states the commit it was built from");
-
-    const button = page.getByTestId("orders.export");
-    await drawLasso(page, await button.boundingBox());
-    const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
-    await composer.getByRole("textbox").fill("Export is cramped");
-    await composer.getByRole("textbox").press("Enter");
-    await composer.waitFor({ state: "detached" });
-
-    // Up to 30 s: on a loaded 2-core machine the worker's delivery has once taken over 10.
-    let filed;
-    for (let i = 0; i < 300 && !filed; i++) {
-      filed = await server.itemTitled("Export is cramped");
-      if (!filed) await page.waitForTimeout(100);
-    }
-    assert.ok(filed, "the server has the item");
-    assert.equal(filed.gitSha, gitHead());
-    const [element, ...others] = filed.capture.elements;
-    assert.deepEqual(others, [], "only the button was circled");
-    assert.equal(element.tag, "button");
-    assert.equal(element.text, "Export CSV");
-    assert.equal(element.testId, "orders.export", "the test id is the i18n key");
-    assert.equal(element.sourceAnchor, `${APP_FILE}:${lineOf(APP_FILE, "<button")}`);
-    assert.equal(element.componentTestId, "order-toolbar", "the component root is named after OrderToolbar");
-
-    // The hand-written test id of the list wins; its rows are OrderRow's roots.
-    const list = page.getByTestId("order-list");
-    assert.equal(await list.getAttribute("data-fabric-src"), null, "the list is neither a control nor a root");
+/** Vue and Svelte: translated labels, the list's own test id, rows as roots, no root for a component-only or two-root component. */
+function templateChecks(file) {
+  return async (page) => {
+    const toolbar = file("OrderToolbar");
+    // A translated label names a control without translated text.
+    assert.equal(await page.getByTestId("orders.search").getAttribute("data-fabric-src"), `${toolbar}:${lineOf(toolbar, "<input")}`);
+    // The hand-written test id of the list wins over its component's name; its rows are OrderRow's roots.
+    const rows = file("OrderRows");
+    assert.equal(await page.getByTestId("orders-table").getAttribute("data-fabric-src"), `${rows}:${lineOf(rows, "<ul")}`);
+    const row = file("OrderRow");
     assert.deepEqual(
-      await page.locator('[data-testid="order-row"]').evaluateAll((rows) => rows.map((r) => r.dataset.fabricSrc)),
-      Array(2).fill(`${APP_FILE}:${lineOf(APP_FILE, "<li>")}`),
+      await page.locator('[data-testid="order-row"]').evaluateAll((list) => list.map((r) => r.dataset.fabricSrc)),
+      Array(2).fill(`${row}:${lineOf(row, "<li")}`),
     );
-    assert.equal(await page.getByTestId("orders.summary").evaluate((e) => e.tagName), "P", "<Trans i18nKey> names its element");
-    assert.deepEqual(errors, []);
-    await page.close();
-  });
+    // OrderList is another component and OrderSummary a fragment: neither has a root to stamp.
+    assert.equal(await page.locator('[data-testid="order-list"], [data-testid="order-summary"]').count(), 0);
+    assert.equal(await page.getByTestId("orders.empty").getAttribute("data-fabric-src"), null, "a fragment's element is no root");
+    assert.equal(await page.getByTestId("orders.title").evaluate((e) => e.tagName), "H1");
+  };
+}
 
-  test("off, in the browser: the page has no anchors", async () => {
-    const offStage = await serveDir(dist.off);
-    try {
-      const page = await browser.context.newPage();
-      await page.goto(`${offStage.url}/`);
-      await page.getByText("Export CSV").waitFor();
-      assert.equal(await page.locator("[data-fabric-src], [data-testid], meta[name=fabric-git-sha]").count(), 1, "only the hand-written test id");
+const vue = (name) => `tests/anchors/vue-app/src/components/${name}.vue`;
+const svelte = (name) => `tests/anchors/svelte-app/src/lib/${name}.svelte`;
+const STACKS = [
+  { stack: "React", app: "vite-app", toolbar: "tests/anchors/vite-app/src/App.tsx", pageChecks: reactChecks },
+  { stack: "Vue", app: "vue-app", toolbar: vue("OrderToolbar"), pageChecks: templateChecks(vue) },
+  { stack: "Svelte", app: "svelte-app", toolbar: svelte("OrderToolbar"), pageChecks: templateChecks(svelte) },
+];
+
+for (const { stack, app, toolbar, pageChecks } of STACKS) {
+  describe(`redline-anchors in a Vite + ${stack} build`, () => {
+    const out = mkdtempSync(join(tmpdir(), `redline-anchors-${app}-`));
+    const dist = { on: join(out, "on"), off: join(out, "off"), none: join(out, "none") };
+    const ms = {};
+    let stage, server, browser;
+
+    before(async () => {
+      // Same run, same machine state: off, on, and without the plugin, then on and off again.
+      ms.off = [viteBuild(dist.off, {}, app)];
+      ms.on = [viteBuild(dist.on, { REDLINE_ANCHORS: "1" }, app)];
+      ms.none = [viteBuild(dist.none, { ANCHORS_TEST_WITHOUT_PLUGIN: "1" }, app)];
+      ms.on.push(viteBuild(dist.on, { REDLINE_ANCHORS: "1" }, app));
+      ms.off.push(viteBuild(dist.off, {}, app));
+    });
+
+    after(async () => {
+      await browser?.close();
+      await server?.dispose();
+      await stage?.stop();
+      rmSync(out, { recursive: true, force: true });
+    });
+
+    test("build time with and without the plugin", (t) => {
+      const best = (list) => Math.min(...list).toFixed(0);
+      t.diagnostic(`vite build, best of 2: plugin on ${best(ms.on)} ms, plugin off ${best(ms.off)} ms, no plugin ${best(ms.none)} ms`);
+      assert.ok(ms.on.length === 2 && ms.off.length === 2);
+    });
+
+    test("off: no anchors, no commit, and byte-identical to a build without the plugin", () => {
+      const off = filesOf(dist.off);
+      const none = filesOf(dist.none);
+      assert.deepEqual([...off.keys()].sort(), [...none.keys()].sort());
+      for (const [name, bytes] of off) assert.ok(bytes.equals(none.get(name)), `${name} differs`);
+      const text = textOf(dist.off);
+      assert.doesNotMatch(text, /data-fabric-src|fabric-git-sha/);
+      assert.doesNotMatch(text, /order-toolbar/, "no component test ids either");
+    });
+
+    test("on: a circled button's item carries the i18n key, its source line and the build's commit", async () => {
+      stage = await serveDir(dist.on);
+      server = await prepareServer({ stageUrl: stage.url });
+      await server.start();
+      browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+      await openConnectedPanel(browser, server);
+
+      const { page, overlay } = await openOverlay(browser, `${stage.url}/`, VIEWPORT);
+      const errors = watchErrors(page);
+      const sha = await page.locator('meta[name="fabric-git-sha"]').getAttribute("content");
+      assert.equal(sha, gitHead(), "the page states the commit it was built from");
+
+      const button = page.getByTestId("orders.export");
+      await drawLasso(page, await button.boundingBox());
+      const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
+      await composer.getByRole("textbox").fill("Export is cramped");
+      await composer.getByRole("textbox").press("Enter");
+      await composer.waitFor({ state: "detached" });
+
+      // Up to 30 s: on a loaded 2-core machine the worker's delivery has once taken over 10.
+      let filed;
+      for (let i = 0; i < 300 && !filed; i++) {
+        filed = await server.itemTitled("Export is cramped");
+        if (!filed) await page.waitForTimeout(100);
+      }
+      assert.ok(filed, "the server has the item");
+      assert.equal(filed.gitSha, gitHead());
+      const [element, ...others] = filed.capture.elements;
+      assert.deepEqual(others, [], "only the button was circled");
+      assert.equal(element.tag, "button");
+      assert.equal(element.text, "Export CSV");
+      assert.equal(element.testId, "orders.export", "the test id is the i18n key");
+      assert.equal(element.sourceAnchor, `${toolbar}:${lineOf(toolbar, "<button")}`);
+      assert.equal(element.componentTestId, "order-toolbar", "the component root is named after OrderToolbar");
+      await pageChecks(page);
+      assert.deepEqual(errors, []);
       await page.close();
-    } finally {
-      await offStage.stop();
-    }
+    });
+
+    test("off, in the browser: the page has no anchors", async () => {
+      const offStage = await serveDir(dist.off);
+      try {
+        const page = await browser.context.newPage();
+        await page.goto(`${offStage.url}/`);
+        await page.getByText("Export CSV").waitFor();
+        assert.equal(await page.locator("[data-fabric-src], [data-testid], meta[name=fabric-git-sha]").count(), 1, "only the hand-written test id");
+        await page.close();
+      } finally {
+        await offStage.stop();
+      }
+    });
   });
-});
+}

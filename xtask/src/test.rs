@@ -169,7 +169,6 @@ fn anchors(tally: &mut Tally, redline: &Path) -> Result<()> {
     let mut builds = cmd("node");
     builds.args(["--test", "--test-force-exit", "--test-timeout=300000", "--test-concurrency=1"]);
     builds.args(["--test-reporter=spec", "tests/anchors/vite.test.mjs", "tests/anchors/next.test.mjs"]);
-    builds.arg("tests/anchors/templates.test.mjs");
     builds.env("REDLINE_BIN", redline);
     builds.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     builds.env("CHROMIUM", setup::CHROMIUM);
