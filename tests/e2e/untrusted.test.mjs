@@ -27,10 +27,6 @@ describe("what a page cannot do", () => {
     await stage?.stop();
   });
 
-  async function changes() {
-    return (await server.rpc("listChanges", { projectId: server.projectId, includeDone: true })).changes;
-  }
-
   /** The stage's page with its body replaced by `html` (and `script` run after), and the overlay open on it. */
   async function openPage(html, script = () => {}) {
     return openOverlay(browser, `${stage.url}/`, VIEWPORT, {
@@ -49,7 +45,7 @@ describe("what a page cannot do", () => {
     await composer.getByRole("textbox").press("Enter");
     await composer.waitFor({ state: "detached" });
     for (let i = 0; i < 150; i++) {
-      const filed = (await changes()).find((c) => c.title === title);
+      const filed = await server.itemTitled(title);
       if (filed && (!shot || filed.screenshotKey)) return filed;
       await page.waitForTimeout(100);
     }
