@@ -167,7 +167,12 @@ describe("checking a fix on the stage", () => {
     }
     assert.ok(filed?.screenshotKey, "filed with a screenshot");
     step("filed from the overlay");
-    await page.keyboard.press("Escape");
+    // Esc closes the overlay. Its key-up is sent only once the overlay's frame is gone:
+    // Chromium never acknowledges a key event sent to a frame being torn down, so a press
+    // (down and up at once) can leave the driver waiting (as in foundation.test.mjs).
+    await page.keyboard.down("Escape");
+    await page.locator("#redline-overlay-host").waitFor({ state: "detached" });
+    await page.keyboard.up("Escape");
     await server.rpc("releaseChanges", { stageId: server.stageId });
 
     const sha = await agentFixes(filed.shortId, "Give the Export button room");
