@@ -104,7 +104,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
     phases.push(("API fuzzed", phase.elapsed().as_secs_f64()));
 
     let seconds = beside.join(&mut tally)?;
-    phases.push(("anchors (beside the two above)", seconds));
+    phases.push(("anchors, beside the two", seconds));
 
     let phase = Instant::now();
     let mut wasm = cmd("cargo");
