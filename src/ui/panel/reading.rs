@@ -62,8 +62,11 @@ pub fn hint(ctx: Ctx, hints: Hints) {
             };
             match result {
                 Ok(badge) if ctx.filter.get_untracked().as_ref() == Some(&filter) => {
-                    store.resection(now());
-                    store.load.set(Load::Ready);
+                    // `first_pages` sections the rows after each part it reads already.
+                    if !reread {
+                        store.resection(now());
+                        store.load.set(Load::Ready);
+                    }
                     store.version.update(|v| *v += 1);
                     if badge {
                         refresh_badge();
