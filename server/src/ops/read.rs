@@ -62,7 +62,8 @@ fn matching(columns: &str, hold: bool, input: &ListChangesInput, now: Timestamp)
         ChangeStatus::ALL.iter().filter(|s| asked(s)).map(|s| format!("'{}'", s.as_str())).collect();
     filter.and(&format!("c.status IN ({})", statuses.join(", ")), []);
     if let Some(refs) = &input.change_ids {
-        filter.and(&named(refs)?, named_binds(refs));
+        let (condition, binds) = named(refs)?;
+        filter.and(&condition, binds);
     }
     if input.pickup_only {
         let now = now.unix_millis();
@@ -71,43 +72,30 @@ fn matching(columns: &str, hold: bool, input: &ListChangesInput, now: Timestamp)
     Ok(filter)
 }
 
-/// The condition for `changeIds`: the items named by id or by short id (in the
-/// project, which the filter states); a name of no item matches nothing.
-fn named(refs: &[String]) -> Result<String, ApiError> {
+/// The condition for `changeIds` and its binds (the ids, then the short ids): the items
+/// named by id or by short id (in the project, which the filter states); a name of no
+/// item matches nothing.
+fn named(refs: &[String]) -> Result<(String, Vec<Bind>), ApiError> {
     if refs.is_empty() || refs.len() > CLAIM_NAMES_MAX {
         return Err(ApiError::bad_input("changeIds", format!("must name 1 to {CLAIM_NAMES_MAX} items")));
     }
-    let (mut ids, mut shorts) = (0, 0);
+    let (mut ids, mut shorts) = (Vec::new(), Vec::new());
     for r in refs {
         match parse_change_ref(r) {
-            Some(ChangeRef::Id(_)) => ids += 1,
-            Some(ChangeRef::Short(_)) => shorts += 1,
+            Some(ChangeRef::Id(id)) => ids.push(Bind::Text(id)),
+            // A short id past `i64` names no item.
+            Some(ChangeRef::Short(n)) => shorts.push(Bind::Int(i64::try_from(n).unwrap_or(i64::MAX))),
             None => return Err(ApiError::bad_input("changeIds", "each must be a UUID, #7 or 7")),
         }
     }
     let mut any_of = Vec::new();
-    if ids > 0 {
-        any_of.push(format!("c.change_id IN ({})", placeholders(ids)));
+    if !ids.is_empty() {
+        any_of.push(format!("c.change_id IN ({})", placeholders(ids.len())));
     }
-    if shorts > 0 {
-        any_of.push(format!("c.short_id IN ({})", placeholders(shorts)));
+    if !shorts.is_empty() {
+        any_of.push(format!("c.short_id IN ({})", placeholders(shorts.len())));
     }
-    Ok(format!("({})", any_of.join(" OR ")))
-}
-
-/// The binds of [`named`]'s condition: the ids, then the short ids.
-fn named_binds(refs: &[String]) -> Vec<Bind> {
-    let parsed: Vec<ChangeRef> = refs.iter().filter_map(|r| parse_change_ref(r)).collect();
-    let ids = parsed.iter().filter_map(|r| match r {
-        ChangeRef::Id(id) => Some(Bind::Text(id.clone())),
-        ChangeRef::Short(_) => None,
-    });
-    // A short id past `i64` names no item.
-    let shorts = parsed.iter().filter_map(|r| match r {
-        ChangeRef::Short(n) => Some(Bind::Int(i64::try_from(*n).unwrap_or(i64::MAX))),
-        ChangeRef::Id(_) => None,
-    });
-    ids.chain(shorts).collect()
+    Ok((format!("({})", any_of.join(" OR ")), ids.into_iter().chain(shorts).collect()))
 }
 
 impl Op for ListChanges {
