@@ -380,6 +380,8 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
         StoredValue::new_local(Some(chrome::on_session_key_set(notify::OPEN_ITEM_KEY, open_asked)));
     on_cleanup(move || asked.set_value(None));
 
+    keep_queue_place(own);
+
     view! {
         <div class="workspace" hidden=move || !shown.get()>
             <div class="scope-bar">
@@ -396,10 +398,10 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
                     {move || link.get().label()}
                 </p>
             </div>
-            {move || match own.open.get() {
-                Some(change_id) => view! { <item::ItemView change_id /> }.into_any(),
-                None => view! { <queue::QueueView /> }.into_any(),
-            }}
+            {move || own.open.get().map(|change_id| view! { <item::ItemView change_id /> })}
+            <div hidden=move || own.open.with(Option::is_some)>
+                <queue::QueueView />
+            </div>
             <Lightbox enlarged />
         </div>
     }
@@ -464,7 +466,7 @@ fn on_key(ctx: Ctx, own: Own, event: &web_sys::KeyboardEvent) {
                 ctx.enlarged.set(None);
             } else if own.open.get_untracked().is_some() && !typing {
                 ctx.open.set(None);
-                focus_selected(own);
+                focus_selected(own, Scroll::Kept);
             }
         }
         "j" | "k" if !typing && own.open.get_untracked().is_none() => {
@@ -472,7 +474,7 @@ fn on_key(ctx: Ctx, own: Own, event: &web_sys::KeyboardEvent) {
             let delta = if event.key() == "j" { 1 } else { -1 };
             let next = crate::queue::move_selection(&order, own.selected.get_untracked().as_deref(), delta);
             ctx.selected.set(next);
-            focus_selected(own);
+            focus_selected(own, Scroll::IntoView);
             event.prevent_default();
         }
         "Enter" if !typing && own.open.get_untracked().is_none() => {
@@ -487,9 +489,45 @@ fn on_key(ctx: Ctx, own: Own, event: &web_sys::KeyboardEvent) {
     }
 }
 
+/// The queue stays built, hidden, while an item is open, so going back shows its rows
+/// as they were rather than building a long list again; the page's scroll is the item's
+/// while it is open and the queue's again after.
+fn keep_queue_place(own: Own) {
+    // Where the queue was scrolled to, noted while it is shown (an item opening hides it,
+    // and the page's scroll then no longer says where it was).
+    let queue_scroll = StoredValue::new(0.0);
+    let scrolls = window_event_listener(ev::scroll, move |_| {
+        if own.open.with_untracked(Option::is_none) {
+            queue_scroll.set_value(window().scroll_y().unwrap_or(0.0));
+        }
+    });
+    on_cleanup(move || scrolls.remove());
+    Effect::new(move |was_open: Option<bool>| {
+        let is_open = own.open.with(Option::is_some);
+        match (was_open, is_open) {
+            (Some(false), true) => window().scroll_to_with_x_and_y(0.0, 0.0),
+            // After the queue is shown again, so that its height is there to scroll in.
+            (Some(true), false) => {
+                let y = queue_scroll.get_value();
+                set_timeout(move || window().scroll_to_with_x_and_y(0.0, y), Duration::ZERO);
+            }
+            _ => {}
+        }
+        is_open
+    });
+}
+
+/// Whether focusing a row may scroll the page to it.
+enum Scroll {
+    /// The row moved to: bring it into view.
+    IntoView,
+    /// Back from an item: the queue is where the person left it, which is kept.
+    Kept,
+}
+
 /// Moves the focus to the selected row once it is rendered (a timeout rather than an
 /// animation frame: frames do not run while the panel is hidden).
-fn focus_selected(own: Own) {
+fn focus_selected(own: Own, scroll: Scroll) {
     set_timeout(
         move || {
             let Some(id) = own.selected.get_untracked() else { return };
@@ -497,7 +535,9 @@ fn focus_selected(own: Own) {
             if let Ok(Some(element)) = document().query_selector(&selector)
                 && let Ok(element) = element.dyn_into::<web_sys::HtmlElement>()
             {
-                let _ = element.focus();
+                let options = web_sys::FocusOptions::new();
+                options.set_prevent_scroll(matches!(scroll, Scroll::Kept));
+                let _ = element.focus_with_options(&options);
             }
         },
         Duration::ZERO,

@@ -357,6 +357,19 @@ describe("the side panel", () => {
       await panel.getByTestId("queue-more").getByRole("button", { name: "Show more" }).click();
       await panel.waitForTimeout(100);
     }
+    // Opening an item far down and going back returns to the same place in the list,
+    // its rows as they were (kept, not built again), the item's row focused.
+    await pagedRow(1).scrollIntoViewIfNeeded();
+    const place = await panel.evaluate(() => window.scrollY);
+    assert.ok(place > 0, "the oldest item is below the first screen");
+    await pagedRow(1).evaluate((row) => (row.keptMark = true));
+    await pagedRow(1).locator(".row-main").click();
+    await panel.getByTestId("item-title").filter({ hasText: /Paged item 1$/ }).waitFor();
+    assert.equal(await panel.evaluate(() => window.scrollY), 0, "the item is read from its top");
+    await panel.keyboard.press("Escape");
+    await panel.waitForFunction(() => document.activeElement?.closest('[data-testid="queue-row"]'));
+    assert.equal(await panel.evaluate(() => window.scrollY), place);
+    assert.equal(await pagedRow(1).evaluate((row) => row.keptMark === true && row.contains(document.activeElement)), true);
     await panel.evaluate(() => window.scrollTo(0, 0));
   });
 
