@@ -337,15 +337,6 @@ pub fn needs_my_answer(change: &Change, me: &str) -> bool {
     change.status == ChangeStatus::NeedsAnswer && change.filed_by.as_deref().is_none_or(|by| by == me)
 }
 
-/// The toolbar badge for `count` questions: empty when there are none.
-pub fn badge_text(count: usize) -> String {
-    match count {
-        0 => String::new(),
-        1..=99 => count.to_string(),
-        _ => "99+".to_owned(),
-    }
-}
-
 /// The next selected row for `j` (`delta` 1) or `k` (-1) over the visible `order`.
 pub fn move_selection(order: &[String], current: Option<&str>, delta: i32) -> Option<String> {
     if order.is_empty() {
@@ -580,10 +571,7 @@ mod tests {
     }
 
     #[test]
-    fn the_badge_counts_questions() {
-        assert_eq!(badge_text(0), "");
-        assert_eq!(badge_text(1), "1");
-        assert_eq!(badge_text(120), "99+");
+    fn an_item_whose_filer_is_not_named_asks_me() {
         let unknown_filer = change("x", 1, "needs_answer", json!({"filedBy": null}));
         assert!(needs_my_answer(&unknown_filer, ME));
     }

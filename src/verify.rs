@@ -24,10 +24,19 @@ pub fn waits_for_my_check(change: &Change, me: &str) -> bool {
     waits_for_check(change) && change.filed_by.as_deref().is_none_or(|by| by == me)
 }
 
+/// The toolbar badge for `count` items waiting: empty when there are none.
+fn badge_text(count: usize) -> String {
+    match count {
+        0 => String::new(),
+        1..=99 => count.to_string(),
+        _ => "99+".to_owned(),
+    }
+}
+
 /// The toolbar badge for `questions` and `checks`: one total (empty when nothing waits),
 /// and the button's tooltip naming both.
 pub fn badge(questions: usize, checks: usize) -> (String, String) {
-    let text = crate::queue::badge_text(questions + checks);
+    let text = badge_text(questions + checks);
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let title = match (questions, checks) {
         (0, 0) => DEFAULT_TITLE.to_owned(),

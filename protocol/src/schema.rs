@@ -203,15 +203,3 @@ fn merge(a: &Value, b: &Value) -> Value {
     }
     merged
 }
-
-/// An element's half of `styles`: CSS property names to their computed values, within
-/// the limits `validate_capture` checks.
-pub fn style_map(_: &mut SchemaGenerator) -> Schema {
-    use crate::styles::{STYLE_NAME_MAX_CHARS, STYLE_PROPERTIES_MAX, STYLE_VALUE_MAX_CHARS};
-    json_schema!({
-        "type": "object",
-        "maxProperties": STYLE_PROPERTIES_MAX,
-        "propertyNames": {"maxLength": STYLE_NAME_MAX_CHARS},
-        "additionalProperties": {"type": "string", "maxLength": STYLE_VALUE_MAX_CHARS},
-    })
-}

@@ -53,10 +53,10 @@ pub const STYLE_PROPERTIES_MAX: usize = 16;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ElementStyles {
     #[serde(default)]
-    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::schema::style_map"))]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "style_map"))]
     pub changed: StyleValues,
     #[serde(default)]
-    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::schema::style_map"))]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "style_map"))]
     pub unchanged: StyleValues,
 }
 
@@ -226,6 +226,18 @@ impl FailedRequest {
     pub fn status_text(&self) -> String {
         if self.status == 0 { "no response".to_owned() } else { self.status.to_string() }
     }
+}
+
+/// An element's half of `styles` in `/openapi.json`: CSS property names to their computed
+/// values, within the limits `validate_capture` checks.
+#[cfg(feature = "schema")]
+fn style_map(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": STYLE_PROPERTIES_MAX,
+        "propertyNames": {"maxLength": STYLE_NAME_MAX_CHARS},
+        "additionalProperties": {"type": "string", "maxLength": STYLE_VALUE_MAX_CHARS},
+    })
 }
 
 #[cfg(test)]

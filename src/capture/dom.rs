@@ -14,8 +14,11 @@ use super::geometry::{Polygon, SAMPLE_BUDGET};
 use super::pick::{self, Candidate};
 use super::selector_dom::CssPaths;
 use super::stroke::{self, Stroke, Task, Tree};
-use super::styles_dom::STYLED_ELEMENTS_MAX;
 use super::text_dom::{name_sources, readable_text};
+
+/// Only the first elements of a capture carry styles: an agent reads a few, and a
+/// circle around a whole page would otherwise send (and spend release time on) hundreds.
+pub const STYLED_ELEMENTS_MAX: usize = 20;
 
 #[wasm_bindgen]
 extern "C" {
@@ -304,7 +307,7 @@ pub struct Circle {
     pub closed_frames: Vec<ClosedFrame>,
     /// The first few circled elements themselves (`elements[i]` is `styled[i]`), whose
     /// computed styles are read once the capture has been handed over
-    /// (`styles_dom::STYLED_ELEMENTS_MAX`).
+    /// ([`STYLED_ELEMENTS_MAX`], read by `styles_dom`).
     pub styled: Vec<Element>,
 }
 

@@ -11,10 +11,6 @@ use web_sys::{Document, Element, Node, Window};
 
 use super::dom::parent_element;
 
-/// Only the first elements of a capture carry styles: an agent reads a few, and a
-/// circle around a whole page would otherwise send (and spend release time on) hundreds.
-pub const STYLED_ELEMENTS_MAX: usize = 20;
-
 /// Reads the styles of one capture's elements; removes its hidden box when dropped.
 pub struct StyleReader {
     window: Window,
