@@ -150,17 +150,6 @@ pub fn by_frame(handed_on: &[InFrame], elements: &[Element], places: &[usize]) -
     frames
 }
 
-/// The name the panel uses for an element.
-pub fn element_label(element: &Element) -> String {
-    element
-        .test_id
-        .clone()
-        .or_else(|| element.source_anchor.clone())
-        .or_else(|| element.name.clone().filter(|n| !n.trim().is_empty()))
-        .or_else(|| element.css_path.clone())
-        .unwrap_or_else(|| if element.tag.is_empty() { "element".to_owned() } else { element.tag.clone() })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,8 +174,6 @@ mod tests {
             ]
         );
         assert_eq!(attempts(&Element::default()), vec![]);
-        assert_eq!(element_label(&element), "orders.export");
-        assert_eq!(element_label(&Element { tag: "div".into(), ..Element::default() }), "div");
     }
 
     #[test]

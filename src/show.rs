@@ -11,6 +11,7 @@ use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
 
 use crate::capture::frame_dom;
 use crate::capture::selector_dom::{PathStop, path_document, resolve_css_path};
+use crate::chip::ChipName;
 use crate::locate::{self, Attempt, InFrame, Located};
 use crate::page_js::{self, ToJs};
 
@@ -59,12 +60,14 @@ pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
     let mut found = Vec::new();
     for element in &elements {
         let (matched_by, matches) = find(&document, element);
+        // Called as the composer's chips and the item view call it.
+        let label = ChipName::of(element).label;
         located.push(Located {
-            label: locate::element_label(element),
+            label: label.clone(),
             matched_by: matched_by.filter(|_| !matches.is_empty()),
             count: matches.len() as u32,
         });
-        found.extend(matches.into_iter().map(|m| (locate::element_label(element), m)));
+        found.extend(matches.into_iter().map(|m| (label.clone(), m)));
     }
     if let Some((_, first)) = found.first() {
         first.scroll_into_view_with_bool(false);
