@@ -22,6 +22,7 @@ mod s3;
 mod setup;
 mod stage;
 mod start;
+mod swc_plugin;
 mod test;
 #[cfg(test)]
 mod tidy;

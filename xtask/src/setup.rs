@@ -26,11 +26,16 @@ pub fn for_browser() -> Result<()> {
 }
 
 fn wasm_target() -> Result<()> {
+    rust_target(WASM_TARGET)
+}
+
+/// The standard library for `target`, added with rustup when missing.
+pub fn rust_target(target: &str) -> Result<()> {
     let installed = process::output(cmd("rustup").args(["target", "list", "--installed"]))?;
-    if installed.lines().any(|l| l.trim() == WASM_TARGET) {
+    if installed.lines().any(|l| l.trim() == target) {
         return Ok(());
     }
-    process::run(cmd("rustup").args(["target", "add", WASM_TARGET]))
+    process::run(cmd("rustup").args(["target", "add", target]))
 }
 
 /// The wasm-bindgen CLI must be exactly the version of the crate in Cargo.lock.

@@ -1,13 +1,55 @@
-// Next.js: which Babel config to use. Next compiles with Babel instead of SWC whenever
-// a Babel config exists, so put this in `babel.config.js` only for review builds (see
-// the README); the plugin itself stays off unless REDLINE_ANCHORS=1.
+// Next.js: `withRedlineAnchors(nextConfig)` adds the SWC plugin (../swc) to
+// `experimental.swcPlugins` when anchors are on, so SWC stays the compiler; off, it
+// returns the config untouched. `babelConfig()` is for apps that compile with Babel.
 "use strict";
 
 const babelPlugin = require("./babel.cjs");
+const { isEnabled, repoRoot, gitSha } = require("./build-info.cjs");
+
+/**
+ * The Next.js releases whose SWC loads the plugin: a host reads a plugin's syntax tree
+ * only up to its own `swc_ecma_ast` (29 here, Next.js 16.4's), and older hosts fail on
+ * newer trees, so each supported minor release is listed once it is tested.
+ */
+const SUPPORTED_NEXT = { minors: ["16.4"], tested: "16.4.6" };
+
+/** Throws, naming `version` and the supported ones, unless the plugin loads in that Next.js. */
+function assertSupportedNext(version) {
+  const minor = /^(\d+\.\d+)\.\d+/.exec(version ?? "")?.[1];
+  if (SUPPORTED_NEXT.minors.includes(minor)) return;
+  throw new Error(
+    `redline-anchors: Next.js ${version} is not supported by its SWC plugin; supported: ` +
+      `${SUPPORTED_NEXT.minors.map((m) => `${m}.x`).join(", ")} (tested with ${SUPPORTED_NEXT.tested}). ` +
+      "Build without REDLINE_ANCHORS, or compile with Babel: babelConfig() in babel.config.js.",
+  );
+}
+
+/** The version of the Next.js that `dir` builds with. */
+function nextVersion(dir) {
+  return require(require.resolve("next/package.json", { paths: [dir] })).version;
+}
+
+/**
+ * `module.exports = withRedlineAnchors(nextConfig, { enabled, root, sha, meta })`: with
+ * anchors on (REDLINE_ANCHORS=1 or `enabled: true`) the SWC plugin stamps the app's JSX
+ * and writes the commit into its JSX `<head>`; off, `nextConfig` itself is returned.
+ */
+function withRedlineAnchors(nextConfig = {}, options = {}) {
+  if (!isEnabled(options)) return nextConfig;
+  const dir = process.cwd();
+  assertSupportedNext(nextVersion(dir));
+  const plugin = ["redline-anchors/swc", { root: repoRoot(options, dir), sha: options.meta === false ? undefined : gitSha(options, dir) }];
+  const add = (config) => ({
+    ...config,
+    experimental: { ...config.experimental, swcPlugins: [...(config.experimental?.swcPlugins ?? []), plugin] },
+  });
+  // A config may be a function of the phase (next.config.js's other form).
+  return typeof nextConfig === "function" ? async (...args) => add(await nextConfig(...args)) : add(nextConfig);
+}
 
 /** A Babel config for Next.js: `module.exports = require("redline-anchors/next").babelConfig()`. */
 function babelConfig(options = {}) {
   return { presets: ["next/babel"], plugins: [[babelPlugin, options]] };
 }
 
-module.exports = { babelConfig };
+module.exports = { withRedlineAnchors, babelConfig, assertSupportedNext, SUPPORTED_NEXT };
