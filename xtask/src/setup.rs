@@ -107,9 +107,10 @@ pub fn for_anchors() -> Result<()> {
 }
 
 /// The folders with a package-lock.json of their own that the anchors tests install.
-pub const ANCHORS_PACKAGES: [&str; 5] = [
+pub const ANCHORS_PACKAGES: [&str; 6] = [
     "plugins/redline-anchors",
     "tests/anchors/vite-app",
+    "tests/anchors/vite-swc-app",
     "tests/anchors/next-app",
     "tests/anchors/vue-app",
     "tests/anchors/svelte-app",

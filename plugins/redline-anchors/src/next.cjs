@@ -3,6 +3,7 @@
 // returns the config untouched. `babelConfig()` is for apps that compile with Babel.
 "use strict";
 
+const path = require("node:path");
 const babelPlugin = require("./babel.cjs");
 const { isEnabled, repoRoot, gitSha } = require("./build-info.cjs");
 
@@ -24,9 +25,17 @@ function assertSupportedNext(version) {
   );
 }
 
-/** The version of the Next.js that `dir` builds with. */
-function nextVersion(dir) {
-  return require(require.resolve("next/package.json", { paths: [dir] })).version;
+/** A module of the Next.js that `dir` builds with. */
+const nextModule = (dir, name) => require(require.resolve(`next/${name}`, { paths: [dir] }));
+
+/**
+ * The folder Turbopack names files relative to (it hands the plugin `app/page.jsx`, or
+ * `apps/web/app/page.jsx` in a monorepo), found as Next.js finds it: the config's, else
+ * the workspace's root.
+ */
+function turbopackRoot(config, dir) {
+  const given = config.outputFileTracingRoot ?? config.turbopack?.root ?? process.env.NEXT_PRIVATE_OUTPUT_TRACE_ROOT;
+  return given ? path.resolve(dir, given) : nextModule(dir, "dist/lib/find-root").findRootDirAndLockFiles(dir).rootDir;
 }
 
 /**
@@ -37,12 +46,12 @@ function nextVersion(dir) {
 function withRedlineAnchors(nextConfig = {}, options = {}) {
   if (!isEnabled(options)) return nextConfig;
   const dir = process.cwd();
-  assertSupportedNext(nextVersion(dir));
-  const plugin = ["redline-anchors/swc", { root: repoRoot(options, dir), sha: options.meta === false ? undefined : gitSha(options, dir) }];
-  const add = (config) => ({
-    ...config,
-    experimental: { ...config.experimental, swcPlugins: [...(config.experimental?.swcPlugins ?? []), plugin] },
-  });
+  assertSupportedNext(nextModule(dir, "package.json").version);
+  const sha = options.meta === false ? undefined : gitSha(options, dir);
+  const add = (config) => {
+    const plugin = ["redline-anchors/swc", { root: repoRoot(options, dir), base: turbopackRoot(config, dir), sha }];
+    return { ...config, experimental: { ...config.experimental, swcPlugins: [...(config.experimental?.swcPlugins ?? []), plugin] } };
+  };
   // A config may be a function of the phase (next.config.js's other form).
   return typeof nextConfig === "function" ? async (...args) => add(await nextConfig(...args)) : add(nextConfig);
 }

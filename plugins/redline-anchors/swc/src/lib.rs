@@ -28,6 +28,8 @@ use crate::stamp::Stamper;
 struct Options {
     /// What anchors are relative to (absolute); relative to `cwd` if not.
     root: Option<String>,
+    /// What a relative file name is relative to (Turbopack's root); `cwd` if none.
+    base: Option<String>,
     /// The commit written into a JSX `<head>`; none, no meta tag.
     sha: Option<String>,
 }
@@ -42,8 +44,9 @@ pub fn redline_anchors(mut program: Program, metadata: TransformPluginProgramMet
     let Some(filename) = metadata.get_context(&TransformPluginMetadataContextKind::Filename) else {
         return program;
     };
+    let base = options.base.unwrap_or_else(|| cwd.clone());
     let root = options.root.unwrap_or_else(|| cwd.clone());
-    let Some(anchor_path) = path::anchor_path(&filename, &root, &cwd) else {
+    let Some(anchor_path) = path::anchor_path(&filename, &root, &base) else {
         return program;
     };
     let mut stamper = Stamper {

@@ -4,14 +4,14 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// `filename` (absolute, or relative to `cwd`) relative to `root`.
-pub fn anchor_path(filename: &str, root: &str, cwd: &str) -> Option<String> {
+/// `filename` (absolute, or relative to `base`) relative to `root` (likewise).
+pub fn anchor_path(filename: &str, root: &str, base: &str) -> Option<String> {
     if filename.contains("/node_modules/") || filename.contains("\\node_modules\\") {
         return None;
     }
-    let cwd = Path::new(cwd);
-    let file = normalize(&cwd.join(filename));
-    let root = normalize(&cwd.join(root));
+    let base = Path::new(base);
+    let file = normalize(&base.join(filename));
+    let root = normalize(&base.join(root));
     let relative = file.strip_prefix(&root).ok()?;
     let parts: Vec<_> = relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     (!parts.is_empty()).then(|| parts.join("/"))
