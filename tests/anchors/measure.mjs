@@ -1,5 +1,6 @@
 // The plugin's costs, measured per stack (React, Vue, Svelte on Vite; Next.js with the
-// SWC and the Babel plugin, in measure-next.mjs): `node tests/anchors/measure.mjs [rounds]`.
+// SWC and the Babel plugin, in measure-next.mjs): `node tests/anchors/measure.mjs [rounds]
+// [next]` (`next`: only Next.js).
 // 1. Build time of each stack's test app with the plugin on and off, alternating, same run.
 // 2. Added bytes per 1,000 stamped elements: a generated component with 1,000 buttons
 //    (each gets an anchor and its i18n key) built on and off; the difference of the JS,
@@ -99,8 +100,9 @@ function bytesPerThousand({ stack, app, config, entry, component, firstLine, fil
   rmSync(big, { recursive: true, force: true });
 }
 
-for (const stack of STACKS) buildTimes(stack);
+const viteStacks = process.argv[3] === "next" ? [] : STACKS;
+for (const stack of viteStacks) buildTimes(stack);
 nextBuildTimes(rounds, out);
-for (const stack of STACKS) bytesPerThousand(stack);
+for (const stack of viteStacks) bytesPerThousand(stack);
 nextBytesPerThousand(out);
 rmSync(out, { recursive: true, force: true });
