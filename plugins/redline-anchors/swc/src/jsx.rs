@@ -3,8 +3,8 @@
 
 use swc_core::ecma::ast::{
     CallExpr, Callee, Expr, ExprOrSpread, JSXAttr, JSXAttrName, JSXAttrOrSpread, JSXAttrValue, JSXElement,
-    JSXElementChild, JSXElementName, JSXExpr, JSXObject, JSXOpeningElement, Lit, MemberProp, Prop, PropName,
-    PropOrSpread,
+    JSXElementChild, JSXElementName, JSXExpr, JSXMemberExpr, JSXObject, JSXOpeningElement, Lit, MemberProp,
+    Prop, PropName, PropOrSpread,
 };
 
 use crate::rules::{self, LABEL_ATTRIBUTES};
@@ -41,17 +41,17 @@ pub fn has_handler(opening: &JSXOpeningElement) -> bool {
 pub fn element_name(name: &JSXElementName) -> Option<String> {
     match name {
         JSXElementName::Ident(ident) => Some(ident.sym.to_string()),
-        JSXElementName::JSXMemberExpr(member) => {
-            let object = match &member.obj {
-                JSXObject::Ident(ident) => Some(ident.sym.to_string()),
-                JSXObject::JSXMemberExpr(inner) => {
-                    element_name(&JSXElementName::JSXMemberExpr((**inner).clone()))
-                }
-            };
-            object.map(|object| format!("{object}.{}", member.prop.sym))
-        }
+        JSXElementName::JSXMemberExpr(member) => Some(member_name(member)),
         JSXElementName::JSXNamespacedName(_) => None,
     }
+}
+
+fn member_name(member: &JSXMemberExpr) -> String {
+    let object = match &member.obj {
+        JSXObject::Ident(ident) => ident.sym.to_string(),
+        JSXObject::JSXMemberExpr(inner) => member_name(inner),
+    };
+    format!("{object}.{}", member.prop.sym)
 }
 
 /// A string known at build time: `"x"`, `'x'` or a template without expressions.
