@@ -3,6 +3,7 @@
 // returns the config untouched. `babelConfig()` is for apps that compile with Babel.
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
 const babelPlugin = require("./babel.cjs");
 const { isEnabled, repoRoot, gitSha } = require("./build-info.cjs");
@@ -27,6 +28,14 @@ function assertSupportedNext(version) {
   );
 }
 
+/** Throws, saying how to build it, when the package holds no `.wasm` (a checkout that was not built). */
+function assertBuilt() {
+  const wasm = path.join(__dirname, "../swc/redline_anchors_swc.wasm");
+  if (!fs.existsSync(wasm)) {
+    throw new Error(`redline-anchors: the SWC plugin is not built (${wasm}); build it in Redline's checkout with \`cargo xtask anchors-swc\`, then install the package again.`);
+  }
+}
+
 /** A module of the Next.js that `dir` builds with. */
 const nextModule = (dir, name) => require(require.resolve(`next/${name}`, { paths: [dir] }));
 
@@ -49,6 +58,7 @@ function withRedlineAnchors(nextConfig = {}, options = {}) {
   if (!isEnabled(options)) return nextConfig;
   const dir = process.cwd();
   assertSupportedNext(nextModule(dir, "package.json").version);
+  assertBuilt();
   const sha = options.meta === false ? undefined : gitSha(options, dir);
   const add = (config) => {
     const plugin = ["redline-anchors/swc", { root: repoRoot(options, dir), base: turbopackRoot(config, dir), sha }];
