@@ -1,7 +1,8 @@
 // Building and serving the anchors test apps: each build in a clean environment (no
 // REDLINE_ANCHORS, no CI commit variable unless given), timed; a static file server.
+import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createReadStream, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { extname, join, relative, resolve } from "node:path";
@@ -36,6 +37,28 @@ export function viteBuild(outDir, env = {}, name = "vite-app") {
   });
 }
 
+/** `next build` of next-app with `env`, its export moved to `outDir`; the milliseconds it took. */
+export function nextBuild(outDir, env = {}) {
+  const app = appDir("next-app");
+  rmSync(join(app, ".next"), { recursive: true, force: true });
+  const ms = timed(join(app, "node_modules/.bin/next"), ["build"], { cwd: app, env: buildEnv(env) });
+  rmSync(outDir, { recursive: true, force: true });
+  renameSync(join(app, "out"), outDir);
+  rmSync(join(app, ".next"), { recursive: true, force: true });
+  return ms;
+}
+
+/** The same with the Babel plugin: Next.js compiles with Babel while a babel.config.js exists. */
+export function nextBabelBuild(outDir) {
+  const config = join(appDir("next-app"), "babel.config.js");
+  writeFileSync(config, 'module.exports = require("redline-anchors/next").babelConfig();\n');
+  try {
+    return nextBuild(outDir, { REDLINE_ANCHORS: "1", ANCHORS_TEST_WITHOUT_PLUGIN: "1" });
+  } finally {
+    rmSync(config);
+  }
+}
+
 /** Every file under `dir`, by relative path, with its bytes. */
 export function filesOf(dir) {
   const files = new Map();
@@ -48,6 +71,13 @@ export function filesOf(dir) {
   };
   walk(dir);
   return files;
+}
+
+/** The files under `a` and under `b` are the same, name for name and byte for byte. */
+export function assertSameFiles(a, b) {
+  const [left, right] = [filesOf(a), filesOf(b)];
+  assert.deepEqual([...left.keys()].sort(), [...right.keys()].sort());
+  for (const [name, bytes] of left) assert.ok(bytes.equals(right.get(name)), `${name} differs`);
 }
 
 /** The text of every file under `dir` joined, to search a build for what it holds. */

@@ -1,5 +1,6 @@
-// The plugin's costs, measured per stack (React, Vue, Svelte; all Vite builds):
-// `node tests/anchors/measure.mjs [rounds]`.
+// The plugin's costs, measured per stack (React, Vue, Svelte on Vite; Next.js with the
+// SWC and the Babel plugin, in measure-next.mjs): `node tests/anchors/measure.mjs [rounds]
+// [next]` (`next`: only Next.js).
 // 1. Build time of each stack's test app with the plugin on and off, alternating, same run.
 // 2. Added bytes per 1,000 stamped elements: a generated component with 1,000 buttons
 //    (each gets an anchor and its i18n key) built on and off; the difference of the JS,
@@ -9,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { appDir, buildEnv, filesOf, timed, viteBuild } from "./build.mjs";
+import { nextBuildTimes, nextBytesPerThousand } from "./measure-next.mjs";
 
 const rounds = Number(process.argv[2] ?? 5);
 const out = mkdtempSync(join(tmpdir(), "redline-anchors-measure-"));
@@ -98,6 +100,9 @@ function bytesPerThousand({ stack, app, config, entry, component, firstLine, fil
   rmSync(big, { recursive: true, force: true });
 }
 
-for (const stack of STACKS) buildTimes(stack);
-for (const stack of STACKS) bytesPerThousand(stack);
+const viteStacks = process.argv[3] === "next" ? [] : STACKS;
+for (const stack of viteStacks) buildTimes(stack);
+nextBuildTimes(rounds, out);
+for (const stack of viteStacks) bytesPerThousand(stack);
+nextBytesPerThousand(out);
 rmSync(out, { recursive: true, force: true });

@@ -9,10 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, watchErrors } from "../e2e/harness.mjs";
-import { filesOf, gitHead, lineOf, serveDir, textOf, viteBuild } from "./build.mjs";
-
-const VIEWPORT = { width: 1200, height: 700 };
+import { assertSameFiles, lineOf, serveDir, textOf, viteBuild } from "./build.mjs";
+import { circleTheExportButton } from "./circle.mjs";
 
 /** React: the hand-written test id of the list wins; its rows are OrderRow's roots; `<Trans i18nKey>` names its element. */
 async function reactChecks(page) {
@@ -51,6 +49,8 @@ const vue = (name) => `tests/anchors/vue-app/src/components/${name}.vue`;
 const svelte = (name) => `tests/anchors/svelte-app/src/lib/${name}.svelte`;
 const STACKS = [
   { stack: "React", app: "vite-app", toolbar: "tests/anchors/vite-app/src/App.tsx", pageChecks: reactChecks },
+  // The same React app compiled by SWC (@vitejs/plugin-react-swc) with the SWC plugin.
+  { stack: "React with SWC", app: "vite-swc-app", toolbar: "tests/anchors/vite-app/src/App.tsx", pageChecks: reactChecks },
   { stack: "Vue", app: "vue-app", toolbar: vue("OrderToolbar"), pageChecks: templateChecks(vue) },
   { stack: "Svelte", app: "svelte-app", toolbar: svelte("OrderToolbar"), pageChecks: templateChecks(svelte) },
 ];
@@ -60,7 +60,7 @@ for (const { stack, app, toolbar, pageChecks } of STACKS) {
     const out = mkdtempSync(join(tmpdir(), `redline-anchors-${app}-`));
     const dist = { on: join(out, "on"), off: join(out, "off"), none: join(out, "none") };
     const ms = {};
-    let stage, server, browser;
+    let circled;
 
     before(async () => {
       // Same run, same machine state: off, on, and without the plugin, then on and off again.
@@ -72,9 +72,7 @@ for (const { stack, app, toolbar, pageChecks } of STACKS) {
     });
 
     after(async () => {
-      await browser?.close();
-      await server?.dispose();
-      await stage?.stop();
+      await circled?.stop();
       rmSync(out, { recursive: true, force: true });
     });
 
@@ -85,58 +83,20 @@ for (const { stack, app, toolbar, pageChecks } of STACKS) {
     });
 
     test("off: no anchors, no commit, and byte-identical to a build without the plugin", () => {
-      const off = filesOf(dist.off);
-      const none = filesOf(dist.none);
-      assert.deepEqual([...off.keys()].sort(), [...none.keys()].sort());
-      for (const [name, bytes] of off) assert.ok(bytes.equals(none.get(name)), `${name} differs`);
+      assertSameFiles(dist.off, dist.none);
       const text = textOf(dist.off);
       assert.doesNotMatch(text, /data-fabric-src|fabric-git-sha/);
       assert.doesNotMatch(text, /order-toolbar/, "no component test ids either");
     });
 
     test("on: a circled button's item carries the i18n key, its source line and the build's commit", async () => {
-      stage = await serveDir(dist.on);
-      server = await prepareServer({ stageUrl: stage.url });
-      await server.start();
-      browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-      await openConnectedPanel(browser, server);
-
-      const { page, overlay } = await openOverlay(browser, `${stage.url}/`, VIEWPORT);
-      const errors = watchErrors(page);
-      const sha = await page.locator('meta[name="fabric-git-sha"]').getAttribute("content");
-      assert.equal(sha, gitHead(), "the page states the commit it was built from");
-
-      const button = page.getByTestId("orders.export");
-      await drawLasso(page, await button.boundingBox());
-      const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
-      await composer.getByRole("textbox").fill("Export is cramped");
-      await composer.getByRole("textbox").press("Enter");
-      await composer.waitFor({ state: "detached" });
-
-      // Up to 30 s: on a loaded 2-core machine the worker's delivery has once taken over 10.
-      let filed;
-      for (let i = 0; i < 300 && !filed; i++) {
-        filed = await server.itemTitled("Export is cramped");
-        if (!filed) await page.waitForTimeout(100);
-      }
-      assert.ok(filed, "the server has the item");
-      assert.equal(filed.gitSha, gitHead());
-      const [element, ...others] = filed.capture.elements;
-      assert.deepEqual(others, [], "only the button was circled");
-      assert.equal(element.tag, "button");
-      assert.equal(element.text, "Export CSV");
-      assert.equal(element.testId, "orders.export", "the test id is the i18n key");
-      assert.equal(element.sourceAnchor, `${toolbar}:${lineOf(toolbar, "<button")}`);
-      assert.equal(element.componentTestId, "order-toolbar", "the component root is named after OrderToolbar");
-      await pageChecks(page);
-      assert.deepEqual(errors, []);
-      await page.close();
+      circled = await circleTheExportButton(dist.on, { toolbar, pageChecks });
     });
 
     test("off, in the browser: the page has no anchors", async () => {
       const offStage = await serveDir(dist.off);
       try {
-        const page = await browser.context.newPage();
+        const page = await circled.browser.context.newPage();
         await page.goto(`${offStage.url}/`);
         await page.getByText("Export CSV").waitFor();
         assert.equal(await page.locator("[data-fabric-src], [data-testid], meta[name=fabric-git-sha]").count(), 1, "only the hand-written test id");

@@ -22,6 +22,7 @@ mod s3;
 mod setup;
 mod stage;
 mod start;
+mod swc_plugin;
 mod test;
 #[cfg(test)]
 mod tidy;
@@ -58,6 +59,7 @@ fn run(args: Vec<String>) -> Result<()> {
         })
         .map(|report| report.print()),
         "dist" => dist::run(),
+        "anchors-swc" => swc_plugin::build(),
         "serve-stage" => {
             let addr: String = args.value("--addr")?.unwrap_or_else(|| "127.0.0.1:7879".to_owned());
             let app: Option<String> = args.value("--app")?;

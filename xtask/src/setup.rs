@@ -26,11 +26,16 @@ pub fn for_browser() -> Result<()> {
 }
 
 fn wasm_target() -> Result<()> {
+    rust_target(WASM_TARGET)
+}
+
+/// The standard library for `target`, added with rustup when missing.
+pub fn rust_target(target: &str) -> Result<()> {
     let installed = process::output(cmd("rustup").args(["target", "list", "--installed"]))?;
-    if installed.lines().any(|l| l.trim() == WASM_TARGET) {
+    if installed.lines().any(|l| l.trim() == target) {
         return Ok(());
     }
-    process::run(cmd("rustup").args(["target", "add", WASM_TARGET]))
+    process::run(cmd("rustup").args(["target", "add", target]))
 }
 
 /// The wasm-bindgen CLI must be exactly the version of the crate in Cargo.lock.
@@ -102,9 +107,10 @@ pub fn for_anchors() -> Result<()> {
 }
 
 /// The folders with a package-lock.json of their own that the anchors tests install.
-pub const ANCHORS_PACKAGES: [&str; 5] = [
+pub const ANCHORS_PACKAGES: [&str; 6] = [
     "plugins/redline-anchors",
     "tests/anchors/vite-app",
+    "tests/anchors/vite-swc-app",
     "tests/anchors/next-app",
     "tests/anchors/vue-app",
     "tests/anchors/svelte-app",

@@ -15,7 +15,7 @@ use crate::build::{self, Profile};
 use crate::process::{self, cmd};
 use crate::s3;
 use crate::setup::{self, WASM_TARGET};
-use crate::{fuzz, postgres};
+use crate::{fuzz, postgres, swc_plugin};
 
 pub fn run(only: Option<&str>) -> Result<()> {
     let started = Instant::now();
@@ -144,11 +144,14 @@ pub fn run(only: Option<&str>) -> Result<()> {
 /// the cores idle. One after another here, as two of them may run apt.
 fn install_later_phases_tools() {
     type Install = fn() -> Result<()>;
-    let steps: [(&str, Install); 4] = [
+    let steps: [(&str, Install); 5] = [
         ("PostgreSQL", postgres::install),
         ("the S3 test server", s3::install),
         ("schemathesis", || fuzz::install().map(drop)),
         ("the anchors test apps' packages", setup::for_anchors),
+        // A build, not a download, but a minute or more of it: done here, its phase finds
+        // it fresh rather than spend that time beside the Postgres suite.
+        ("the anchors' SWC plugin", swc_plugin::build),
     ];
     for (what, install) in steps {
         if let Err(e) = install() {
@@ -162,7 +165,9 @@ fn install_later_phases_tools() {
 /// extension (packages from each folder's own lock file, installed here: the extension's
 /// build does not need them).
 fn anchors(tally: &mut Tally, redline: &Path) -> Result<()> {
-    if !tally.check("the anchors plugin and its test apps install", setup::for_anchors) {
+    if !tally.check("the anchors plugin and its test apps install", setup::for_anchors)
+        || !tally.check("the anchors' SWC plugin builds for wasm32-wasip1", swc_plugin::build)
+    {
         return Ok(());
     }
     tally.run(cmd("node").args(["--test", "--test-reporter=spec", "plugins/redline-anchors/test/"]))?;

@@ -4,7 +4,7 @@
 // the build is byte-identical to one without it.
 import path from "node:path";
 import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { insertAttributes } from "./markup.mjs";
 import { insertionsOfSvelte } from "./svelte.mjs";
 import { insertionsOfVue } from "./vue.mjs";
@@ -21,9 +21,10 @@ const TEMPLATES = {
 };
 
 /**
- * `redlineAnchors({ enabled, root, sha, include, meta })`; every option is optional.
+ * `redlineAnchors({ enabled, root, sha, include, meta, jsx })`; every option is optional.
  * `enabled` defaults to REDLINE_ANCHORS=1; `include` is a RegExp of files to stamp
- * (default: .jsx, .tsx, .vue and .svelte outside node_modules).
+ * (default: .jsx, .tsx, .vue and .svelte outside node_modules); `jsx: false` leaves JSX
+ * to the SWC plugin (`swcPlugins()`, for `@vitejs/plugin-react-swc`).
  */
 export default function redlineAnchors(options = {}) {
   if (!isEnabled(options)) return { name: "redline-anchors" };
@@ -57,6 +58,7 @@ export default function redlineAnchors(options = {}) {
         const MagicString = exported(await load("magic-string"), "default");
         return insertAttributes(MagicString, code, { file, anchorPath: at }, template.insertions(code, { file, parse }));
       }
+      if (options.jsx === false) return null;
       const babel = await load("@babel/core");
       const typescript = /\.[cm]?tsx$/.test(file);
       const result = await babel.transformAsync(code, {
@@ -76,6 +78,23 @@ export default function redlineAnchors(options = {}) {
     },
   };
 }
+
+/**
+ * The SWC plugin for `@vitejs/plugin-react-swc`: `react({ plugins: swcPlugins() })`, with
+ * `redlineAnchors({ jsx: false })` for the meta tag. Undefined when anchors are off, not
+ * an empty list: given any list, plugin-react-swc compiles the build with SWC rather than
+ * Oxc, and the output would differ from a build without the plugin. Options: `enabled`,
+ * `root`, `sha`, `meta`.
+ */
+export function swcPlugins(options = {}) {
+  if (!isEnabled(options)) return undefined;
+  const cwd = process.cwd();
+  const sha = options.meta === false ? undefined : gitSha(options, cwd);
+  return [[SWC_PLUGIN, { root: repoRoot(options, cwd), base: cwd, sha }]];
+}
+
+/** The built SWC plugin, by its path: @swc/core loads a file from anywhere. */
+const SWC_PLUGIN = fileURLToPath(new URL("../swc/redline_anchors_swc.wasm", import.meta.url));
 
 /**
  * The app's own copy of `name`, else the one beside this package. Vue and Svelte apps

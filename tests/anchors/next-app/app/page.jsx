@@ -1,4 +1,5 @@
 import { t } from "./messages";
+import { OrderList, OrderSummary } from "./orders";
 import { OrderToolbar } from "./toolbar";
 
 export default function OrdersPage() {
@@ -6,6 +7,8 @@ export default function OrdersPage() {
     <main>
       <h1>{t("orders.title")}</h1>
       <OrderToolbar />
+      <OrderList />
+      <OrderSummary />
     </main>
   );
 }
