@@ -7,14 +7,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
-use redline_protocol::{Attachment, AttachmentKind};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 use sqlx::{Any, AnyConnection, AnyPool, Executor, Row, SqlSafeStr, Transaction};
 
-use crate::blobs::is_blob_key;
 use crate::commit::{Committer, WalCheckpoints};
-use crate::rows::to_json;
 
 /// `(version, file name, sql)` of each migration, in order, per engine.
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -312,8 +309,10 @@ impl DataStep {
 }
 
 /// [`DataStep::UniqueOptionKeys`]. Only text options are re-keyed: an image's key is its
-/// file's name, and those were always unique.
+/// file's name, and those were always unique. It runs on databases that had not run it
+/// yet, whichever server they meet, so it uses only what [`at_0008`] froze.
 async fn unique_option_keys(conn: &mut AnyConnection) -> anyhow::Result<()> {
+    use at_0008::{Attachment, AttachmentKind, is_blob_key, new_option_key};
     let rows = sqlx::query(
         "SELECT message_id, change_id, attachments FROM messages \
          WHERE attachments LIKE '%\"kind\":\"option\"%' ORDER BY change_id, seq",
@@ -339,7 +338,7 @@ async fn unique_option_keys(conn: &mut AnyConnection) -> anyhow::Result<()> {
             }
         }
         if changed {
-            rewritten.push((row.try_get::<String, _>("message_id")?, to_json(&attachments)));
+            rewritten.push((row.try_get::<String, _>("message_id")?, serde_json::to_string(&attachments)?));
         }
     }
     for (message_id, attachments) in rewritten {
@@ -352,10 +351,45 @@ async fn unique_option_keys(conn: &mut AnyConnection) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A new option key: random (not time-ordered, whose prefix the options of one question
-/// share), so unique within its item and never reused.
-pub fn new_option_key() -> String {
-    format!("opt-{}", uuid::Uuid::new_v4().simple())
+/// What [`unique_option_keys`] needs of the server's code, copied as it was when 0008
+/// was written (the protocol's `Attachment`, `blobs::is_blob_key`, `new_option_key`):
+/// changing those later must not change what the step does to a database it has not
+/// run on yet.
+mod at_0008 {
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Attachment {
+        pub key: String,
+        pub label: String,
+        pub kind: AttachmentKind,
+        #[serde(default)]
+        pub url: Option<String>,
+    }
+
+    #[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AttachmentKind {
+        Option,
+        Evidence,
+    }
+
+    /// Keys of uploaded images: 32 hex digits and an image extension.
+    pub fn is_blob_key(key: &str) -> bool {
+        match key.split_once('.') {
+            Some((id, ext)) => {
+                id.len() == 32
+                    && id.bytes().all(|b| b.is_ascii_hexdigit())
+                    && matches!(ext, "png" | "jpg" | "webp")
+            }
+            None => false,
+        }
+    }
+
+    pub fn new_option_key() -> String {
+        format!("opt-{}", uuid::Uuid::new_v4().simple())
+    }
 }
 
 /// A new id: a UUID v7, random but ordered by creation time, so the rows and index

@@ -4,7 +4,6 @@
 use redline_protocol::*;
 
 use crate::blobs::{ImageInput, Written, decode};
-use crate::db::new_option_key;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::presence;
@@ -76,6 +75,12 @@ fn check_agent_write(
         return Err(ApiError::conflict(codes::WRONG_STATUS, "this item was dismissed"));
     }
     check_lease(item, group_id, fence, author_name, ctx.now)
+}
+
+/// A new option key: random (not time-ordered, whose prefix the options of one question
+/// share), so unique within its item and never reused.
+fn new_option_key() -> String {
+    format!("opt-{}", uuid::Uuid::new_v4().simple())
 }
 
 fn required(field: &str, value: &str) -> Result<(), ApiError> {
