@@ -22,6 +22,7 @@ mod private;
 mod queue;
 pub mod rows;
 mod rpc;
+pub mod signin;
 mod stats;
 pub mod webhooks;
 
@@ -162,7 +163,7 @@ pub fn app(state: AppState) -> Router {
         .layer(cors);
     Router::new()
         .route("/healthz", get(metrics::healthz))
-        .route("/auth/verify", get(ops::signin::verify_page))
+        .route("/auth/verify", get(signin::verify_page))
         .merge(api)
         .layer(TraceLayer::new_for_http())
         .with_state(state)

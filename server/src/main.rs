@@ -11,11 +11,11 @@ use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
-use redline_server::backup;
 use redline_server::blobs::{BlobStore, BlobStoreSpec};
 use redline_server::limit::RateLimit;
 use redline_server::webhooks::{self, payload::Format};
 use redline_server::{AppState, Clock, Store};
+use redline_server::{backup, signin};
 use serde::Serialize;
 
 #[derive(Parser)]
@@ -280,7 +280,7 @@ enum AuthCommand {
         #[arg(long)]
         name: String,
         /// The token lasts this many days.
-        #[arg(long, default_value_t = admin::SIGN_IN_TOKEN_DAYS,
+        #[arg(long, default_value_t = signin::SIGN_IN_TOKEN_DAYS,
               value_parser = clap::value_parser!(u32).range(1..=3650))]
         expires_in_days: u32,
         #[command(flatten)]
@@ -650,13 +650,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Auth {
             command: AuthCommand::Approve { code, project, scope, name, expires_in_days, store },
         } => {
-            let grant = admin::SignInGrant {
+            let grant = signin::SignInGrant {
                 project: &project,
                 scopes: &scope,
                 name: &name,
                 token_days: expires_in_days,
             };
-            let a = admin::approve_sign_in(&store.open().await?, &code, grant, clock.now()).await?;
+            let a = signin::approve_sign_in(&store.open().await?, &code, grant, clock.now()).await?;
             print(cli.json, &a, || {
                 format!(
                     "approved {} (asked for from {} at {}): the device gets its token on its next poll; \
@@ -669,7 +669,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
         }
         Command::Auth { command: AuthCommand::List { store } } => {
-            let pending = admin::pending_sign_ins(&store.open().await?, clock.now()).await?;
+            let pending = signin::pending_sign_ins(&store.open().await?, clock.now()).await?;
             print(cli.json, &pending, || {
                 if pending.is_empty() {
                     return "no sign-in code waits for a decision".to_owned();
@@ -690,7 +690,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
         }
         Command::Auth { command: AuthCommand::Reject { code, store } } => {
-            admin::reject_sign_in(&store.open().await?, &code, clock.now()).await?;
+            signin::reject_sign_in(&store.open().await?, &code, clock.now()).await?;
             print(cli.json, &serde_json::json!({ "code": code, "approved": false }), || {
                 format!("rejected {code}")
             });

@@ -44,7 +44,6 @@ const ALLOWED_CYCLES: &[(&str, &str, &[&str])] = &[
             "stats",
         ],
     ),
-    ("server/src", "", &["admin", "ops"]),
     ("agent/src", "", &["changeset", "commands", "doctor", "mcp", "next", "run", "writes"]),
 ];
 

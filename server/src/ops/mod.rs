@@ -6,7 +6,6 @@ mod claim;
 mod filer;
 mod read;
 mod session;
-pub mod signin;
 mod stages;
 
 pub use claim::ClaimQueue;
