@@ -9,7 +9,7 @@ use sqlx::Row;
 
 use crate::auth::{generate_token, hash_token, stored_scopes};
 use crate::db::{Store, new_id};
-use crate::events;
+use crate::event_log;
 use crate::filter::{Bind, Filter};
 use crate::rows::{opt_ts, stage_from_row};
 
@@ -190,9 +190,9 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
         .bind(sha)
         .fetch_all(&mut *tx)
         .await?;
-        let keys = turned.iter().map(events::ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+        let keys = turned.iter().map(event_log::ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
         let (backend, status) = (store.backend(), ChangeEventType::Status);
-        events::record_all(&mut tx, backend, &project.project_id, status, &keys, now).await?;
+        event_log::record_all(&mut tx, backend, &project.project_id, status, &keys, now).await?;
     }
     let row = sqlx::query(crate::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
     let stage = stage_from_row(&row)?;

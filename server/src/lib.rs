@@ -11,6 +11,7 @@ mod commit;
 pub mod db;
 pub mod deploy;
 pub mod error;
+pub mod event_log;
 pub mod events;
 mod filter;
 pub mod limit;
@@ -42,7 +43,7 @@ use crate::blobs::Blobs;
 pub use crate::clock::Clock;
 pub use crate::db::Store;
 use crate::error::ApiError;
-use crate::events::EventHub;
+use crate::event_log::EventHub;
 use crate::limit::{Limiter, RateLimit, SignInLimits};
 
 /// What every handler shares.
@@ -52,6 +53,8 @@ pub struct AppState {
     pub clock: Clock,
     pub blobs: Arc<Blobs>,
     pub events: Arc<EventHub>,
+    /// Who holds the open event streams (see `events`).
+    pub streams: Arc<events::Streams>,
     /// The base of links in outputs (signed image URLs); `None` means the host the
     /// client called.
     pub public_url: Option<String>,
@@ -104,14 +107,15 @@ impl AppState {
         let blobs = Arc::new(Blobs::open(&store, images).await?);
         let events = Arc::<EventHub>::default();
         match store.postgres_url() {
-            Some(url) => events::spawn_pg_listener(url.to_owned(), events.clone()),
-            None => events::spawn_store_watch(store.clone(), &events),
+            Some(url) => event_log::spawn_pg_listener(url.to_owned(), events.clone()),
+            None => event_log::spawn_store_watch(store.clone(), &events),
         }
         Ok(AppState {
             store,
             clock,
             blobs,
             events,
+            streams: Arc::default(),
             public_url: None,
             keep_alive: Duration::from_secs(15),
             max_streams_per_token: events::MAX_STREAMS_PER_TOKEN,

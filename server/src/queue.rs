@@ -15,8 +15,8 @@ use crate::blobs::{Blobs, Written, is_blob_key};
 use crate::commit::Lent;
 use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
-use crate::events;
-pub use crate::events::ChangeKey;
+use crate::event_log;
+pub use crate::event_log::ChangeKey;
 use crate::rows::{
     CAPTURED_JOIN, CHANGE_COLUMNS, HOLD_JOIN, MESSAGE_COLUMNS, StoredChange, change_from_row,
     message_from_row, summary_from_row, to_json,
@@ -298,7 +298,7 @@ impl<'a> ProjectWrite<'a> {
     }
 
     async fn reserve(&mut self, n: usize, set: &str, returning: &str) -> Result<(i64, AnyRow), ApiError> {
-        Ok(events::reserve(self.tx.conn(), &self.ctx.who.project_id, n, set, returning).await?)
+        Ok(event_log::reserve(self.tx.conn(), &self.ctx.who.project_id, n, set, returning).await?)
     }
 
     /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
@@ -310,7 +310,7 @@ impl<'a> ProjectWrite<'a> {
             return;
         }
         let (project_id, now) = (&self.ctx.who.project_id, self.ctx.now);
-        self.tx.defer_events(events::rows(project_id, first_seq, event_type, changes, now));
+        self.tx.defer_events(event_log::rows(project_id, first_seq, event_type, changes, now));
         self.last_seq = Some(first_seq + changes.len() as i64 - 1);
     }
 
@@ -380,7 +380,7 @@ impl<'a> ProjectWrite<'a> {
     pub async fn commit(mut self) -> Result<(), ApiError> {
         if let Some(seq) = self.last_seq {
             let backend = self.ctx.state.store.backend();
-            events::announce(self.tx.conn(), backend, &self.ctx.who.project_id, seq).await?;
+            event_log::announce(self.tx.conn(), backend, &self.ctx.who.project_id, seq).await?;
         }
         self.tx.commit().await?;
         if let Some(seq) = self.last_seq {
