@@ -36,7 +36,7 @@ use crate::AppState;
 use crate::auth::{Principal, token_hash};
 use crate::error::ApiError;
 use crate::event_log::{Feed, read_events};
-use crate::presence::Waiting;
+use crate::ops::presence::Waiting;
 
 /// How often a token with open streams is checked again (each check reuses the last
 /// read of the token for up to [`crate::auth::CHECK_REUSE_MS`]).
@@ -190,7 +190,7 @@ fn spawn_token_watch(
 
 /// `GET /events/{stream}` where the stream is `changes:{projectId}`.
 /// The event stream's query: **(ours)** `claimedBy`, the agent whose wait this is (its
-/// presence, [`crate::presence`]).
+/// presence, [`crate::ops::presence`]).
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StreamQuery {

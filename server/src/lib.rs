@@ -18,13 +18,11 @@ pub mod limit;
 pub mod metrics;
 mod openapi;
 mod ops;
-mod presence;
 mod private;
 mod queue;
 pub mod rows;
 mod rpc;
 pub mod signin;
-mod stats;
 pub mod webhooks;
 
 use std::path::PathBuf;

@@ -29,7 +29,7 @@ use crate::auth::{generate_token, hash_token, stored_scopes};
 use crate::db::Store;
 use crate::error::ApiError;
 use crate::limit::{ClientAddr, RateLimit, SignInLimits};
-use crate::rpc::AnonymousOp;
+use crate::ops::AnonymousOp;
 
 /// How long a code can be approved.
 pub const CODE_LIFETIME_SECS: i64 = 600;

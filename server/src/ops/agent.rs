@@ -3,13 +3,12 @@
 
 use redline_protocol::*;
 
+use super::{Ctx, Op, presence};
 use crate::blobs::{ImageInput, Written, decode};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
-use crate::presence;
-use crate::queue::{Ctx, Item, ProjectWrite, check_lease, set_status};
+use crate::queue::{Item, check_lease, set_status};
 use crate::rows::StoredCapture;
-use crate::rpc::Op;
 
 use super::read::shown_messages;
 
@@ -23,7 +22,7 @@ impl Op for AcknowledgeChangeMessages {
         ctx.project(input.project_id.as_deref())?;
         let claimed_by = input.claimed_by.trim();
         required("claimedBy", claimed_by)?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         let change_id = item.change.change_id;
         let mut ids: Vec<String> = input.message_ids;
@@ -105,7 +104,7 @@ impl Op for AskChangeQuestion {
         // The images are decoded and written before the write's turn, as in
         // `replyToChange`; the turn records them with the question.
         let images = option_images(ctx, &options, input.option_images.unwrap_or_default()).await?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         if item.change.status == ChangeStatus::Done {
@@ -195,7 +194,7 @@ impl Op for ReplyToChange {
             }
             None => None,
         };
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         let mut attachments = Vec::new();
@@ -233,7 +232,7 @@ impl Op for AttachChangeShot {
         let image =
             ImageInput { field: "imageBase64", content_type: input.content_type, base64: input.image_base64 };
         let file = ctx.state.blobs.write(decode(image).await?).await?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         w.record_image(&file).await?;
@@ -275,7 +274,7 @@ impl Op for CompleteChange {
             Some(sha) => sha,
             None => None,
         };
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, input.author_name.as_deref())?;
         if item.change.status == ChangeStatus::Done {
