@@ -8,10 +8,10 @@ use serde::Serialize;
 use sqlx::Row;
 
 use crate::auth::{generate_token, hash_token, stored_scopes};
-use crate::db::{Store, new_id};
-use crate::event_log;
 use crate::filter::{Bind, Filter};
-use crate::rows::{opt_ts, stage_from_row};
+use crate::store::event_log;
+use crate::store::rows::{opt_ts, stage_from_row};
+use crate::store::{Store, new_id};
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,7 +194,7 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
         let (backend, status) = (store.backend(), ChangeEventType::Status);
         event_log::record_all(&mut tx, backend, &project.project_id, status, &keys, now).await?;
     }
-    let row = sqlx::query(crate::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
+    let row = sqlx::query(crate::store::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
     let stage = stage_from_row(&row)?;
     tx.commit().await?;
     Ok(stage)

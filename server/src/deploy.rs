@@ -4,7 +4,7 @@
 //! store (`--data` / `--database-url`), like `stage add`. Each item whose `live` it
 //! changes gets a `status` event in the same transaction, so open panels re-read at
 //! once (the servers on that store notice events written by another process; see
-//! `crate::events`).
+//! `crate::http::events`).
 
 use std::path::Path;
 
@@ -15,9 +15,9 @@ use serde::Serialize;
 use sqlx::Row;
 
 use crate::Clock;
-use crate::db::Store;
-use crate::event_log;
-use crate::rows::{STAGE_COLUMNS, STAGE_SELECT_BY_ID, stage_from_row};
+use crate::store::Store;
+use crate::store::event_log;
+use crate::store::rows::{STAGE_COLUMNS, STAGE_SELECT_BY_ID, stage_from_row};
 use redline_agent::git;
 
 #[derive(Args, Debug)]

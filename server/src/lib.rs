@@ -1,28 +1,23 @@
 //! The Redline changes server: the HTTP API of `shared/protocol.md` over a SQL store,
-//! and the admin commands that share the store.
+//! and the admin commands that share the store. Its layers, each importing only those
+//! before it: `store` (the database and files), `queue` (the write path), the
+//! operations (`ops` for the RPCs; `admin`, `signin`, `deploy`, `webhooks`, `backup` for
+//! the admin commands), and `http`. `auth` (tokens) sits on the store; `error`, `clock`,
+//! `limit` and `filter` serve every layer. [`AppState`] and [`app`] wire them together.
 
 pub mod admin;
 pub mod auth;
 pub mod backup;
-pub mod blobs;
-mod captured;
 pub mod clock;
-mod commit;
-pub mod db;
 pub mod deploy;
 pub mod error;
-pub mod event_log;
-pub mod events;
 mod filter;
+pub mod http;
 pub mod limit;
-pub mod metrics;
-mod openapi;
 mod ops;
-mod private;
 mod queue;
-pub mod rows;
-mod rpc;
 pub mod signin;
+pub mod store;
 pub mod webhooks;
 
 use std::path::PathBuf;
@@ -37,12 +32,13 @@ use tokio::net::TcpListener;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
-use crate::blobs::Blobs;
 pub use crate::clock::Clock;
-pub use crate::db::Store;
 use crate::error::ApiError;
-use crate::event_log::EventHub;
+use crate::http::{blobs, events, metrics, openapi, rpc};
 use crate::limit::{Limiter, RateLimit, SignInLimits};
+pub use crate::store::Store;
+use crate::store::blobs::{BlobStore, BlobStoreSpec, Blobs};
+use crate::store::event_log::{self, EventHub};
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
@@ -92,7 +88,7 @@ impl AppState {
     /// The state for `store`, keeping uploaded images where its engine does by default:
     /// in the database on Postgres, in `blob_dir` on SQLite.
     pub async fn new(store: Store, clock: Clock, blob_dir: PathBuf) -> anyhow::Result<AppState> {
-        let images = blobs::BlobStoreSpec::open(None, &store, blob_dir).await?;
+        let images = BlobStoreSpec::open(None, &store, blob_dir).await?;
         AppState::with_blob_store(store, clock, images).await
     }
 
@@ -100,7 +96,7 @@ impl AppState {
     pub async fn with_blob_store(
         store: Store,
         clock: Clock,
-        images: Arc<dyn blobs::BlobStore>,
+        images: Arc<dyn BlobStore>,
     ) -> anyhow::Result<AppState> {
         let blobs = Arc::new(Blobs::open(&store, images).await?);
         let events = Arc::<EventHub>::default();
@@ -190,7 +186,7 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
         // Event streams never end on their own; end them so the shutdown can finish.
         events.shut_down();
     };
-    blobs::spawn_collector(state.clone());
+    store::blobs::spawn_collector(state.blobs.clone(), state.store.clone(), state.clock.clone());
     let store = state.store.clone();
     // Small answers and event frames go out at once: with Nagle's algorithm a write
     // waits for the peer's delayed ACK (~40 ms) whenever earlier data is unacknowledged.

@@ -9,16 +9,16 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use crate::AppState;
-use crate::blobs::{Blobs, Written};
-use crate::commit::Lent;
-use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
-use crate::event_log;
-pub use crate::event_log::ChangeKey;
-use crate::rows::{
+use crate::store::blobs::{Blobs, Written};
+use crate::store::commit::Lent;
+use crate::store::event_log;
+pub use crate::store::event_log::ChangeKey;
+use crate::store::rows::{
     CAPTURED_JOIN, CHANGE_COLUMNS, HOLD_JOIN, MESSAGE_COLUMNS, StoredChange, change_from_row,
     message_from_row, to_json,
 };
+use crate::store::{new_id, touch_project};
 
 /// A change with what the rules need beyond the record: its filer and its lease.
 pub struct Item {
@@ -125,13 +125,13 @@ pub enum Counter {
 }
 
 /// A write to one project's queue: a transaction that holds the project (see
-/// [`crate::db::Store::write`]) and numbers the events it records, every rule of it
+/// [`crate::store::Store::write`]) and numbers the events it records, every rule of it
 /// reading the clock once (`now`). The event streams are woken after the commit.
 pub struct ProjectWrite<'a> {
     state: &'a AppState,
     project_id: &'a str,
     now: Timestamp,
-    /// The batch transaction of the group committer (see [`crate::commit`]).
+    /// The batch transaction of the group committer (see [`crate::store::commit`]).
     tx: Lent,
     last_seq: Option<i64>,
 }
@@ -204,7 +204,7 @@ impl<'a> ProjectWrite<'a> {
         let set = format!(", stored_bytes = stored_bytes + {stored}");
         let (seq, row) = self.reserve(1, &set, ", stored_bytes").await?;
         let quota = self.state.project_quota_bytes;
-        crate::blobs::check_quota(row.try_get("stored_bytes")?, stored, quota)?;
+        crate::store::blobs::check_quota(row.try_get("stored_bytes")?, stored, quota)?;
         self.insert_events(seq, event_type, &[ChangeKey::of(change)?]);
         Ok(seq)
     }
@@ -250,7 +250,7 @@ impl<'a> ProjectWrite<'a> {
         let returning = format!(", {column} AS counter, stored_bytes");
         let (first, row) = self.reserve(n, &set, &returning).await?;
         let quota = self.state.project_quota_bytes;
-        crate::blobs::check_quota(row.try_get("stored_bytes")?, stored as i64, quota)?;
+        crate::store::blobs::check_quota(row.try_get("stored_bytes")?, stored as i64, quota)?;
         Ok((first, row.try_get("counter")?))
     }
 
@@ -261,7 +261,7 @@ impl<'a> ProjectWrite<'a> {
     /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
     /// (reserved with [`ProjectWrite::reserve_events`]). The rows are stored with those
     /// of the whole batch, in one statement just before its commit (see
-    /// [`crate::commit`]): nothing in a write reads them back.
+    /// [`crate::store::commit`]): nothing in a write reads them back.
     pub fn insert_events(&mut self, first_seq: i64, event_type: ChangeEventType, changes: &[ChangeKey<'_>]) {
         if changes.is_empty() {
             return;

@@ -26,10 +26,10 @@ use sqlx::Row;
 use crate::AppState;
 use crate::admin::{self, create_token};
 use crate::auth::{generate_token, hash_token, stored_scopes};
-use crate::db::Store;
 use crate::error::ApiError;
 use crate::limit::{ClientAddr, RateLimit, SignInLimits};
 use crate::ops::AnonymousOp;
+use crate::store::Store;
 
 /// How long a code can be approved.
 pub const CODE_LIFETIME_SECS: i64 = 600;

@@ -9,8 +9,8 @@ use std::time::Duration;
 use common::{START, TestServer, data_lines, read_sse};
 use redline_protocol::Scope;
 use redline_server::admin;
-use redline_server::event_log::EventHub;
-use redline_server::events::Streams;
+use redline_server::http::events::Streams;
+use redline_server::store::event_log::EventHub;
 use serde_json::{Value, json};
 
 async fn open(s: &TestServer, token: &str, last_event_id: Option<&str>) -> reqwest::Response {

@@ -36,7 +36,6 @@ const ALLOWED_CYCLES: &[(&str, &str, &[&str])] = &[
     ("src", "capture", &["frame_dom", "selector_dom"]),
     ("src", "capture", &["dom", "styles_dom"]),
     ("protocol/src", "", &["records", "rules", "schema", "styles"]),
-    ("server/src", "", &["auth", "blobs", "commit", "db", "event_log", "private"]),
     ("agent/src", "", &["changeset", "commands", "doctor", "mcp", "next", "run", "writes"]),
 ];
 

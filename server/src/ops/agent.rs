@@ -4,11 +4,11 @@
 use redline_protocol::*;
 
 use super::{Ctx, Op, presence};
-use crate::blobs::{ImageInput, Written, decode};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{Item, check_lease, set_status};
-use crate::rows::StoredCapture;
+use crate::store::blobs::{ImageInput, Written, decode};
+use crate::store::rows::StoredCapture;
 
 use super::read::shown_messages;
 

@@ -18,11 +18,11 @@ use tokio::sync::oneshot;
 use super::{Ctx, Op, presence};
 use crate::AppState;
 use crate::auth::Principal;
-use crate::db::new_id;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{ChangeKey, Counter, ProjectWrite};
-use crate::rows::{
+use crate::store::new_id;
+use crate::store::rows::{
     GROUP_COLUMNS, HOLD_JOIN, SUMMARY_COLUMNS, SUMMARY_RETURNING, StoredCapture, group_from_row, opt_ts,
     status_of,
 };

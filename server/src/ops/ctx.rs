@@ -5,10 +5,10 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::blobs::is_blob_key;
 use crate::error::ApiError;
 use crate::queue::ProjectWrite;
-use crate::rows::{StoredChange, summary_from_row};
+use crate::store::blobs::is_blob_key;
+use crate::store::rows::{StoredChange, summary_from_row};
 
 /// One request: the server state, the caller, the base URL for links, and the one
 /// reading of the server clock every rule of this request uses.
@@ -43,8 +43,8 @@ impl Ctx<'_> {
     /// [`SUMMARY_RETURNING`]), presented. Writes call it after their commit: decoding
     /// the rows is not worth holding every other write for.
     ///
-    /// [`SUMMARY_COLUMNS`]: crate::rows::SUMMARY_COLUMNS
-    /// [`SUMMARY_RETURNING`]: crate::rows::SUMMARY_RETURNING
+    /// [`SUMMARY_COLUMNS`]: crate::store::rows::SUMMARY_COLUMNS
+    /// [`SUMMARY_RETURNING`]: crate::store::rows::SUMMARY_RETURNING
     pub fn present_summaries(&self, rows: &[AnyRow]) -> Result<Vec<StoredChange>, ApiError> {
         rows.iter().map(|row| Ok(self.present(summary_from_row(row, self.now)?))).collect()
     }

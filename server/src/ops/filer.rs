@@ -8,12 +8,12 @@ use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
 use super::{Ctx, Op};
-use crate::auth::hex;
-use crate::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
-use crate::db::new_id;
 use crate::error::ApiError;
 use crate::queue::{ChangeKey, Counter, Item, ProjectWrite, find_item, read_thread, set_status};
-use crate::rows::{
+use crate::store::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
+use crate::store::hex;
+use crate::store::new_id;
+use crate::store::rows::{
     STAGE_SELECT_BY_ID, SUMMARY_RETURNING, StoredCapture, StoredChange, stage_from_row, to_json,
 };
 

@@ -1,5 +1,5 @@
 //! The operations, one module per side. Each implements [`Op`] (or, for sign-in,
-//! [`AnonymousOp`]) for the protocol's RPC marker type; `crate::rpc` dispatches to them.
+//! [`AnonymousOp`]) for the protocol's RPC marker type; `crate::http::rpc` dispatches to them.
 
 mod agent;
 mod claim;
@@ -26,7 +26,7 @@ pub use ctx::Ctx;
 /// An operation the server serves: the protocol's RPC marker types implement it.
 pub trait Op: Rpc {
     /// What `run` answers: `Self::Output`, or for outputs with items the same with
-    /// each item's capture as stored ([`crate::rows::StoredChange`]): the same JSON.
+    /// each item's capture as stored ([`crate::store::rows::StoredChange`]): the same JSON.
     type Answer: Serialize;
 
     fn run(ctx: &Ctx<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Answer, ApiError>> + Send;

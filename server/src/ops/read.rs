@@ -12,7 +12,7 @@ use super::{Ctx, Op};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{find_item, read_thread_page};
-use crate::rows::{
+use crate::store::rows::{
     GROUP_COLUMNS, HOLD_JOIN, SUMMARY_COLUMNS, StoredCapture, StoredChange, group_from_row, status_of,
 };
 

@@ -8,7 +8,7 @@ use redline_protocol::{
 use super::{Ctx, Op};
 use crate::AppState;
 use crate::error::ApiError;
-use crate::rows::{STAGE_COLUMNS, stage_from_row};
+use crate::store::rows::{STAGE_COLUMNS, stage_from_row};
 
 async fn project_stages(state: &AppState, project_id: &str) -> Result<Vec<Stage>, ApiError> {
     let sql =

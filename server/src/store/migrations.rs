@@ -1,60 +1,59 @@
-//! The store: one sqlx `Any` pool, so the same statements serve SQLite (the default,
-//! `DIR/redline.db`) and Postgres. Migrations are embedded, numbered and forward-only;
-//! an applied migration whose text changed stops the server with its file name.
+//! The migrations (`migrations/sqlite/` and `migrations/postgres/`), embedded, numbered
+//! and forward-only: an applied migration whose text changed stops the server with its
+//! file name. What a migration cannot say in SQL on both engines is a data step in Rust,
+//! run once right after its migration and recorded in `data_steps`; a data step is
+//! frozen once written (it calls no code the server may change later).
 
-use std::collections::{HashMap, HashSet};
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
 
-use anyhow::{Context, bail};
-use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use anyhow::Context;
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
-use sqlx::{Any, AnyConnection, AnyPool, Executor, Row, SqlSafeStr, Transaction};
+use sqlx::{AnyConnection, AnyPool, Row, SqlSafeStr};
 
-use crate::commit::{Committer, WalCheckpoints};
+use super::Backend;
 
 /// `(version, file name, sql)` of each migration, in order, per engine.
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "0001_init.sql", include_str!("../migrations/sqlite/0001_init.sql")),
-    (2, "0002_cli_auth.sql", include_str!("../migrations/sqlite/0002_cli_auth.sql")),
-    (3, "0003_blob_attached.sql", include_str!("../migrations/sqlite/0003_blob_attached.sql")),
-    (4, "0004_change_captures.sql", include_str!("../migrations/sqlite/0004_change_captures.sql")),
-    (5, "0005_token_lifetimes.sql", include_str!("../migrations/sqlite/0005_token_lifetimes.sql")),
-    (6, "0006_group_index.sql", include_str!("../migrations/sqlite/0006_group_index.sql")),
-    (7, "0007_message_types.sql", include_str!("../migrations/sqlite/0007_message_types.sql")),
-    (8, "0008_unique_option_keys.sql", include_str!("../migrations/sqlite/0008_unique_option_keys.sql")),
-    (9, "0009_verified.sql", include_str!("../migrations/sqlite/0009_verified.sql")),
-    (10, "0010_sign_in_secrets.sql", include_str!("../migrations/sqlite/0010_sign_in_secrets.sql")),
-    (11, "0011_project_storage.sql", include_str!("../migrations/sqlite/0011_project_storage.sql")),
-    (12, "0012_holds.sql", include_str!("../migrations/sqlite/0012_holds.sql")),
-    (13, "0013_blob_chunks.sql", include_str!("../migrations/sqlite/0013_blob_chunks.sql")),
-    (14, "0014_shown_messages.sql", include_str!("../migrations/sqlite/0014_shown_messages.sql")),
-    (15, "0015_agent_presence.sql", include_str!("../migrations/sqlite/0015_agent_presence.sql")),
-    (16, "0016_change_links.sql", include_str!("../migrations/sqlite/0016_change_links.sql")),
-    (17, "0017_webhooks.sql", include_str!("../migrations/sqlite/0017_webhooks.sql")),
-    (18, "0018_sign_in_origin.sql", include_str!("../migrations/sqlite/0018_sign_in_origin.sql")),
-    (19, "0019_list_summaries.sql", include_str!("../migrations/sqlite/0019_list_summaries.sql")),
+    (1, "0001_init.sql", include_str!("../../migrations/sqlite/0001_init.sql")),
+    (2, "0002_cli_auth.sql", include_str!("../../migrations/sqlite/0002_cli_auth.sql")),
+    (3, "0003_blob_attached.sql", include_str!("../../migrations/sqlite/0003_blob_attached.sql")),
+    (4, "0004_change_captures.sql", include_str!("../../migrations/sqlite/0004_change_captures.sql")),
+    (5, "0005_token_lifetimes.sql", include_str!("../../migrations/sqlite/0005_token_lifetimes.sql")),
+    (6, "0006_group_index.sql", include_str!("../../migrations/sqlite/0006_group_index.sql")),
+    (7, "0007_message_types.sql", include_str!("../../migrations/sqlite/0007_message_types.sql")),
+    (8, "0008_unique_option_keys.sql", include_str!("../../migrations/sqlite/0008_unique_option_keys.sql")),
+    (9, "0009_verified.sql", include_str!("../../migrations/sqlite/0009_verified.sql")),
+    (10, "0010_sign_in_secrets.sql", include_str!("../../migrations/sqlite/0010_sign_in_secrets.sql")),
+    (11, "0011_project_storage.sql", include_str!("../../migrations/sqlite/0011_project_storage.sql")),
+    (12, "0012_holds.sql", include_str!("../../migrations/sqlite/0012_holds.sql")),
+    (13, "0013_blob_chunks.sql", include_str!("../../migrations/sqlite/0013_blob_chunks.sql")),
+    (14, "0014_shown_messages.sql", include_str!("../../migrations/sqlite/0014_shown_messages.sql")),
+    (15, "0015_agent_presence.sql", include_str!("../../migrations/sqlite/0015_agent_presence.sql")),
+    (16, "0016_change_links.sql", include_str!("../../migrations/sqlite/0016_change_links.sql")),
+    (17, "0017_webhooks.sql", include_str!("../../migrations/sqlite/0017_webhooks.sql")),
+    (18, "0018_sign_in_origin.sql", include_str!("../../migrations/sqlite/0018_sign_in_origin.sql")),
+    (19, "0019_list_summaries.sql", include_str!("../../migrations/sqlite/0019_list_summaries.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "0001_init.sql", include_str!("../migrations/postgres/0001_init.sql")),
-    (2, "0002_cli_auth.sql", include_str!("../migrations/postgres/0002_cli_auth.sql")),
-    (3, "0003_blob_attached.sql", include_str!("../migrations/postgres/0003_blob_attached.sql")),
-    (4, "0004_change_captures.sql", include_str!("../migrations/postgres/0004_change_captures.sql")),
-    (5, "0005_token_lifetimes.sql", include_str!("../migrations/postgres/0005_token_lifetimes.sql")),
-    (6, "0006_group_index.sql", include_str!("../migrations/postgres/0006_group_index.sql")),
-    (7, "0007_message_types.sql", include_str!("../migrations/postgres/0007_message_types.sql")),
-    (8, "0008_unique_option_keys.sql", include_str!("../migrations/postgres/0008_unique_option_keys.sql")),
-    (9, "0009_verified.sql", include_str!("../migrations/postgres/0009_verified.sql")),
-    (10, "0010_sign_in_secrets.sql", include_str!("../migrations/postgres/0010_sign_in_secrets.sql")),
-    (11, "0011_project_storage.sql", include_str!("../migrations/postgres/0011_project_storage.sql")),
-    (12, "0012_holds.sql", include_str!("../migrations/postgres/0012_holds.sql")),
-    (13, "0013_blob_chunks.sql", include_str!("../migrations/postgres/0013_blob_chunks.sql")),
-    (14, "0014_shown_messages.sql", include_str!("../migrations/postgres/0014_shown_messages.sql")),
-    (15, "0015_agent_presence.sql", include_str!("../migrations/postgres/0015_agent_presence.sql")),
-    (16, "0016_change_links.sql", include_str!("../migrations/postgres/0016_change_links.sql")),
-    (17, "0017_webhooks.sql", include_str!("../migrations/postgres/0017_webhooks.sql")),
-    (18, "0018_sign_in_origin.sql", include_str!("../migrations/postgres/0018_sign_in_origin.sql")),
-    (19, "0019_list_summaries.sql", include_str!("../migrations/postgres/0019_list_summaries.sql")),
+    (1, "0001_init.sql", include_str!("../../migrations/postgres/0001_init.sql")),
+    (2, "0002_cli_auth.sql", include_str!("../../migrations/postgres/0002_cli_auth.sql")),
+    (3, "0003_blob_attached.sql", include_str!("../../migrations/postgres/0003_blob_attached.sql")),
+    (4, "0004_change_captures.sql", include_str!("../../migrations/postgres/0004_change_captures.sql")),
+    (5, "0005_token_lifetimes.sql", include_str!("../../migrations/postgres/0005_token_lifetimes.sql")),
+    (6, "0006_group_index.sql", include_str!("../../migrations/postgres/0006_group_index.sql")),
+    (7, "0007_message_types.sql", include_str!("../../migrations/postgres/0007_message_types.sql")),
+    (8, "0008_unique_option_keys.sql", include_str!("../../migrations/postgres/0008_unique_option_keys.sql")),
+    (9, "0009_verified.sql", include_str!("../../migrations/postgres/0009_verified.sql")),
+    (10, "0010_sign_in_secrets.sql", include_str!("../../migrations/postgres/0010_sign_in_secrets.sql")),
+    (11, "0011_project_storage.sql", include_str!("../../migrations/postgres/0011_project_storage.sql")),
+    (12, "0012_holds.sql", include_str!("../../migrations/postgres/0012_holds.sql")),
+    (13, "0013_blob_chunks.sql", include_str!("../../migrations/postgres/0013_blob_chunks.sql")),
+    (14, "0014_shown_messages.sql", include_str!("../../migrations/postgres/0014_shown_messages.sql")),
+    (15, "0015_agent_presence.sql", include_str!("../../migrations/postgres/0015_agent_presence.sql")),
+    (16, "0016_change_links.sql", include_str!("../../migrations/postgres/0016_change_links.sql")),
+    (17, "0017_webhooks.sql", include_str!("../../migrations/postgres/0017_webhooks.sql")),
+    (18, "0018_sign_in_origin.sql", include_str!("../../migrations/postgres/0018_sign_in_origin.sql")),
+    (19, "0019_list_summaries.sql", include_str!("../../migrations/postgres/0019_list_summaries.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after
@@ -62,178 +61,32 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
 /// and is recorded in `data_steps`.
 const DATA_STEPS: &[(i64, DataStep)] = &[(8, DataStep::UniqueOptionKeys)];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-#[derive(Clone, Debug)]
-pub struct Store {
-    pool: AnyPool,
-    /// The committers' connections (see [`Store::open_url`]).
-    writes: AnyPool,
-    backend: Backend,
-    /// The group committers of this process's queue writes (see [`crate::commit`]):
-    /// one for the whole database on SQLite (one writer at a time anyway), one per
-    /// project on Postgres (whose project row lock serialises a project's writers, so
-    /// projects need not wait for each other). Queued writes hold no connection, and
-    /// never meet SQLite's busy handler, which sleeps and retries and so gives long tails.
-    committers: Arc<Mutex<HashMap<String, Committer>>>,
-    /// SQLite with a database file: the committer's checkpoints.
-    checkpoints: Option<WalCheckpoints>,
-    /// The Postgres URL, for the connection that listens for other processes' events.
-    /// Never logged: it may hold a password.
-    postgres_url: Option<Arc<str>>,
-}
-
-pub type Tx = Transaction<'static, Any>;
-
-impl Store {
-    /// Opens (creating if needed) `DIR/redline.db` and applies migrations.
-    pub async fn open_dir(dir: &Path) -> anyhow::Result<Store> {
-        crate::private::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let path = dir.join("redline.db");
-        crate::private::create_file(&path).with_context(|| format!("creating {}", path.display()))?;
-        let path = path.to_str().context("the data directory must be valid UTF-8")?;
-        // The SQLite URL is percent-decoded, so these must be encoded to survive.
-        let encoded = path.replace('%', "%25").replace('?', "%3F").replace('#', "%23");
-        Store::open_url(&format!("sqlite://{encoded}?mode=rwc")).await
+/// Applies the migrations `pool` lacks, and each data step right after its migration.
+pub async fn run(pool: &AnyPool, backend: Backend) -> anyhow::Result<()> {
+    let files = match backend {
+        Backend::Sqlite => SQLITE_MIGRATIONS,
+        Backend::Postgres => POSTGRES_MIGRATIONS,
+    };
+    let file_name =
+        |v: i64| files.iter().find(|m| m.0 == v).map_or(format!("version {v}"), |m| m.1.to_owned());
+    let explain = |e: MigrateError| match e {
+        MigrateError::VersionMismatch(v) => anyhow::anyhow!(
+            "migration {} was applied to this database but its text has changed since; \
+             refusing to start (restore the file and add a new migration instead)",
+            file_name(v)
+        ),
+        MigrateError::VersionMissing(v) => anyhow::anyhow!(
+            "this database has migration {v}, which this server does not know; refusing to start \
+             (is it from a newer server?)"
+        ),
+        e => anyhow::Error::new(e).context("applying migrations"),
+    };
+    let migrator = migrator(files);
+    for &(version, step) in DATA_STEPS {
+        migrator.run_to(version, pool).await.map_err(explain)?;
+        step.run_once(pool).await.with_context(|| format!("data step {}", step.name()))?;
     }
-
-    /// Opens a `sqlite://` or `postgres://` database and applies migrations.
-    pub async fn open_url(url: &str) -> anyhow::Result<Store> {
-        let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Backend::Postgres
-        } else {
-            bail!("unsupported database URL scheme (expected sqlite: or postgres:)");
-        };
-        install_default_drivers();
-        let pool = pool_options(backend).connect(url).await.context("opening the database")?;
-        let file = match backend {
-            Backend::Sqlite => database_file(&pool).await?,
-            Backend::Postgres => None,
-        };
-        // On SQLite, which has one writer at a time anyway, the committer writes through
-        // a connection of its own: it keeps its prepared statements and its page cache
-        // from batch to batch, instead of meeting whichever connection of the pool was
-        // idle longest. (A database in memory is the pool's own: another pool would open
-        // another.)
-        let writes = match file {
-            Some(_) => {
-                pool_options(backend).max_connections(1).connect(url).await.context("opening the database")?
-            }
-            None => pool.clone(),
-        };
-        let postgres_url = (backend == Backend::Postgres).then(|| Arc::from(url));
-        let checkpoints = file.map(|file| WalCheckpoints::for_database(&file));
-        let store = Store { pool, writes, backend, committers: Arc::default(), checkpoints, postgres_url };
-        store.migrate().await?;
-        Ok(store)
-    }
-
-    pub fn pool(&self) -> &AnyPool {
-        &self.pool
-    }
-
-    /// Closes every connection; on SQLite the last one to close checkpoints the WAL
-    /// into the database file.
-    pub async fn close(&self) {
-        self.writes.close().await;
-        self.pool.close().await;
-    }
-
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
-    pub fn postgres_url(&self) -> Option<&str> {
-        self.postgres_url.as_deref()
-    }
-
-    async fn migrate(&self) -> anyhow::Result<()> {
-        let files = match self.backend {
-            Backend::Sqlite => SQLITE_MIGRATIONS,
-            Backend::Postgres => POSTGRES_MIGRATIONS,
-        };
-        let file_name =
-            |v: i64| files.iter().find(|m| m.0 == v).map_or(format!("version {v}"), |m| m.1.to_owned());
-        let explain = |e: MigrateError| match e {
-            MigrateError::VersionMismatch(v) => anyhow::anyhow!(
-                "migration {} was applied to this database but its text has changed since; \
-                 refusing to start (restore the file and add a new migration instead)",
-                file_name(v)
-            ),
-            MigrateError::VersionMissing(v) => anyhow::anyhow!(
-                "this database has migration {v}, which this server does not know; refusing to start \
-                 (is it from a newer server?)"
-            ),
-            e => anyhow::Error::new(e).context("applying migrations"),
-        };
-        let migrator = migrator(files);
-        for &(version, step) in DATA_STEPS {
-            migrator.run_to(version, &self.pool).await.map_err(explain)?;
-            step.run_once(&self.pool).await.with_context(|| format!("data step {}", step.name()))?;
-        }
-        migrator.run(&self.pool).await.map_err(explain)
-    }
-
-    /// The group committer of `project_id`'s queue writes (started on first use).
-    pub fn committer(&self, project_id: &str) -> Committer {
-        let key = match self.backend {
-            Backend::Sqlite => "",
-            Backend::Postgres => project_id,
-        };
-        let mut committers = self.committers.lock().expect("committers lock");
-        committers
-            .entry(key.to_owned())
-            .or_insert_with(|| Committer::spawn(self.writes.clone(), self.checkpoints.clone()))
-            .clone()
-    }
-
-    /// Begins a write transaction on `project_id`'s queue outside the group
-    /// committer (admin commands). Returns `None` if the project does not exist.
-    pub async fn write(&self, project_id: &str) -> Result<Option<Tx>, sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
-        Ok(touch_project(&mut tx, project_id).await?.then_some(tx))
-    }
-}
-
-/// How each connection of either pool is set up. A SQLite connection lives in this
-/// process and cannot go stale, so it is not pinged each time it is taken from a pool
-/// (a round trip to its thread before every batch and every read).
-fn pool_options(backend: Backend) -> AnyPoolOptions {
-    let options = AnyPoolOptions::new().test_before_acquire(backend == Backend::Postgres);
-    options.after_connect(move |conn, _meta| {
-        Box::pin(async move {
-            if backend == Backend::Sqlite {
-                // WAL lets readers (lists, event streams) run beside the one writer.
-                conn.execute("PRAGMA journal_mode = WAL").await?;
-                // Every commit waits for the WAL's fsync: an acknowledged
-                // write survives power loss, not only a crash of the process.
-                // Group commit (`crate::commit`) shares that fsync among the
-                // writes of a batch.
-                conn.execute("PRAGMA synchronous = FULL").await?;
-                // Each queue write runs in a savepoint (`crate::commit`), so SQLite
-                // copies every page the write changes to a sub-journal first; kept
-                // in memory, a claim write of 50 items does not spill ≈ 250 KB to
-                // a temporary file (claims p99 lower in 4 of 4 alternated runs).
-                conn.execute("PRAGMA temp_store = MEMORY").await?;
-            }
-            Ok(())
-        })
-    })
-}
-
-/// The file of a SQLite database (`None` in memory).
-async fn database_file(pool: &AnyPool) -> anyhow::Result<Option<String>> {
-    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-        .fetch_one(pool)
-        .await
-        .context("reading the database's file name")?;
-    Ok(Some(file).filter(|f| !f.is_empty()))
+    migrator.run(pool).await.map_err(explain)
 }
 
 fn migrator(files: &[(i64, &str, &'static str)]) -> Migrator {
@@ -251,21 +104,6 @@ fn migrator(files: &[(i64, &str, &'static str)]) -> Migrator {
             })
             .collect(),
     )
-}
-
-/// The first statement of a write on `project_id`'s queue: it touches the project
-/// row, so writers of one project are serialised on both engines (Postgres: a row
-/// lock that later statements, at read committed, look past; SQLite: the database
-/// write lock, taken before anything is read, so no transaction has to be retried for
-/// upgrading its lock). A non-key column is touched so Postgres foreign-key checks of
-/// other writers are not blocked. False if the project does not exist.
-pub async fn touch_project(conn: &mut AnyConnection, project_id: &str) -> Result<bool, sqlx::Error> {
-    let touched = sqlx::query("UPDATE projects SET last_event_seq = last_event_seq WHERE project_id = $1")
-        .bind(project_id)
-        .execute(conn)
-        .await?
-        .rows_affected();
-    Ok(touched == 1)
 }
 
 /// A step of a migration done in Rust (see [`DATA_STEPS`]).
@@ -392,24 +230,21 @@ mod at_0008 {
     }
 }
 
-/// A new id: a UUID v7, random but ordered by creation time, so the rows and index
-/// entries a write adds (claim groups, messages) go next to the newest ones instead of
-/// onto a random page each, which the commit would then write too.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use redline_protocol::Timestamp;
 
+    use sqlx::Executor;
+    use sqlx::any::install_default_drivers;
+
     use super::*;
     use crate::queue::item_select;
-    use crate::rows::change_from_row;
+    use crate::store::Store;
+    use crate::store::rows::change_from_row;
 
     /// Opens the store at `url`, applying the migrations it lacks, and reads every item
     /// as of `now`, oldest first.
-    async fn open_and_read(url: &str, now: Timestamp) -> (Store, Vec<crate::rows::StoredChange>) {
+    async fn open_and_read(url: &str, now: Timestamp) -> (Store, Vec<crate::store::rows::StoredChange>) {
         let store = Store::open_url(url).await.unwrap();
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{} ORDER BY c.short_id", item_select())))
             .fetch_all(store.pool())

@@ -1,8 +1,8 @@
 //! Change events: `GET /events/changes:{projectId}` as server-sent events, read from
-//! the event log (`crate::event_log`).
+//! the event log (`crate::store::event_log`).
 //!
 //! A connection reads the log after the last id it sent, and waits on the project's
-//! feed (a `watch` of its latest sequence, [`crate::event_log::EventHub::notify`]d) for more. A reconnect
+//! feed (a `watch` of its latest sequence, [`crate::store::event_log::EventHub::notify`]d) for more. A reconnect
 //! with `Last-Event-ID` replays what was missed, or gets `event: reset` when that is
 //! older than what is kept (or from another database).
 //!
@@ -35,8 +35,8 @@ use tokio::sync::watch;
 use crate::AppState;
 use crate::auth::{Principal, token_hash};
 use crate::error::ApiError;
-use crate::event_log::{Feed, read_events};
 use crate::ops::presence::Waiting;
+use crate::store::event_log::{Feed, read_events};
 
 /// How often a token with open streams is checked again (each check reuses the last
 /// read of the token for up to [`crate::auth::CHECK_REUSE_MS`]).
@@ -277,7 +277,7 @@ struct Cursor {
     rx: watch::Receiver<i64>,
     stopping: watch::Receiver<bool>,
     /// Counted in `/metrics` while the stream is open.
-    _open: crate::metrics::OpenStream,
+    _open: crate::http::metrics::OpenStream,
     slot: StreamSlot,
     /// The agent waiting on this stream, marked waiting while it is open.
     _waiting: Option<Waiting>,

@@ -24,9 +24,9 @@ use sqlx::postgres::PgListener;
 use sqlx::{AnyConnection, Row};
 use tokio::sync::watch;
 
-use crate::db::{Backend, Store};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter};
+use crate::store::{Backend, Store};
 
 /// How many events per project are kept for replay.
 pub const EVENTS_KEPT: i64 = 1000;
@@ -59,7 +59,7 @@ impl<'a> ChangeKey<'a> {
 }
 
 /// Reserves the project's next `n` event sequence numbers inside a write's transaction
-/// (which holds the project, see [`crate::db::touch_project`]); `set` and `returning`
+/// (which holds the project, see [`crate::store::touch_project`]); `set` and `returning`
 /// add further columns to the same update. Returns the first number reserved and the
 /// updated row.
 pub async fn reserve(

@@ -24,9 +24,9 @@ use std::sync::{Arc, Mutex};
 use sqlx::{AnyConnection, AnyPool, Executor};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::db::Tx;
 use crate::error::ApiError;
-use crate::event_log::{self, EventRow};
+use crate::store::Tx;
+use crate::store::event_log::{self, EventRow};
 
 /// The most writes one batch takes; later ones wait for the next batch, so a long
 /// queue cannot hold the first write's acknowledgement back without bound.
