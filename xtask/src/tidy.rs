@@ -36,7 +36,6 @@ const ALLOWED_CYCLES: &[(&str, &str, &[&str])] = &[
     ("src", "capture", &["frame_dom", "selector_dom"]),
     ("src", "capture", &["dom", "styles_dom"]),
     ("protocol/src", "", &["records", "rules", "schema", "styles"]),
-    ("agent/src", "", &["changeset", "commands", "doctor", "mcp", "next", "run", "writes"]),
 ];
 
 /// A crate's modules: each by its path below the crate root (`[]` for the root,
