@@ -4,7 +4,7 @@
 //! store (`--data` / `--database-url`), like `stage add`. Each item whose `live` it
 //! changes gets a `status` event in the same transaction, so open panels re-read at
 //! once (the servers on that store notice events written by another process; see
-//! `crate::http::events`).
+//! `crate::store::event_log`).
 
 use std::path::Path;
 

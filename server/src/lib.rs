@@ -47,7 +47,7 @@ pub struct AppState {
     pub clock: Clock,
     pub blobs: Arc<Blobs>,
     pub events: Arc<EventHub>,
-    /// Who holds the open event streams (see `events`).
+    /// Who holds the open event streams (see `http::events`).
     pub streams: Arc<events::Streams>,
     /// The base of links in outputs (signed image URLs); `None` means the host the
     /// client called.
@@ -68,7 +68,7 @@ pub struct AppState {
     pub claims: Arc<ops::ClaimQueue>,
     /// Tokens checked a moment ago (see `auth`).
     pub tokens: Arc<auth::TokenChecks>,
-    /// How many images `/blobs` reads at once (see `blobs`).
+    /// How many images `/blobs` reads at once (see `http::blobs`).
     pub blob_reads: blobs::ReadLimit,
     /// What `GET /metrics` reports.
     pub metrics: Arc<metrics::Metrics>,

@@ -1,9 +1,9 @@
 //! The store layer: the database and the files, and nothing of requests. The database
 //! is one sqlx `Any` pool, so the same statements serve SQLite (the default,
-//! `DIR/redline.db`) and Postgres; [`migrations`] brings it up to date at each open.
-//! Beside it: how rows become records ([`rows`], [`captured`]), group commit
-//! ([`commit`]), the event log ([`event_log`]), images ([`blobs`]) and files only the
-//! server's user may read ([`private`]).
+//! `DIR/redline.db`) and Postgres; `migrations` brings it up to date at each open.
+//! Beside it: how rows become records ([`rows`], `captured`), group commit (`commit`),
+//! the event log ([`event_log`]), images ([`blobs`]) and files only the server's user
+//! may read (`private`).
 
 pub mod blobs;
 pub(crate) mod captured;
