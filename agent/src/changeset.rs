@@ -16,8 +16,8 @@ use redline_protocol::{Change, ChangeStatus, Group, ListChangesInput, ListChange
 use serde::Serialize;
 
 use super::client::{Error, exit};
-use super::commands::Ctx;
 use super::format::{self, shell_word};
+use super::session::Ctx;
 use super::{MergeArgs, git};
 
 /// The longest slug a changeset's branch and folder are named with.

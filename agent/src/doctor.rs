@@ -12,9 +12,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::{self, Api, Error, exit};
-use crate::commands::{api_url_of, choose_project, token_for};
 use crate::config::{ConfigStore, Credentials};
 use crate::git::{self, Remote};
+use crate::session::{api_url_of, choose_project, token_for};
 use crate::{ApiArgs, DoctorArgs, format, skill};
 
 /// The checks' names, as printed and in `--json`.

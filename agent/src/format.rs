@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redline_protocol::{
-    AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput, DurationStats, ElementStyles,
-    FailedRequest, GetChangeOutput, GetStatsOutput, Group, LoopStats, Message, MessageType, NotClaimableItem,
-    NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question, option_label, sent_back, short_sha,
+    AttachChangeShotOutput, AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput,
+    DurationStats, ElementStyles, FailedRequest, GetChangeOutput, GetStatsOutput, Group, LoopStats, Message,
+    MessageType, NotClaimableItem, NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question,
+    option_label, sent_back, short_sha,
 };
 
 use crate::CssDetail;
@@ -673,6 +674,29 @@ fn one_line(text: &str, max_chars: usize) -> String {
     } else {
         joined
     }
+}
+
+/// What `shot` says it attached.
+pub fn shot_text(out: &AttachChangeShotOutput, kind: AttachmentKind, item: &str) -> String {
+    format!(
+        "Attached {} \"{}\" to #{} (key {}).",
+        kind.as_str(),
+        out.message.body,
+        item.trim().trim_start_matches('#'),
+        out.key
+    )
+}
+
+/// What `done` says about the completed item: its commit, branch and whether it is live.
+pub fn done_text(c: &Change) -> String {
+    let commit = c.head_commit.as_deref().map(|s| format!(" in {}", short_sha(s))).unwrap_or_default();
+    let branch = c.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
+    let live = match c.live {
+        Some(true) => " It is live on its stage.",
+        Some(false) => " It goes live when the stage deploys a build that contains it.",
+        None => "",
+    };
+    format!("#{} is done{commit}{branch}.{live}", c.short_id)
 }
 
 #[cfg(test)]

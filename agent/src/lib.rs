@@ -19,6 +19,7 @@ mod mcp;
 mod next;
 pub mod rules;
 mod run;
+mod session;
 pub mod skill;
 pub mod sse;
 pub mod writes;

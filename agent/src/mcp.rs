@@ -28,13 +28,13 @@ use tokio::time::Instant;
 
 use super::CssDetail;
 use super::client::{Error, exit};
-use super::commands::{Ctx, done_text, file_label, now, read_image, save_images, shot_text};
-use super::format::{self, LocalTime, SavedImages};
+use super::format::{self, LocalTime, SavedImages, done_text, shot_text};
 use super::git;
 use super::images::ImageRoots;
 use super::next::{self, Found, Wait};
 use super::rules::parse_item;
-use super::writes::{Image, OptionImages, Writer, check_options};
+use super::session::{Ctx, now, save_images};
+use super::writes::{Image, OptionImages, Writer, check_options, file_label, read_image};
 use super::{ApiArgs, McpArgs, WriteArgs};
 
 /// `changes_wait`'s wait when the call names none: under the 60 s after which common

@@ -17,21 +17,46 @@
 //! [`wait`] does the looking and waiting and returns what it found; `run` prints it.
 //! The MCP server's `changes_wait` tool (and `changes_next`, its older name) calls [`wait`] too.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use redline_protocol::*;
+use serde::Serialize;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
+use super::NextArgs;
+use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
-use super::commands::{Ctx, now, print_claimed, save_images};
 use super::format;
 use super::rules::{
     answer_candidates, backoff, group_title, next_wake, sent_back_candidates, sleep_until_wake,
 };
+use super::session::{Ctx, now, save_images};
 use super::sse::{self, StreamState};
-use super::{NextArgs, changeset};
+
+/// A claim's `--json`: the protocol's `claimChanges` output, and with `--worktree`
+/// the folder of its changeset.
+#[derive(Serialize)]
+struct ClaimedJson<'a> {
+    #[serde(flatten)]
+    out: &'a ClaimChangesOutput,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<&'a Path>,
+}
+
+/// Prints a claim (or renewal), its changeset when it has one, and what to do next: a
+/// wait's `--claim`, and the `claim` command.
+pub fn print_claimed(ctx: &Ctx, out: &ClaimChangesOutput, renewed: bool, cs: Option<&Changeset>) {
+    let shown = ClaimedJson { out, worktree: cs.and_then(|cs| cs.worktree.as_deref()) };
+    ctx.print(&shown, || {
+        let first = out.changes.first().map(|c| c.short_id.as_str()).unwrap_or("N");
+        let lines = format::claimed_lines(out, renewed, now(), &ctx.local());
+        let changeset = cs.map(|cs| format!("\n{}", changeset::worktree_text(cs))).unwrap_or_default();
+        format!("{lines}{changeset}\nNext: redline show {first}")
+    });
+}
 
 /// What one look at the queue found.
 enum Look {

@@ -30,10 +30,10 @@ use tokio::time::Instant;
 
 use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
-use super::commands::{Ctx, save_images};
 use super::format::{SavedImages, terminal_safe, warn};
 use super::next::{self, Found, Wait, wait};
 use super::rules::group_title;
+use super::session::{Ctx, save_images};
 use super::writes::Writer;
 use super::{CLAIMED_BY_ENV, FENCE_ENV, GROUP_ID_ENV, RunArgs, WriteArgs};
 

@@ -5,13 +5,16 @@
 
 use std::path::Path;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use redline_protocol::*;
 
 use super::WriteArgs;
 use super::client::Error;
-use super::commands::Ctx;
 use super::forge::{self, Forge};
+use super::images;
 use super::rules::parse_item;
+use super::session::Ctx;
 use super::{changeset, git};
 
 /// Images of a question's options, each with the label of the option it shows.
@@ -233,6 +236,19 @@ impl<'a> Writer<'a> {
         changeset::commit_with_trailer(&log, &change.change_id, &change.short_id)
             .ok_or_else(|| Error::local(changeset::no_commit_message(&change)))
     }
+}
+
+/// An image file as the protocol takes it: its type from its bytes, and base64.
+pub(crate) fn read_image(path: &Path) -> Result<Image, Error> {
+    let bytes = images::read_bounded(path).map_err(Error::Local)?;
+    let kind = ImageType::sniff(&bytes)
+        .ok_or_else(|| Error::local(format!("{} is not a png, jpeg or webp image", path.display())))?;
+    Ok(Image { kind, base64: STANDARD.encode(&bytes) })
+}
+
+/// An image's label when none is given: its file's name.
+pub(crate) fn file_label(path: &Path) -> String {
+    path.file_name().map_or_else(|| "image".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -8,12 +8,10 @@ use serde::Serialize;
 use sqlx::Row;
 
 use crate::auth::{generate_token, hash_token, stored_scopes};
-use crate::db::{Store, new_id};
-use crate::events;
 use crate::filter::{Bind, Filter};
-use crate::rows::{opt_ts, stage_from_row};
-
-pub use crate::ops::signin::SIGN_IN_TOKEN_DAYS;
+use crate::store::event_log;
+use crate::store::rows::{opt_ts, stage_from_row};
+use crate::store::{Store, new_id};
 
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -97,7 +95,7 @@ pub async fn find_project(store: &Store, id_or_name: &str) -> anyhow::Result<Opt
     .transpose()
 }
 
-async fn project(store: &Store, id_or_name: &str) -> anyhow::Result<Project> {
+pub(crate) async fn project(store: &Store, id_or_name: &str) -> anyhow::Result<Project> {
     find_project(store, id_or_name).await?.with_context(|| format!("no project {id_or_name:?}"))
 }
 
@@ -192,11 +190,11 @@ pub async fn add_stage(store: &Store, spec: StageSpec<'_>, now: Timestamp) -> an
         .bind(sha)
         .fetch_all(&mut *tx)
         .await?;
-        let keys = turned.iter().map(events::ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+        let keys = turned.iter().map(event_log::ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
         let (backend, status) = (store.backend(), ChangeEventType::Status);
-        events::record_all(&mut tx, backend, &project.project_id, status, &keys, now).await?;
+        event_log::record_all(&mut tx, backend, &project.project_id, status, &keys, now).await?;
     }
-    let row = sqlx::query(crate::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
+    let row = sqlx::query(crate::store::rows::STAGE_SELECT_BY_ID).bind(&stage_id).fetch_one(&mut *tx).await?;
     let stage = stage_from_row(&row)?;
     tx.commit().await?;
     Ok(stage)
@@ -321,125 +319,5 @@ pub async fn revoke_token(store: &Store, id_or_secret: &str, now: Timestamp) -> 
         Some(row) => Ok(token_info(&row)?),
         // Never echo what was given: it may be a secret.
         None => bail!("no token has this id or secret (see `redline token list`)"),
-    }
-}
-
-/// What `auth approve` tells the person approving: where and when the code was asked
-/// for (so they can tell it is theirs) and how long the token will last.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SignInApproval {
-    pub code: String,
-    /// The asking client's address (a /64 for IPv6), as the server saw it.
-    pub requested_from: Option<String>,
-    pub requested_at: Timestamp,
-    pub token_expires_in_days: u32,
-}
-
-/// Approves a pending sign-in code for the person `name` on `project` with `scopes`;
-/// the client that asked for the code receives a new token, lasting `token_days`, on its
-/// next poll (with the code's device secret) within
-/// [`crate::ops::signin::APPROVAL_LIFETIME_SECS`].
-pub async fn approve_sign_in(
-    store: &Store,
-    code: &str,
-    grant: SignInGrant<'_>,
-    now: Timestamp,
-) -> anyhow::Result<SignInApproval> {
-    let SignInGrant { project, scopes, name, token_days } = grant;
-    let project = self::project(store, project).await?;
-    let name = name.trim();
-    if name.is_empty() || scopes.is_empty() {
-        bail!("approving needs the person's name (--name) and at least one scope");
-    }
-    let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
-    let code = pending_code(store, code, now).await?;
-    // The approval lasts minutes from now, whatever was left of the code's lifetime:
-    // a token nobody collects soon is not made at all.
-    let until = now.plus_seconds(crate::ops::signin::APPROVAL_LIFETIME_SECS);
-    let row = sqlx::query(
-        "UPDATE cli_auth SET status = 'approved', project_id = $2, scopes = $3, user_name = $4, \
-         expires_at = $5, token_days = $6 WHERE code = $1 AND status = 'pending' \
-         RETURNING requested_from, created_at",
-    )
-    .bind(&code)
-    .bind(&project.project_id)
-    .bind(scope_names.join(" "))
-    .bind(name)
-    .bind(until.unix_millis())
-    .bind(token_days as i32)
-    .fetch_optional(store.pool())
-    .await?
-    .with_context(|| format!("sign-in code {code} was decided meanwhile"))?;
-    Ok(SignInApproval {
-        code,
-        requested_from: row.try_get("requested_from")?,
-        requested_at: Timestamp::from_unix_millis(row.try_get("created_at")?),
-        token_expires_in_days: token_days,
-    })
-}
-
-/// Who a sign-in code is approved for, and for how long its token lasts.
-pub struct SignInGrant<'a> {
-    pub project: &'a str,
-    pub scopes: &'a [Scope],
-    pub name: &'a str,
-    pub token_days: u32,
-}
-
-/// A sign-in code waiting for a decision (`auth list`).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingSignIn {
-    pub code: String,
-    pub requested_from: Option<String>,
-    pub requested_at: Timestamp,
-    pub expires_at: Timestamp,
-}
-
-/// The sign-in codes waiting for a decision, the oldest first.
-pub async fn pending_sign_ins(store: &Store, now: Timestamp) -> anyhow::Result<Vec<PendingSignIn>> {
-    let rows = sqlx::query(
-        "SELECT code, requested_from, created_at, expires_at FROM cli_auth \
-         WHERE status = 'pending' AND expires_at > $1 ORDER BY created_at",
-    )
-    .bind(now.unix_millis())
-    .fetch_all(store.pool())
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(PendingSignIn {
-                code: r.try_get("code")?,
-                requested_from: r.try_get("requested_from")?,
-                requested_at: Timestamp::from_unix_millis(r.try_get("created_at")?),
-                expires_at: Timestamp::from_unix_millis(r.try_get("expires_at")?),
-            })
-        })
-        .collect()
-}
-
-/// Refuses a pending sign-in code.
-pub async fn reject_sign_in(store: &Store, code: &str, now: Timestamp) -> anyhow::Result<()> {
-    let code = pending_code(store, code, now).await?;
-    sqlx::query("UPDATE cli_auth SET status = 'rejected' WHERE code = $1")
-        .bind(&code)
-        .execute(store.pool())
-        .await?;
-    Ok(())
-}
-
-/// The normalised `code`, if it is pending and not expired.
-async fn pending_code(store: &Store, code: &str, now: Timestamp) -> anyhow::Result<String> {
-    let code = crate::ops::signin::normalize_code(code)
-        .with_context(|| format!("{code:?} is not a sign-in code"))?;
-    let pending =
-        sqlx::query("SELECT 1 FROM cli_auth WHERE code = $1 AND status = 'pending' AND expires_at > $2")
-            .bind(&code)
-            .bind(now.unix_millis())
-            .fetch_optional(store.pool())
-            .await?;
-    match pending {
-        Some(_) => Ok(code),
-        None => bail!("sign-in code {code} is unknown, already decided, or expired"),
     }
 }

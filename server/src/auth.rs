@@ -27,10 +27,10 @@ use redline_protocol::{Scope, Timestamp};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use crate::db::Store;
 use crate::error::ApiError;
 use crate::limit::{Limiter, RateLimit};
-use crate::rows::opt_ts;
+use crate::store::rows::opt_ts;
+use crate::store::{Store, hex};
 
 /// Who is calling: the token's project, person and scopes.
 #[derive(Clone, Debug)]
@@ -80,16 +80,6 @@ pub fn generate_token() -> String {
 /// Lower-case hex SHA-256 of a token, as stored.
 pub fn hash_token(token: &str) -> String {
     hex(&Sha256::digest(token.as_bytes()))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut hex = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
-        hex.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    hex
 }
 
 /// The bearer token of a request, if it sent one.

@@ -4,7 +4,7 @@
 //! store (`--data` / `--database-url`), like `stage add`. Each item whose `live` it
 //! changes gets a `status` event in the same transaction, so open panels re-read at
 //! once (the servers on that store notice events written by another process; see
-//! `crate::events`).
+//! `crate::store::event_log`).
 
 use std::path::Path;
 
@@ -15,9 +15,9 @@ use serde::Serialize;
 use sqlx::Row;
 
 use crate::Clock;
-use crate::db::Store;
-use crate::events;
-use crate::rows::{STAGE_COLUMNS, STAGE_SELECT_BY_ID, stage_from_row};
+use crate::store::Store;
+use crate::store::event_log;
+use crate::store::rows::{STAGE_COLUMNS, STAGE_SELECT_BY_ID, stage_from_row};
 use redline_agent::git;
 
 #[derive(Args, Debug)]
@@ -114,8 +114,8 @@ pub async fn run(store: &Store, args: DeployArgs, json: bool) -> anyhow::Result<
     }
     let (backend, status, now) = (store.backend(), ChangeEventType::Status, Clock::System.now());
     let keys: Vec<_> =
-        turned.iter().map(|(id, short)| events::ChangeKey { change_id: id, short_id: *short }).collect();
-    events::record_all(&mut tx, backend, &stage.project_id, status, &keys, now).await?;
+        turned.iter().map(|(id, short)| event_log::ChangeKey { change_id: id, short_id: *short }).collect();
+    event_log::record_all(&mut tx, backend, &stage.project_id, status, &keys, now).await?;
     out.stage =
         stage_from_row(&sqlx::query(STAGE_SELECT_BY_ID).bind(&stage.stage_id).fetch_one(&mut *tx).await?)?;
     tx.commit().await?;

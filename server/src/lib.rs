@@ -1,28 +1,23 @@
 //! The Redline changes server: the HTTP API of `shared/protocol.md` over a SQL store,
-//! and the admin commands that share the store.
+//! and the admin commands that share the store. Its layers, each importing only those
+//! before it: `store` (the database and files), `queue` (the write path), the
+//! operations (`ops` for the RPCs; `admin`, `signin`, `deploy`, `webhooks`, `backup` for
+//! the admin commands), and `http`. `auth` (tokens) sits on the store; `error`, `clock`,
+//! `limit` and `filter` serve every layer. [`AppState`] and [`app`] wire them together.
 
 pub mod admin;
 pub mod auth;
 pub mod backup;
-pub mod blobs;
-mod captured;
 pub mod clock;
-mod commit;
-pub mod db;
 pub mod deploy;
 pub mod error;
-pub mod events;
 mod filter;
+pub mod http;
 pub mod limit;
-pub mod metrics;
-mod openapi;
 mod ops;
-mod presence;
-mod private;
 mod queue;
-pub mod rows;
-mod rpc;
-mod stats;
+pub mod signin;
+pub mod store;
 pub mod webhooks;
 
 use std::path::PathBuf;
@@ -37,12 +32,13 @@ use tokio::net::TcpListener;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
-use crate::blobs::Blobs;
 pub use crate::clock::Clock;
-pub use crate::db::Store;
 use crate::error::ApiError;
-use crate::events::EventHub;
+use crate::http::{blobs, events, metrics, openapi, rpc};
 use crate::limit::{Limiter, RateLimit, SignInLimits};
+pub use crate::store::Store;
+use crate::store::blobs::{BlobStore, BlobStoreSpec, Blobs};
+use crate::store::event_log::{self, EventHub};
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
@@ -51,6 +47,8 @@ pub struct AppState {
     pub clock: Clock,
     pub blobs: Arc<Blobs>,
     pub events: Arc<EventHub>,
+    /// Who holds the open event streams (see `http::events`).
+    pub streams: Arc<events::Streams>,
     /// The base of links in outputs (signed image URLs); `None` means the host the
     /// client called.
     pub public_url: Option<String>,
@@ -70,7 +68,7 @@ pub struct AppState {
     pub claims: Arc<ops::ClaimQueue>,
     /// Tokens checked a moment ago (see `auth`).
     pub tokens: Arc<auth::TokenChecks>,
-    /// How many images `/blobs` reads at once (see `blobs`).
+    /// How many images `/blobs` reads at once (see `http::blobs`).
     pub blob_reads: blobs::ReadLimit,
     /// What `GET /metrics` reports.
     pub metrics: Arc<metrics::Metrics>,
@@ -90,7 +88,7 @@ impl AppState {
     /// The state for `store`, keeping uploaded images where its engine does by default:
     /// in the database on Postgres, in `blob_dir` on SQLite.
     pub async fn new(store: Store, clock: Clock, blob_dir: PathBuf) -> anyhow::Result<AppState> {
-        let images = blobs::BlobStoreSpec::open(None, &store, blob_dir).await?;
+        let images = BlobStoreSpec::open(None, &store, blob_dir).await?;
         AppState::with_blob_store(store, clock, images).await
     }
 
@@ -98,19 +96,20 @@ impl AppState {
     pub async fn with_blob_store(
         store: Store,
         clock: Clock,
-        images: Arc<dyn blobs::BlobStore>,
+        images: Arc<dyn BlobStore>,
     ) -> anyhow::Result<AppState> {
         let blobs = Arc::new(Blobs::open(&store, images).await?);
         let events = Arc::<EventHub>::default();
         match store.postgres_url() {
-            Some(url) => events::spawn_pg_listener(url.to_owned(), events.clone()),
-            None => events::spawn_store_watch(store.clone(), &events),
+            Some(url) => event_log::spawn_pg_listener(url.to_owned(), events.clone()),
+            None => event_log::spawn_store_watch(store.clone(), &events),
         }
         Ok(AppState {
             store,
             clock,
             blobs,
             events,
+            streams: Arc::default(),
             public_url: None,
             keep_alive: Duration::from_secs(15),
             max_streams_per_token: events::MAX_STREAMS_PER_TOKEN,
@@ -162,7 +161,7 @@ pub fn app(state: AppState) -> Router {
         .layer(cors);
     Router::new()
         .route("/healthz", get(metrics::healthz))
-        .route("/auth/verify", get(ops::signin::verify_page))
+        .route("/auth/verify", get(signin::verify_page))
         .merge(api)
         .layer(TraceLayer::new_for_http())
         .with_state(state)
@@ -187,7 +186,7 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
         // Event streams never end on their own; end them so the shutdown can finish.
         events.shut_down();
     };
-    blobs::spawn_collector(state.clone());
+    store::blobs::spawn_collector(state.blobs.clone(), state.store.clone(), state.clock.clone());
     let store = state.store.clone();
     // Small answers and event frames go out at once: with Nagle's algorithm a write
     // waits for the peer's delayed ACK (~40 ms) whenever earlier data is unacknowledged.

@@ -11,11 +11,11 @@ use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use redline_protocol::{Scope, StageType};
 use redline_server::admin::{self, StageSpec};
-use redline_server::backup;
-use redline_server::blobs::{BlobStore, BlobStoreSpec};
 use redline_server::limit::RateLimit;
+use redline_server::store::blobs::{BlobStore, BlobStoreSpec};
 use redline_server::webhooks::{self, payload::Format};
 use redline_server::{AppState, Clock, Store};
+use redline_server::{backup, signin};
 use serde::Serialize;
 
 #[derive(Parser)]
@@ -100,12 +100,12 @@ enum Command {
         client_ip_header: Option<axum::http::HeaderName>,
         /// How many event streams one token may hold open at once; more are answered
         /// 429 with Retry-After.
-        #[arg(long, default_value_t = redline_server::events::MAX_STREAMS_PER_TOKEN,
+        #[arg(long, default_value_t = redline_server::http::events::MAX_STREAMS_PER_TOKEN,
               value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
         max_streams_per_token: usize,
         /// How many images `/blobs` reads at once; a request beyond waits up to 5 s
         /// for its turn, then is answered 503 with Retry-After.
-        #[arg(long, default_value_t = redline_server::blobs::MAX_READS,
+        #[arg(long, default_value_t = redline_server::http::blobs::MAX_READS,
               value_parser = clap::value_parser!(u32).range(1..).map(|n| n as usize))]
         max_blob_reads: usize,
         /// The most each project may store (its screenshots, images and what its
@@ -129,7 +129,7 @@ enum Command {
         /// Serve `GET /metrics` (Prometheus) on this loopback address, e.g.
         /// 127.0.0.1:9090; without it there is no /metrics. The API's address never
         /// serves it.
-        #[arg(long, value_name = "ADDR", value_parser = redline_server::metrics::loopback_only)]
+        #[arg(long, value_name = "ADDR", value_parser = redline_server::http::metrics::loopback_only)]
         metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         store: StoreArgs,
@@ -280,7 +280,7 @@ enum AuthCommand {
         #[arg(long)]
         name: String,
         /// The token lasts this many days.
-        #[arg(long, default_value_t = admin::SIGN_IN_TOKEN_DAYS,
+        #[arg(long, default_value_t = signin::SIGN_IN_TOKEN_DAYS,
               value_parser = clap::value_parser!(u32).range(1..=3650))]
         expires_in_days: u32,
         #[command(flatten)]
@@ -451,7 +451,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             state.public_url = public_url.clone();
             state.client_ip_header = client_ip_header;
             state.max_streams_per_token = max_streams_per_token;
-            state.blob_reads = redline_server::blobs::ReadLimit::new(max_blob_reads);
+            state.blob_reads = redline_server::http::blobs::ReadLimit::new(max_blob_reads);
             state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
             state.body_budget = redline_server::limit::BodyBudget::new((body_budget_mb << 20) as usize);
             state.rate_limit = RateLimit::per_second(calls_per_second);
@@ -517,7 +517,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = args.open().await?;
             let images = blobs.open(&store, &args.data).await?;
             let place = images.describe();
-            let gone = redline_server::blobs::Blobs::open(&store, images)
+            let gone = redline_server::store::blobs::Blobs::open(&store, images)
                 .await?
                 .collect(&store, clock.now(), older_than)
                 .await?;
@@ -532,7 +532,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = args.open().await?;
             let source = BlobStoreSpec::open(Some(&from), &store, args.data.join("blobs")).await?;
             let target = blobs.open(&store, &args.data).await?;
-            let copied = redline_server::blobs::copy_missing(&*source, &*target).await?;
+            let copied = redline_server::store::blobs::copy_missing(&*source, &*target).await?;
             print(cli.json, &serde_json::json!({ "copied": copied }), || {
                 format!("copied {copied} images from {} to {}", source.describe(), target.describe())
             });
@@ -650,13 +650,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Auth {
             command: AuthCommand::Approve { code, project, scope, name, expires_in_days, store },
         } => {
-            let grant = admin::SignInGrant {
+            let grant = signin::SignInGrant {
                 project: &project,
                 scopes: &scope,
                 name: &name,
                 token_days: expires_in_days,
             };
-            let a = admin::approve_sign_in(&store.open().await?, &code, grant, clock.now()).await?;
+            let a = signin::approve_sign_in(&store.open().await?, &code, grant, clock.now()).await?;
             print(cli.json, &a, || {
                 format!(
                     "approved {} (asked for from {} at {}): the device gets its token on its next poll; \
@@ -669,7 +669,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
         }
         Command::Auth { command: AuthCommand::List { store } } => {
-            let pending = admin::pending_sign_ins(&store.open().await?, clock.now()).await?;
+            let pending = signin::pending_sign_ins(&store.open().await?, clock.now()).await?;
             print(cli.json, &pending, || {
                 if pending.is_empty() {
                     return "no sign-in code waits for a decision".to_owned();
@@ -690,7 +690,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             });
         }
         Command::Auth { command: AuthCommand::Reject { code, store } } => {
-            admin::reject_sign_in(&store.open().await?, &code, clock.now()).await?;
+            signin::reject_sign_in(&store.open().await?, &code, clock.now()).await?;
             print(cli.json, &serde_json::json!({ "code": code, "approved": false }), || {
                 format!("rejected {code}")
             });

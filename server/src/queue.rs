@@ -1,6 +1,5 @@
-//! The queue's shared machinery: the per-request context, the project write
-//! transaction (which numbers events), finding an item by `changeId` / `#7` / `7`,
-//! the lease guard of agent writes, and presenting records with signed URLs.
+//! The write path: the project write transaction (which numbers events), finding an
+//! item by `changeId` / `#7` / `7`, the lease guard of agent writes.
 
 use redline_protocol::{
     Attachment, AuthorKind, ChangeEventType, ChangeRef, Message, MessageType, Timestamp, codes,
@@ -10,65 +9,16 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use crate::AppState;
-use crate::auth::Principal;
-use crate::blobs::{Blobs, Written, is_blob_key};
-use crate::commit::Lent;
-use crate::db::{new_id, touch_project};
 use crate::error::ApiError;
-use crate::events;
-pub use crate::events::ChangeKey;
-use crate::rows::{
+use crate::store::blobs::{Blobs, Written};
+use crate::store::commit::Lent;
+use crate::store::event_log;
+pub use crate::store::event_log::ChangeKey;
+use crate::store::rows::{
     CAPTURED_JOIN, CHANGE_COLUMNS, HOLD_JOIN, MESSAGE_COLUMNS, StoredChange, change_from_row,
-    message_from_row, summary_from_row, to_json,
+    message_from_row, to_json,
 };
-
-/// One request: the server state, the caller, the base URL for links, and the one
-/// reading of the server clock every rule of this request uses.
-pub struct Ctx<'a> {
-    pub state: &'a AppState,
-    pub who: Principal,
-    pub base_url: String,
-    pub now: Timestamp,
-}
-
-impl Ctx<'_> {
-    /// The project a call is about: `projectId` if given (403 unless the token's),
-    /// else the token's own.
-    pub fn project<'p>(&'p self, project_id: Option<&'p str>) -> Result<&'p str, ApiError> {
-        match project_id {
-            Some(p) => {
-                self.who.require_project(p)?;
-                Ok(p)
-            }
-            None => Ok(&self.who.project_id),
-        }
-    }
-
-    /// A change as read outputs show it: `screenshotUrl` signed.
-    pub fn present(&self, mut change: StoredChange) -> StoredChange {
-        change.screenshot_url =
-            change.screenshot_key.as_deref().map(|key| self.state.blobs.url(&self.base_url, key, self.now));
-        change
-    }
-
-    /// The summaries a read or a committed write returned ([`SUMMARY_COLUMNS`] or
-    /// [`SUMMARY_RETURNING`]), presented. Writes call it after their commit: decoding
-    /// the rows is not worth holding every other write for.
-    ///
-    /// [`SUMMARY_COLUMNS`]: crate::rows::SUMMARY_COLUMNS
-    /// [`SUMMARY_RETURNING`]: crate::rows::SUMMARY_RETURNING
-    pub fn present_summaries(&self, rows: &[AnyRow]) -> Result<Vec<StoredChange>, ApiError> {
-        rows.iter().map(|row| Ok(self.present(summary_from_row(row, self.now)?))).collect()
-    }
-
-    /// A message as read outputs show it: image attachments get signed `url`s.
-    pub fn present_message(&self, mut message: Message) -> Message {
-        for a in &mut message.attachments {
-            a.url = is_blob_key(&a.key).then(|| self.state.blobs.url(&self.base_url, &a.key, self.now));
-        }
-        message
-    }
-}
+use crate::store::{new_id, touch_project};
 
 /// A change with what the rules need beyond the record: its filer and its lease.
 pub struct Item {
@@ -175,33 +125,41 @@ pub enum Counter {
 }
 
 /// A write to one project's queue: a transaction that holds the project (see
-/// [`crate::db::Store::write`]) and numbers the events it records. The event streams
-/// are woken after the commit.
+/// [`crate::store::Store::write`]) and numbers the events it records, every rule of it
+/// reading the clock once (`now`). The event streams are woken after the commit.
 pub struct ProjectWrite<'a> {
-    ctx: &'a Ctx<'a>,
-    /// The batch transaction of the group committer (see [`crate::commit`]).
+    state: &'a AppState,
+    project_id: &'a str,
+    now: Timestamp,
+    /// The batch transaction of the group committer (see [`crate::store::commit`]).
     tx: Lent,
     last_seq: Option<i64>,
 }
 
 impl<'a> ProjectWrite<'a> {
-    /// Begins a write on the caller's project.
-    pub async fn begin(ctx: &'a Ctx<'a>) -> Result<Self, ApiError> {
-        let tx = ctx.state.store.committer(&ctx.who.project_id).lend().await?;
-        Self::in_turn(ctx, tx).await
+    /// Begins a write on `project_id`, the caller's project.
+    pub async fn begin(state: &'a AppState, project_id: &'a str, now: Timestamp) -> Result<Self, ApiError> {
+        let tx = state.store.committer(project_id).lend().await?;
+        Self::in_turn(state, project_id, now, tx).await
     }
 
-    /// Begins a write on the caller's project in a turn already lent by its committer.
-    pub async fn in_turn(ctx: &'a Ctx<'a>, mut tx: Lent) -> Result<Self, ApiError> {
+    /// Begins a write on `project_id`, the caller's project, in a turn already lent by
+    /// its committer.
+    pub async fn in_turn(
+        state: &'a AppState,
+        project_id: &'a str,
+        now: Timestamp,
+        mut tx: Lent,
+    ) -> Result<Self, ApiError> {
         // The batch's first write takes the lock (see `touch_project`); later ones
         // hold it already: a released savepoint keeps its locks on both engines, a
         // rolled-back one does not, so "first" means before any write finished. The
         // token's project exists (authentication read it), so skipping the check
         // loses nothing.
-        if tx.first() && !touch_project(tx.conn(), &ctx.who.project_id).await? {
+        if tx.first() && !touch_project(tx.conn(), project_id).await? {
             return Err(ApiError::not_found("no such project"));
         }
-        Ok(ProjectWrite { ctx, tx, last_seq: None })
+        Ok(ProjectWrite { state, project_id, now, tx, last_seq: None })
     }
 
     pub fn conn(&mut self) -> &mut AnyConnection {
@@ -209,19 +167,18 @@ impl<'a> ProjectWrite<'a> {
     }
 
     pub fn project_id(&self) -> &str {
-        &self.ctx.who.project_id
+        self.project_id
     }
 
     pub fn now(&self) -> Timestamp {
-        self.ctx.now
+        self.now
     }
 
     /// Records an image that a message of this write attaches (decoded and written
     /// before the turn), charging the project's quota.
     pub async fn record_image(&mut self, file: &Written) -> Result<(), ApiError> {
-        let ctx = self.ctx;
-        let quota = ctx.state.project_quota_bytes;
-        Blobs::record(self.tx.conn(), &ctx.who.project_id, file, true, quota, ctx.now).await
+        let quota = self.state.project_quota_bytes;
+        Blobs::record(self.tx.conn(), self.project_id, file, true, quota, self.now).await
     }
 
     /// Records a change event; returns its sequence number.
@@ -246,8 +203,8 @@ impl<'a> ProjectWrite<'a> {
     ) -> Result<i64, ApiError> {
         let set = format!(", stored_bytes = stored_bytes + {stored}");
         let (seq, row) = self.reserve(1, &set, ", stored_bytes").await?;
-        let quota = self.ctx.state.project_quota_bytes;
-        crate::blobs::check_quota(row.try_get("stored_bytes")?, stored, quota)?;
+        let quota = self.state.project_quota_bytes;
+        crate::store::blobs::check_quota(row.try_get("stored_bytes")?, stored, quota)?;
         self.insert_events(seq, event_type, &[ChangeKey::of(change)?]);
         Ok(seq)
     }
@@ -292,25 +249,24 @@ impl<'a> ProjectWrite<'a> {
         let set = format!(", {column} = {column} + {by}, stored_bytes = stored_bytes + {stored}");
         let returning = format!(", {column} AS counter, stored_bytes");
         let (first, row) = self.reserve(n, &set, &returning).await?;
-        let quota = self.ctx.state.project_quota_bytes;
-        crate::blobs::check_quota(row.try_get("stored_bytes")?, stored as i64, quota)?;
+        let quota = self.state.project_quota_bytes;
+        crate::store::blobs::check_quota(row.try_get("stored_bytes")?, stored as i64, quota)?;
         Ok((first, row.try_get("counter")?))
     }
 
     async fn reserve(&mut self, n: usize, set: &str, returning: &str) -> Result<(i64, AnyRow), ApiError> {
-        Ok(events::reserve(self.tx.conn(), &self.ctx.who.project_id, n, set, returning).await?)
+        Ok(event_log::reserve(self.tx.conn(), self.project_id, n, set, returning).await?)
     }
 
     /// Records one event of `event_type` for each of `changes`, numbered from `first_seq`
     /// (reserved with [`ProjectWrite::reserve_events`]). The rows are stored with those
     /// of the whole batch, in one statement just before its commit (see
-    /// [`crate::commit`]): nothing in a write reads them back.
+    /// [`crate::store::commit`]): nothing in a write reads them back.
     pub fn insert_events(&mut self, first_seq: i64, event_type: ChangeEventType, changes: &[ChangeKey<'_>]) {
         if changes.is_empty() {
             return;
         }
-        let (project_id, now) = (&self.ctx.who.project_id, self.ctx.now);
-        self.tx.defer_events(events::rows(project_id, first_seq, event_type, changes, now));
+        self.tx.defer_events(event_log::rows(self.project_id, first_seq, event_type, changes, self.now));
         self.last_seq = Some(first_seq + changes.len() as i64 - 1);
     }
 
@@ -348,7 +304,7 @@ impl<'a> ProjectWrite<'a> {
             body,
             attachments,
             chosen_option,
-            created_at: self.ctx.now,
+            created_at: self.now,
             message_type: Some(message_type),
         };
         sqlx::query(
@@ -372,19 +328,18 @@ impl<'a> ProjectWrite<'a> {
 
     /// Re-reads an item inside this write.
     pub async fn item(&mut self, change_ref: &str) -> Result<Item, ApiError> {
-        let (project_id, now) = (self.ctx.who.project_id.clone(), self.ctx.now);
-        find_item(self.tx.conn(), &project_id, change_ref, now).await
+        find_item(self.tx.conn(), self.project_id, change_ref, self.now).await
     }
 
     /// Ends the write; returns once it is committed (with its batch).
     pub async fn commit(mut self) -> Result<(), ApiError> {
         if let Some(seq) = self.last_seq {
-            let backend = self.ctx.state.store.backend();
-            events::announce(self.tx.conn(), backend, &self.ctx.who.project_id, seq).await?;
+            let backend = self.state.store.backend();
+            event_log::announce(self.tx.conn(), backend, self.project_id, seq).await?;
         }
         self.tx.commit().await?;
         if let Some(seq) = self.last_seq {
-            self.ctx.state.events.notify(&self.ctx.who.project_id, seq);
+            self.state.events.notify(self.project_id, seq);
         }
         Ok(())
     }

@@ -25,8 +25,8 @@ use self::payload::{Format, ItemSummary, MessageSummary, Occurrence, OptionSumma
 use self::sender::{Addresses, Attempt};
 use crate::admin::find_project;
 use crate::error::ApiError;
-use crate::queue::{Ctx, find_item, read_thread};
-use crate::rpc::Op;
+use crate::ops::{Ctx, Op};
+use crate::queue::{find_item, read_thread};
 use crate::{AppState, Store};
 
 /// The `webhook-id` (the idempotency key) of the delivery of event `seq` to a webhook:

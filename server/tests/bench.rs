@@ -377,7 +377,7 @@ async fn list_page() {
 
 /// The statements of `listChanges`' first default page, as the server runs them.
 async fn bare_list_page(s: &TestServer) -> Vec<Duration> {
-    use redline_server::rows::{HOLD_JOIN, SUMMARY_COLUMNS};
+    use redline_server::store::rows::{HOLD_JOIN, SUMMARY_COLUMNS};
     let filter = "c.project_id = $1 AND c.status IN ('open', 'claimed', 'needs_answer', 'in_progress')";
     let page = format!(
         "SELECT {SUMMARY_COLUMNS} FROM changes c {HOLD_JOIN} WHERE {filter} ORDER BY c.short_id ASC LIMIT 51"

@@ -13,7 +13,7 @@ use base64::engine::general_purpose::STANDARD;
 use common::TestServer;
 use redline_protocol::{ImageType, Timestamp};
 use redline_server::AppState;
-use redline_server::blobs::{BlobStoreSpec, Blobs, CHUNK_BYTES, Collected};
+use redline_server::store::blobs::{BlobStoreSpec, Blobs, CHUNK_BYTES, Collected};
 use serde_json::json;
 
 /// A PNG of `len` bytes (the magic, then filler that differs from chunk to chunk).

@@ -47,7 +47,7 @@ async fn a_large_image_is_served_whole() {
 /// A server whose images are files, which a test can replace with FIFOs.
 #[cfg(unix)]
 async fn on_files(configure: impl FnOnce(&mut redline_server::AppState)) -> TestServer {
-    TestServer::start_on(Some(redline_server::blobs::BlobStoreSpec::Folder), configure).await
+    TestServer::start_on(Some(redline_server::store::blobs::BlobStoreSpec::Folder), configure).await
 }
 
 /// Replaces the image `key` with a FIFO, so a test decides when its bytes arrive.
@@ -103,7 +103,7 @@ async fn an_image_is_sent_as_it_is_read() {
 #[tokio::test]
 async fn images_read_at_once_are_limited() {
     let s = on_files(|state| {
-        state.blob_reads = redline_server::blobs::ReadLimit {
+        state.blob_reads = redline_server::http::blobs::ReadLimit {
             permits: Arc::new(tokio::sync::Semaphore::new(1)),
             wait: Duration::from_millis(300),
             turn: Duration::from_secs(60),
@@ -150,7 +150,7 @@ async fn images_read_at_once_are_limited() {
 #[tokio::test]
 async fn a_stalled_read_loses_its_turn() {
     let s = on_files(|state| {
-        state.blob_reads = redline_server::blobs::ReadLimit {
+        state.blob_reads = redline_server::http::blobs::ReadLimit {
             permits: Arc::new(tokio::sync::Semaphore::new(1)),
             wait: Duration::from_millis(300),
             turn: Duration::from_millis(700),

@@ -111,7 +111,7 @@ async fn healthz_is_ok_while_the_store_answers_and_503_once_it_does_not() {
     f.store.close().await;
     // What the store said is reused for a moment, however often it is asked.
     assert_eq!(f.get("/healthz", None).await.status(), StatusCode::OK);
-    tokio::time::sleep(redline_server::metrics::HEALTH_REUSE).await;
+    tokio::time::sleep(redline_server::http::metrics::HEALTH_REUSE).await;
     let res = f.get("/healthz", None).await;
     assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
     let (_, samples) = f.metrics().await;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{TestServer, connect, data_lines, read_sse};
-use redline_server::blobs::{Collected, UNATTACHED_LIFETIME};
+use redline_server::store::blobs::{Collected, UNATTACHED_LIFETIME};
 use serde_json::{Value, json};
 
 fn png() -> String {

@@ -6,8 +6,8 @@ mod common;
 
 use common::{START, TestServer};
 use redline_protocol::Scope;
-use redline_server::admin;
 use redline_server::limit::{RateLimit, SignInLimits};
+use redline_server::{admin, signin};
 use serde_json::{Value, json};
 use sqlx::Row;
 
@@ -21,15 +21,15 @@ async fn poll(s: &TestServer, code: &str, secret: &str) -> Value {
     s.ok("", "pollCliAuth", json!({"code": code, "deviceSecret": secret})).await
 }
 
-const CLEO: admin::SignInGrant<'static> = admin::SignInGrant {
+const CLEO: signin::SignInGrant<'static> = signin::SignInGrant {
     project: "demo",
     scopes: &[Scope::Read, Scope::File],
     name: "Cleo",
-    token_days: admin::SIGN_IN_TOKEN_DAYS,
+    token_days: signin::SIGN_IN_TOKEN_DAYS,
 };
 
-async fn approve(s: &TestServer, code: &str, at_secs: i64) -> admin::SignInApproval {
-    admin::approve_sign_in(&s.store, code, CLEO, START.plus_seconds(at_secs)).await.unwrap()
+async fn approve(s: &TestServer, code: &str, at_secs: i64) -> signin::SignInApproval {
+    signin::approve_sign_in(&s.store, code, CLEO, START.plus_seconds(at_secs)).await.unwrap()
 }
 
 #[tokio::test]
@@ -60,7 +60,7 @@ async fn an_approved_code_yields_a_token_once_to_its_device() {
 
     // The person approving sees where and when the code was asked for, before and as
     // they approve.
-    let pending = admin::pending_sign_ins(&s.store, START).await.unwrap();
+    let pending = signin::pending_sign_ins(&s.store, START).await.unwrap();
     assert_eq!(
         (pending[0].code.as_str(), pending[0].requested_from.as_deref()),
         (code.as_str(), Some("127.0.0.1"))
@@ -83,7 +83,7 @@ async fn an_approved_code_yields_a_token_once_to_its_device() {
     assert_eq!(session["scopes"], json!(["changes:project:read", "changes:project:file"]));
     // Collected once: the code is gone.
     assert_eq!(poll(&s, &code, &secret).await, json!({"status": "expired"}));
-    assert!(admin::approve_sign_in(&s.store, &code, CLEO, START).await.is_err());
+    assert!(signin::approve_sign_in(&s.store, &code, CLEO, START).await.is_err());
     // The token expires by itself, 90 days on.
     let listed = admin::list_tokens(&s.store, Some("demo")).await.unwrap();
     let cleo = listed.iter().find(|t| t.name == "Cleo").unwrap();
@@ -120,13 +120,13 @@ async fn an_approval_expires_minutes_after_it_is_given() {
 async fn codes_can_be_rejected_and_expire_and_are_deleted() {
     let s = TestServer::start().await;
     let (refused, refused_secret) = request(&s).await;
-    admin::reject_sign_in(&s.store, &refused, START).await.unwrap();
+    signin::reject_sign_in(&s.store, &refused, START).await.unwrap();
     assert_eq!(poll(&s, &refused, &refused_secret).await, json!({"status": "rejected"}));
 
     let (late, late_secret) = request(&s).await;
     s.advance_secs(600);
     assert_eq!(poll(&s, &late, &late_secret).await, json!({"status": "expired"}));
-    let err = admin::approve_sign_in(&s.store, &late, CLEO, START.plus_seconds(600)).await;
+    let err = signin::approve_sign_in(&s.store, &late, CLEO, START.plus_seconds(600)).await;
     assert!(err.unwrap_err().to_string().contains("expired"));
     let page =
         s.http.get(format!("{}/auth/verify?code={late}", s.base)).send().await.unwrap().text().await.unwrap();

@@ -9,7 +9,8 @@ use std::time::Duration;
 use common::{START, TestServer, data_lines, read_sse};
 use redline_protocol::Scope;
 use redline_server::admin;
-use redline_server::events::EventHub;
+use redline_server::http::events::Streams;
+use redline_server::store::event_log::EventHub;
 use serde_json::{Value, json};
 
 async fn open(s: &TestServer, token: &str, last_event_id: Option<&str>) -> reqwest::Response {
@@ -104,18 +105,18 @@ async fn an_expiring_tokens_stream_ends() {
 
 #[tokio::test]
 async fn many_streams_get_every_event_from_one_read_each() {
-    let mut hub: Option<Arc<EventHub>> = None;
+    let mut hub: Option<(Arc<EventHub>, Arc<Streams>)> = None;
     let s = TestServer::start_with(|state| {
         state.max_streams_per_token = 100;
-        hub = Some(state.events.clone());
+        hub = Some((state.events.clone(), state.streams.clone()));
     })
     .await;
-    let hub = hub.unwrap();
+    let (hub, open) = hub.unwrap();
     let mut streams = Vec::new();
     for _ in 0..40 {
         streams.push(connected(&s, &s.agent, None).await);
     }
-    assert_eq!(hub.open_streams(), 40);
+    assert_eq!(open.open_streams(), 40);
     let reads_before = hub.feed_reads();
     let mut ids = Vec::new();
     for i in 0..15 {

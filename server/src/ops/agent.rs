@@ -3,14 +3,12 @@
 
 use redline_protocol::*;
 
-use crate::blobs::{ImageInput, Written, decode};
-use crate::db::new_option_key;
+use super::{Ctx, Op, presence};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
-use crate::presence;
-use crate::queue::{Ctx, Item, ProjectWrite, check_lease, set_status};
-use crate::rows::StoredCapture;
-use crate::rpc::Op;
+use crate::queue::{Item, check_lease, set_status};
+use crate::store::blobs::{ImageInput, Written, decode};
+use crate::store::rows::StoredCapture;
 
 use super::read::shown_messages;
 
@@ -24,7 +22,7 @@ impl Op for AcknowledgeChangeMessages {
         ctx.project(input.project_id.as_deref())?;
         let claimed_by = input.claimed_by.trim();
         required("claimedBy", claimed_by)?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         let change_id = item.change.change_id;
         let mut ids: Vec<String> = input.message_ids;
@@ -78,6 +76,12 @@ fn check_agent_write(
     check_lease(item, group_id, fence, author_name, ctx.now)
 }
 
+/// A new option key: random (not time-ordered, whose prefix the options of one question
+/// share), so unique within its item and never reused.
+fn new_option_key() -> String {
+    format!("opt-{}", uuid::Uuid::new_v4().simple())
+}
+
 fn required(field: &str, value: &str) -> Result<(), ApiError> {
     if value.trim().is_empty() { Err(ApiError::bad_input(field, "must not be empty")) } else { Ok(()) }
 }
@@ -100,7 +104,7 @@ impl Op for AskChangeQuestion {
         // The images are decoded and written before the write's turn, as in
         // `replyToChange`; the turn records them with the question.
         let images = option_images(ctx, &options, input.option_images.unwrap_or_default()).await?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         if item.change.status == ChangeStatus::Done {
@@ -190,7 +194,7 @@ impl Op for ReplyToChange {
             }
             None => None,
         };
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         let mut attachments = Vec::new();
@@ -228,7 +232,7 @@ impl Op for AttachChangeShot {
         let image =
             ImageInput { field: "imageBase64", content_type: input.content_type, base64: input.image_base64 };
         let file = ctx.state.blobs.write(decode(image).await?).await?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, Some(&input.author_name))?;
         w.record_image(&file).await?;
@@ -270,7 +274,7 @@ impl Op for CompleteChange {
             Some(sha) => sha,
             None => None,
         };
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_agent_write(ctx, &item, input.group_id.as_deref(), input.fence, input.author_name.as_deref())?;
         if item.change.status == ChangeStatus::Done {

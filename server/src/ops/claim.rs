@@ -15,18 +15,17 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use tokio::sync::oneshot;
 
+use super::{Ctx, Op, presence};
 use crate::AppState;
 use crate::auth::Principal;
-use crate::db::new_id;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
-use crate::presence;
-use crate::queue::{ChangeKey, Counter, Ctx, ProjectWrite};
-use crate::rows::{
+use crate::queue::{ChangeKey, Counter, ProjectWrite};
+use crate::store::new_id;
+use crate::store::rows::{
     GROUP_COLUMNS, HOLD_JOIN, SUMMARY_COLUMNS, SUMMARY_RETURNING, StoredCapture, group_from_row, opt_ts,
     status_of,
 };
-use crate::rpc::Op;
 
 /// "Claimable … status `open` or `claimed`, not held, and no live lease", in SQL, for
 /// choosing candidates (the item `c`, its hold `h`, its group `g`); [`claim_block`]
@@ -60,7 +59,7 @@ impl Op for ClaimChanges {
             (Some(group_id), names) => {
                 let names = names.map(checked_names).transpose()?.unwrap_or_default();
                 let lease_end = ctx.now.plus_minutes(i64::from(lease_minutes));
-                let mut w = ProjectWrite::begin(ctx).await?;
+                let mut w = ctx.write().await?;
                 let renewed = renew(&mut w, &group_id, claimed_by, lease_end, &names).await?;
                 w.commit().await?;
                 renewed
@@ -186,9 +185,8 @@ async fn write(state: AppState, who: Principal) {
     if claims.is_empty() {
         return;
     }
-    let ctx = Ctx { state: &state, who, base_url: String::new(), now: state.clock.now() };
     let answers = async {
-        let mut w = ProjectWrite::in_turn(&ctx, turn?).await?;
+        let mut w = ProjectWrite::in_turn(&state, &who.project_id, state.clock.now(), turn?).await?;
         let answers = take_all(&mut w, &claims).await?;
         w.commit().await?;
         Ok::<_, ApiError>(answers)

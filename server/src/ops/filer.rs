@@ -7,15 +7,15 @@ use serde_json::value::{RawValue, to_raw_value};
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
-use crate::auth::hex;
-use crate::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
-use crate::db::new_id;
+use super::{Ctx, Op};
 use crate::error::ApiError;
-use crate::queue::{ChangeKey, Counter, Ctx, Item, ProjectWrite, find_item, read_thread, set_status};
-use crate::rows::{
+use crate::queue::{ChangeKey, Counter, Item, ProjectWrite, find_item, read_thread, set_status};
+use crate::store::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
+use crate::store::hex;
+use crate::store::new_id;
+use crate::store::rows::{
     STAGE_SELECT_BY_ID, SUMMARY_RETURNING, StoredCapture, StoredChange, stage_from_row, to_json,
 };
-use crate::rpc::Op;
 
 impl Op for UploadShot {
     type Answer = UploadShotOutput;
@@ -144,7 +144,7 @@ impl Op for CreateChange {
         let console_errors =
             (capture.is_some() || !change.console_errors.is_empty()).then(|| to_json(&change.console_errors));
 
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         if let Some(key) = &change.screenshot_key
             && !Blobs::attach(w.conn(), &change.project_id, key).await?
         {
@@ -281,7 +281,7 @@ impl Op for UpdateChange {
         if let Some(title) = &input.title {
             validate_title("title", title)?;
         }
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_filer_hold(ctx, &item)?;
         sqlx::query(
@@ -308,7 +308,7 @@ impl Op for WithdrawChange {
     /// "the item becomes `dismissed` and never reaches the agent".
     async fn run(ctx: &Ctx<'_>, input: WithdrawChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         check_filer_hold(ctx, &item)?;
         sqlx::query("UPDATE changes SET status = 'dismissed', hold_id = NULL WHERE change_id = $1")
@@ -331,7 +331,7 @@ impl Op for ReleaseChanges {
         let mut conn = ctx.state.store.pool().acquire().await?;
         let stage = stage(&mut conn, &ctx.who.project_id, &input.stage_id).await?;
         drop(conn);
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         // The hold ends now, for every item it holds at once.
         let hold: Option<String> = sqlx::query_scalar(
             "UPDATE holds SET held_until = $1 WHERE stage_id = $2 AND filer_user_id = $3 AND held_until > $1 \
@@ -374,7 +374,7 @@ impl Op for AnswerChangeQuestion {
         if input.body.trim().is_empty() && input.chosen_option.is_none() {
             return Err(ApiError::bad_input("body", "must not be empty (or choose an option)"));
         }
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         if item.change.status != ChangeStatus::NeedsAnswer {
             return Err(ApiError::conflict(codes::WRONG_STATUS, "this item has no open question"));
@@ -410,7 +410,7 @@ impl Op for SetChangeStatus {
         if !is_user_settable_status(input.status) {
             return Err(ApiError::bad_input("status", "must be open, in_progress or dismissed"));
         }
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         let sql = if input.status == ChangeStatus::Dismissed {
             "UPDATE changes SET status = $2, hold_id = NULL WHERE change_id = $1"
@@ -440,7 +440,7 @@ impl Op for VerifyChange {
         if input.verdict == Verdict::StillWrong && words.is_empty() {
             return Err(ApiError::bad_input("body", "must say what is still wrong"));
         }
-        let mut w = ProjectWrite::begin(ctx).await?;
+        let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         if item.change.status != ChangeStatus::Done {
             return Err(ApiError::conflict(

@@ -8,13 +8,13 @@ use std::collections::BTreeSet;
 use redline_protocol::*;
 use sqlx::Row;
 
+use super::{Ctx, Op};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
-use crate::queue::{Ctx, find_item, read_thread_page};
-use crate::rows::{
+use crate::queue::{find_item, read_thread_page};
+use crate::store::rows::{
     GROUP_COLUMNS, HOLD_JOIN, SUMMARY_COLUMNS, StoredCapture, StoredChange, group_from_row, status_of,
 };
-use crate::rpc::Op;
 
 use super::claim::CLAIMABLE_SQL;
 

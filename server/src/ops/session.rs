@@ -2,9 +2,8 @@
 
 use redline_protocol::{GetSession, GetSessionInput, Session, SessionProject};
 
+use super::{Ctx, Op};
 use crate::error::ApiError;
-use crate::queue::Ctx;
-use crate::rpc::Op;
 
 impl Op for GetSession {
     type Answer = Session;

@@ -5,11 +5,10 @@ use redline_protocol::{
     stage_for_url,
 };
 
+use super::{Ctx, Op};
 use crate::AppState;
 use crate::error::ApiError;
-use crate::queue::Ctx;
-use crate::rows::{STAGE_COLUMNS, stage_from_row};
-use crate::rpc::Op;
+use crate::store::rows::{STAGE_COLUMNS, stage_from_row};
 
 async fn project_stages(state: &AppState, project_id: &str) -> Result<Vec<Stage>, ApiError> {
     let sql =

@@ -264,13 +264,13 @@ pub async fn login_with_code(s: &TestServer, agent: &Agent, argv: &[&str], name:
         .unwrap_or_else(|| panic!("unexpected prompt {first:?}"))
         .to_owned();
     let scopes = [redline_protocol::Scope::Read, redline_protocol::Scope::Write];
-    let grant = redline_server::admin::SignInGrant {
+    let grant = redline_server::signin::SignInGrant {
         project: "demo",
         scopes: &scopes,
         name,
-        token_days: redline_server::admin::SIGN_IN_TOKEN_DAYS,
+        token_days: redline_server::signin::SIGN_IN_TOKEN_DAYS,
     };
-    redline_server::admin::approve_sign_in(&s.store, &code, grant, s.clock.now()).await.unwrap();
+    redline_server::signin::approve_sign_in(&s.store, &code, grant, s.clock.now()).await.unwrap();
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.unwrap().unwrap();
     let mut stdout = first + "\n";
     while let Ok(Some(line)) = lines.next_line().await {

@@ -3,7 +3,7 @@
 
 use redline_protocol::{Scope, Timestamp};
 use redline_server::admin::{self, StageSpec};
-use redline_server::blobs::BlobStoreSpec;
+use redline_server::store::blobs::BlobStoreSpec;
 use redline_server::{AppState, Clock, Store};
 use serde_json::Value;
 use std::time::Duration;
@@ -29,7 +29,7 @@ pub struct TestServer {
     pub file_only: String,
     pub dir: tempfile::TempDir,
     /// The server's images (in `dir/blobs` on SQLite, in the database on Postgres).
-    pub blobs: std::sync::Arc<redline_server::blobs::Blobs>,
+    pub blobs: std::sync::Arc<redline_server::store::blobs::Blobs>,
 }
 
 impl TestServer {

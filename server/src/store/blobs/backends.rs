@@ -25,7 +25,7 @@ use sqlx::Row;
 use tokio_util::io::ReaderStream;
 
 use super::is_blob_key;
-use crate::db::Store;
+use crate::store::Store;
 
 /// An image's bytes as they are read.
 pub type Chunks = BoxStream<'static, io::Result<Bytes>>;
@@ -134,7 +134,7 @@ pub struct Folder {
 
 impl Folder {
     pub async fn open(dir: PathBuf) -> anyhow::Result<Folder> {
-        crate::private::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::store::private::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Folder { dir })
     }
 }
@@ -144,7 +144,7 @@ impl BlobStore for Folder {
     async fn put(&self, key: &str, bytes: Bytes) -> io::Result<()> {
         // Written aside and renamed: a reader never sees half an image.
         let tmp = self.dir.join(format!(".{key}.tmp"));
-        let mut file = crate::private::file_options().open(&tmp).await?;
+        let mut file = crate::store::private::file_options().open(&tmp).await?;
         tokio::io::AsyncWriteExt::write_all(&mut file, &bytes).await?;
         file.sync_data().await?;
         drop(file);

@@ -16,9 +16,8 @@ use redline_protocol::*;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::{Ctx, Op};
 use crate::error::ApiError;
-use crate::queue::Ctx;
-use crate::rpc::Op;
 
 const DAY_MS: i64 = 24 * 3_600_000;
 

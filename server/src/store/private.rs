@@ -37,30 +37,3 @@ pub fn create_file(file: &Path) -> io::Result<()> {
         Err(e) => Err(e),
     }
 }
-
-#[cfg(all(test, unix))]
-mod tests {
-    use std::os::unix::fs::PermissionsExt;
-
-    use crate::Store;
-
-    fn mode(path: &std::path::Path) -> u32 {
-        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-    }
-
-    #[tokio::test]
-    async fn a_new_store_and_its_images_are_its_owners_only() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("data");
-        let store = Store::open_dir(&dir).await.unwrap();
-        let folder = crate::blobs::store::Folder::open(dir.join("blobs")).await.unwrap();
-        crate::blobs::BlobStore::put(&folder, "k.png", bytes::Bytes::from_static(b"png")).await.unwrap();
-        sqlx::query("SELECT 1").execute(store.pool()).await.unwrap();
-        assert_eq!(mode(&dir), 0o700);
-        assert_eq!(mode(&dir.join("blobs")), 0o700);
-        assert_eq!(mode(&dir.join("blobs/k.png")), 0o600);
-        for file in ["redline.db", "redline.db-wal", "redline.db-shm"] {
-            assert_eq!(mode(&dir.join(file)), 0o600, "{file}");
-        }
-    }
-}

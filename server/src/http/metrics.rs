@@ -24,8 +24,8 @@ use redline_protocol::ChangeStatus;
 use sqlx::Row;
 
 use crate::AppState;
-use crate::rpc::with_served_rpcs;
-use crate::stats;
+use crate::http::rpc::with_served_rpcs;
+use crate::ops::stats;
 
 /// How long `/healthz` and `/metrics` wait for the store.
 const STORE_TIMEOUT: Duration = Duration::from_secs(2);

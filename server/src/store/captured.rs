@@ -21,7 +21,7 @@ pub struct Captured {
 }
 
 impl Captured {
-    /// Read from a row selected with [`crate::rows::CHANGE_COLUMNS`].
+    /// Read from a row selected with [`crate::store::rows::CHANGE_COLUMNS`].
     pub fn from_row(row: &AnyRow) -> Result<Captured, sqlx::Error> {
         let capture: Option<String> = row.try_get("capture")?;
         Ok(Captured {

@@ -10,11 +10,11 @@ use std::time::Duration;
 use redline_protocol::*;
 use sqlx::Row;
 
+use super::{Ctx, Op};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter};
-use crate::queue::{Ctx, ProjectWrite};
-use crate::rpc::Op;
+use crate::queue::ProjectWrite;
 
 /// How often an open wait stream says its agent is still waiting.
 const HEARTBEAT: Duration = Duration::from_secs(10);

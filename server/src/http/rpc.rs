@@ -2,8 +2,6 @@
 //! order of checks (unknown RPC 404 → token 401 → scope 403 → input 400), and the
 //! dispatch from an RPC name to its operation.
 
-use std::future::Future;
-
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -11,17 +9,17 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use bytes::BytesMut;
 use futures_util::StreamExt;
+use redline_protocol::IMAGE_MAX_BYTES;
 use redline_protocol::bounded::Object;
-use redline_protocol::{IMAGE_MAX_BYTES, Rpc, Timestamp};
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::limit::{ClientAddr, RateLimit, SignInLimits};
-use crate::queue::Ctx;
+use crate::limit::ClientAddr;
+use crate::ops::{AnonymousOp, Ctx, Op};
 
 /// The largest request body, that of an RPC carrying an image: an 8 MiB image grows by
 /// a third in base64, plus room for the rest of the input.
@@ -54,32 +52,6 @@ pub fn body_max_bytes(name: &str) -> usize {
         UpdateChange::NAME | AnswerChangeQuestion::NAME | CompleteChange::NAME => TEXT_BODY_BYTES,
         _ => SMALL_BODY_BYTES,
     }
-}
-
-/// An operation the server serves: the protocol's RPC marker types implement it.
-pub trait Op: Rpc {
-    /// What `run` answers: `Self::Output`, or for outputs with items the same with
-    /// each item's capture as stored ([`crate::rows::StoredChange`]): the same JSON.
-    type Answer: Serialize;
-
-    fn run(ctx: &Ctx<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Answer, ApiError>> + Send;
-}
-
-/// An operation called without a token (sign-in). With no token to tell callers
-/// apart, each is rate-limited per client address, in buckets of its own
-/// ([`AnonymousOp::limit`]).
-pub trait AnonymousOp: Rpc {
-    /// This call's limit per client address.
-    fn limit(limits: &SignInLimits) -> RateLimit;
-
-    /// `client` is the caller's address as the limits key it (`ClientAddr::key`).
-    fn run(
-        state: &AppState,
-        base_url: &str,
-        client: &str,
-        now: Timestamp,
-        input: Self::Input,
-    ) -> impl Future<Output = Result<Self::Output, ApiError>> + Send;
 }
 
 /// Calls macro `$m` with every RPC the server serves (those that need a token, then

@@ -24,9 +24,9 @@ use std::sync::{Arc, Mutex};
 use sqlx::{AnyConnection, AnyPool, Executor};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::db::Tx;
 use crate::error::ApiError;
-use crate::events::{self, EventRow};
+use crate::store::Tx;
+use crate::store::event_log::{self, EventRow};
 
 /// The most writes one batch takes; later ones wait for the next batch, so a long
 /// queue cannot hold the first write's acknowledgement back without bound.
@@ -241,7 +241,7 @@ async fn batch(mut tx: Tx, first: Turn, waiting: &mut mpsc::UnboundedReceiver<Tu
             return acknowledge(acks, Err(e));
         }
     }
-    if let Err(e) = events::insert(&mut tx, &events).await {
+    if let Err(e) = event_log::insert(&mut tx, &events).await {
         return acknowledge(acks, Err(e.to_string()));
     }
     let committed = tx.commit().await.map_err(|e| e.to_string());
@@ -302,9 +302,9 @@ mod tests {
             async move {
                 let mut lent = committer.lend().await.unwrap();
                 sqlx::query("INSERT INTO t (v) VALUES ($1)").bind(v).execute(lent.conn()).await.unwrap();
-                let key = events::ChangeKey { change_id: v, short_id: seq };
+                let key = event_log::ChangeKey { change_id: v, short_id: seq };
                 let at = redline_protocol::Timestamp::from_unix_millis(0);
-                lent.defer_events(events::rows(
+                lent.defer_events(event_log::rows(
                     "p",
                     seq,
                     redline_protocol::ChangeEventType::Filed,

@@ -1,13 +1,10 @@
 //! Images: uploaded screenshots and thread attachments. Their bytes live in a
-//! [`BlobStore`] (a folder, the database or S3-compatible storage, see `store`), the
+//! [`BlobStore`] (a folder, the database or S3-compatible storage, see `backends`), the
 //! `blobs` table records them; read outputs link them as signed, expiring URLs
 //! `GET /blobs/{key}?exp=..&sig=..` (the URL is the capability, so `<img>` works
-//! without a bearer header). The signing secret is kept in the database, so a link one
-//! server process made works on every process of the same database.
-//!
-//! `/blobs` streams an image in chunks rather than reading it whole, and at most
-//! [`ReadLimit::permits`] images are read at once: a request beyond waits up to
-//! [`ReadLimit::wait`] for its turn, then gets 503 with `Retry-After`.
+//! without a bearer header; `crate::http::blobs` serves them). The signing secret is
+//! kept in the database, so a link one server process made works on every process of
+//! the same database.
 //!
 //! A folder or a bucket may be shared by deployments of different databases, each of
 //! which knows only its own images. So every key this deployment makes starts with its
@@ -16,32 +13,25 @@
 //! deployment's images, and those stored before keys were tagged, are never deleted as
 //! orphans.
 
-pub(crate) mod store;
+pub(crate) mod backends;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::body::Body;
-use axum::extract::{Path, Query, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use futures_util::StreamExt;
 use hmac::{Hmac, KeyInit, Mac};
 use redline_protocol::{IMAGE_MAX_BYTES, ImageType, Timestamp};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::Sha256;
 use sqlx::{AnyConnection, Row};
-use tokio::sync::Semaphore;
 
-pub use self::store::{BlobStore, BlobStoreSpec, CHUNK_BYTES, Chunks, Database, Folder, S3, copy_missing};
-use crate::AppState;
-use crate::auth::hex;
-use crate::db::Store;
+pub use self::backends::{BlobStore, BlobStoreSpec, CHUNK_BYTES, Chunks, Database, Folder, S3, copy_missing};
+use crate::clock::Clock;
 use crate::error::ApiError;
+use crate::store::{Store, hex};
 
 /// How long a signed link works.
 pub const URL_LIFETIME: Duration = Duration::from_secs(3600);
@@ -49,65 +39,6 @@ pub const URL_LIFETIME: Duration = Duration::from_secs(3600);
 /// How long an uploaded image waits to be referred to (filed, attached) before it is
 /// deleted, by default.
 pub const UNATTACHED_LIFETIME: Duration = Duration::from_secs(24 * 3600);
-
-/// How many images `/blobs` reads at once by default.
-pub const MAX_READS: usize = 32;
-
-/// How `/blobs` limits the files it reads at once.
-#[derive(Clone, Debug)]
-pub struct ReadLimit {
-    pub permits: Arc<Semaphore>,
-    /// How long a request waits for a turn before it is answered 503.
-    pub wait: Duration,
-    /// How long a request keeps its turn: a client that stops reading (or a store that
-    /// stops answering) loses it then, and its answer is cut off, so that a few stalled
-    /// readers cannot keep every other image from being sent.
-    pub turn: Duration,
-}
-
-impl ReadLimit {
-    pub fn new(reads: usize) -> ReadLimit {
-        ReadLimit {
-            permits: Arc::new(Semaphore::new(reads)),
-            wait: Duration::from_secs(5),
-            turn: Duration::from_secs(60),
-        }
-    }
-}
-
-/// A request's turn at reading an image: given back when its answer is sent or dropped,
-/// or when [`ReadLimit::turn`] has passed, whichever comes first.
-struct Turn {
-    permit: Arc<std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>,
-    deadline: tokio::task::JoinHandle<()>,
-}
-
-impl Turn {
-    fn new(permit: tokio::sync::OwnedSemaphorePermit, lasts: Duration) -> Turn {
-        let permit = Arc::new(std::sync::Mutex::new(Some(permit)));
-        let deadline = tokio::spawn({
-            let permit = permit.clone();
-            async move {
-                tokio::time::sleep(lasts).await;
-                permit.lock().expect("turn lock").take();
-            }
-        });
-        Turn { permit, deadline }
-    }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        self.deadline.abort();
-        self.permit.lock().expect("turn lock").take();
-    }
-}
-
-impl Default for ReadLimit {
-    fn default() -> Self {
-        ReadLimit::new(MAX_READS)
-    }
-}
 
 /// An image as an input carries it: the input field (for error messages), the declared
 /// content type, and the base64 bytes.
@@ -295,6 +226,11 @@ impl Blobs {
         &self.store
     }
 
+    /// Whether `sig` signs `key` until `exp` (it may have expired since).
+    pub fn verify(&self, key: &str, exp: i64, sig: &[u8]) -> bool {
+        self.mac(key, exp).verify_slice(sig).is_ok()
+    }
+
     fn mac(&self, key: &str, exp: i64) -> Hmac<Sha256> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
         mac.update(format!("{key}\n{exp}").as_bytes());
@@ -441,12 +377,12 @@ async fn setting(store: &Store, name: &str, bytes: usize) -> anyhow::Result<Stri
 
 /// Runs [`Blobs::collect`] now and every hour, for images older than
 /// [`UNATTACHED_LIFETIME`].
-pub fn spawn_collector(state: AppState) {
+pub fn spawn_collector(blobs: Arc<Blobs>, store: Store, clock: Clock) {
     tokio::spawn(async move {
         let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
         loop {
             every_hour.tick().await;
-            match state.blobs.collect(&state.store, state.clock.now(), UNATTACHED_LIFETIME).await {
+            match blobs.collect(&store, clock.now(), UNATTACHED_LIFETIME).await {
                 Ok(Collected { unreferenced: 0, orphans: 0 }) => {}
                 Ok(c) => tracing::info!(c.unreferenced, c.orphans, "deleted images nothing refers to"),
                 Err(e) => tracing::warn!(error = format!("{e:#}"), "deleting images nothing refers to"),
@@ -466,64 +402,4 @@ pub fn is_blob_key(key: &str) -> bool {
         }
         None => false,
     }
-}
-
-#[derive(Deserialize)]
-pub struct Signed {
-    exp: i64,
-    sig: String,
-}
-
-/// `GET /blobs/{key}?exp=..&sig=..`.
-pub async fn get(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-    Query(signed): Query<Signed>,
-) -> Result<Response, ApiError> {
-    if !is_blob_key(&key) {
-        return Err(ApiError::not_found("no such image"));
-    }
-    let sig = (0..signed.sig.len())
-        .step_by(2)
-        .map(|i| signed.sig.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-        .collect::<Option<Vec<u8>>>()
-        .unwrap_or_default();
-    if state.blobs.mac(&key, signed.exp).verify_slice(&sig).is_err() {
-        return Err(ApiError::forbidden("bad image link signature"));
-    }
-    if signed.exp * 1000 <= state.clock.now().unix_millis() {
-        return Err(ApiError::forbidden("this image link has expired; read the item again for a fresh one"));
-    }
-    let row = sqlx::query("SELECT content_type, size_bytes FROM blobs WHERE blob_key = $1")
-        .bind(&key)
-        .fetch_optional(state.store.pool())
-        .await?
-        .ok_or_else(|| ApiError::not_found("no such image"))?;
-    let content_type: String = row.try_get("content_type")?;
-    let size: i64 = row.try_get("size_bytes")?;
-    let limit = &state.blob_reads;
-    let permit = match tokio::time::timeout(limit.wait, limit.permits.clone().acquire_owned()).await {
-        Ok(Ok(permit)) => permit,
-        _ => return Err(ApiError::unavailable("too many images are being read at once; try again", 1)),
-    };
-    let Some(chunks) = state.blobs.store.get(&key).await.map_err(ApiError::internal)? else {
-        return Err(ApiError::not_found("no such image"));
-    };
-    // The turn is given back when the body is sent or the client goes away, or taken
-    // when it runs out; then the answer ends there, cut off.
-    let turn = Turn::new(permit, limit.turn);
-    let chunks = chunks
-        .map(move |chunk| {
-            let _turn = &turn;
-            chunk
-        })
-        .take_until(tokio::time::sleep(limit.turn));
-    let headers = [
-        (header::CONTENT_TYPE, content_type),
-        (header::CONTENT_LENGTH, size.to_string()),
-        (header::CACHE_CONTROL, "private, max-age=3600".to_owned()),
-        // The bytes were checked to be an image; never let a browser guess otherwise.
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
-    ];
-    Ok((headers, Body::from_stream(chunks)).into_response())
 }

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::captured::Captured;
-pub use crate::captured::StoredCapture;
+use crate::store::captured::Captured;
+pub use crate::store::captured::StoredCapture;
 
 macro_rules! stage_columns {
     () => {

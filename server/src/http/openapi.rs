@@ -15,7 +15,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use crate::rpc::{body_max_bytes, with_served_rpcs};
+use crate::http::rpc::{body_max_bytes, with_served_rpcs};
 
 /// `GET /openapi.json`.
 pub async fn handle() -> Json<Value> {
@@ -110,7 +110,7 @@ mod tests {
     use serde_json::Value;
 
     use super::document;
-    use crate::blobs::{ImageInput, decode_now};
+    use crate::store::blobs::{ImageInput, decode_now};
 
     const TYPES: [ImageType; 3] = [ImageType::Png, ImageType::Jpeg, ImageType::Webp];
 

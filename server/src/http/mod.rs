@@ -1,0 +1,11 @@
+//! The HTTP layer: what a request meets before an operation runs, and the endpoints
+//! that are no operation. `rpc` reads and dispatches `POST /rpc/{name}`; `events`
+//! serves `GET /events/{stream}` from the event log; `blobs` serves signed image links;
+//! `metrics` is `/healthz`, `/metrics` and the RPC counters; `openapi` is
+//! `GET /openapi.json`. `crate::app` routes them.
+
+pub mod blobs;
+pub mod events;
+pub mod metrics;
+pub(crate) mod openapi;
+pub(crate) mod rpc;
