@@ -220,7 +220,7 @@ pub async fn create_token(
     if expires_at.is_some_and(|end| end <= now) {
         bail!("a token's expiry must be in the future");
     }
-    let mut tx = store.pool().begin().await?;
+    let mut tx = store.begin_write().await?;
     let user_id: Option<String> = sqlx::query("SELECT user_id FROM users WHERE name = $1")
         .bind(name)
         .fetch_optional(&mut *tx)

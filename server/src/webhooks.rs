@@ -218,7 +218,7 @@ pub async fn list_webhooks(store: &Store, project: Option<&str>) -> anyhow::Resu
 /// `webhook remove`: the webhook and what it had still to send.
 pub async fn remove_webhook(store: &Store, webhook_id: &str) -> anyhow::Result<WebhookInfo> {
     let info = find_webhook(store, webhook_id).await?;
-    let mut tx = store.pool().begin().await?;
+    let mut tx = store.begin_write().await?;
     sqlx::query("DELETE FROM webhook_deliveries WHERE webhook_id = $1")
         .bind(webhook_id)
         .execute(&mut *tx)

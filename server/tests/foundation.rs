@@ -496,3 +496,32 @@ async fn every_rpc_of_the_protocol_is_served() {
         assert_ne!(status, 404, "{name}: {body}");
     }
 }
+
+/// A write transaction that reads first is not failed by another connection's write
+/// made between its read and its write (as an admin command's was, beside a server or
+/// its own second connection: "database is locked"): on SQLite it holds the write lock
+/// from its start, and the other writer waits its turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_reads_first_is_not_failed_by_another_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_dir(dir.path()).await.unwrap();
+    let mut tx = store.begin_write().await.unwrap();
+    let before: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(&mut *tx).await.unwrap();
+    let other = {
+        let pool = store.pool().clone();
+        tokio::spawn(async move {
+            sqlx::query("INSERT INTO users (user_id, name, created_at) VALUES ('u-other', 'other', 0)")
+                .execute(&pool)
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    sqlx::query("INSERT INTO users (user_id, name, created_at) VALUES ('u-first', 'first', 0)")
+        .execute(&mut *tx)
+        .await
+        .expect("the write after the read");
+    tx.commit().await.unwrap();
+    other.await.unwrap().expect("the other writer, after its turn");
+    let after: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(store.pool()).await.unwrap();
+    assert_eq!(after, before + 2);
+}

@@ -25,7 +25,7 @@ impl Op for UploadShot {
         let image =
             ImageInput { field: "imageBase64", content_type: input.content_type, base64: input.image_base64 };
         let file = ctx.state.blobs.write(decode(image).await?).await?;
-        let mut tx = ctx.state.store.pool().begin().await?;
+        let mut tx = ctx.state.store.begin_write().await?;
         let quota = ctx.state.project_quota_bytes;
         Blobs::record(&mut tx, &input.project_id, &file, false, quota, ctx.now).await?;
         tx.commit().await?;

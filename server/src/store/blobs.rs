@@ -311,7 +311,7 @@ impl Blobs {
             let key: String = row.try_get("blob_key")?;
             // Re-checked in the delete: an item may have attached it meanwhile. Its bytes
             // come off the project's count in the same transaction.
-            let mut tx = store.pool().begin().await?;
+            let mut tx = store.begin_write().await?;
             let gone = sqlx::query(
                 "DELETE FROM blobs WHERE blob_key = $1 AND attached = 0 RETURNING project_id, size_bytes",
             )

@@ -25,8 +25,8 @@ use sqlx::{AnyConnection, AnyPool, Executor};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ApiError;
-use crate::store::Tx;
 use crate::store::event_log::{self, EventRow};
+use crate::store::{Backend, Tx};
 
 /// The most writes one batch takes; later ones wait for the next batch, so a long
 /// queue cannot hold the first write's acknowledgement back without bound.
@@ -176,9 +176,9 @@ impl Drop for Lent {
 
 impl Committer {
     /// Starts the writer task for `pool`, checkpointing its WAL if given.
-    pub fn spawn(pool: AnyPool, checkpoints: Option<WalCheckpoints>) -> Committer {
+    pub fn spawn(pool: AnyPool, backend: Backend, checkpoints: Option<WalCheckpoints>) -> Committer {
         let (queue, waiting) = mpsc::unbounded_channel();
-        tokio::spawn(run(pool, checkpoints, waiting));
+        tokio::spawn(run(pool, backend, checkpoints, waiting));
         Committer { queue }
     }
 
@@ -190,9 +190,14 @@ impl Committer {
     }
 }
 
-async fn run(pool: AnyPool, checkpoints: Option<WalCheckpoints>, mut waiting: mpsc::UnboundedReceiver<Turn>) {
+async fn run(
+    pool: AnyPool,
+    backend: Backend,
+    checkpoints: Option<WalCheckpoints>,
+    mut waiting: mpsc::UnboundedReceiver<Turn>,
+) {
     while let Some(first) = waiting.recv().await {
-        match pool.begin().await {
+        match backend.begin_write(&pool).await {
             Ok(tx) => {
                 batch(tx, first, &mut waiting).await;
                 if let Some(checkpoints) = &checkpoints {
@@ -296,7 +301,7 @@ mod tests {
             )
             .await
             .unwrap();
-        let committer = Committer::spawn(pool.clone(), None);
+        let committer = Committer::spawn(pool.clone(), Backend::Sqlite, None);
         let write = |v: &'static str, seq: i64, finish: bool| {
             let committer = committer.clone();
             async move {
@@ -423,7 +428,7 @@ mod tests {
     async fn the_writer_task_checkpoints_once_enough_frames_wait() {
         let dir = tempfile::tempdir().unwrap();
         let (pool, checkpoints) = wal_pool(&dir).await;
-        let committer = Committer::spawn(pool.clone(), Some(checkpoints.clone()));
+        let committer = Committer::spawn(pool.clone(), Backend::Sqlite, Some(checkpoints.clone()));
         let writes = CHECKPOINT_FRAMES + 50;
         let mut most_waiting = 0;
         // One commit each, of at least one frame.

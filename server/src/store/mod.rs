@@ -29,6 +29,20 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// Begins a transaction that writes. On SQLite it takes the write lock at once
+    /// (`BEGIN IMMEDIATE`): a transaction that reads first and writes later cannot wait
+    /// for the lock once another connection (or process, such as an admin command beside
+    /// the server) has written since its read, so SQLite fails it at once with "database
+    /// is locked"; taken at the start, the wait is the busy timeout's, as for any writer.
+    pub async fn begin_write(self, pool: &AnyPool) -> Result<Tx, sqlx::Error> {
+        match self {
+            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => pool.begin().await,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
@@ -110,6 +124,11 @@ impl Store {
         self.backend
     }
 
+    /// Begins a transaction that writes, on the pool ([`Backend::begin_write`]).
+    pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
+        self.backend.begin_write(&self.pool).await
+    }
+
     pub fn postgres_url(&self) -> Option<&str> {
         self.postgres_url.as_deref()
     }
@@ -123,14 +142,14 @@ impl Store {
         let mut committers = self.committers.lock().expect("committers lock");
         committers
             .entry(key.to_owned())
-            .or_insert_with(|| Committer::spawn(self.writes.clone(), self.checkpoints.clone()))
+            .or_insert_with(|| Committer::spawn(self.writes.clone(), self.backend, self.checkpoints.clone()))
             .clone()
     }
 
     /// Begins a write transaction on `project_id`'s queue outside the group
     /// committer (admin commands). Returns `None` if the project does not exist.
     pub async fn write(&self, project_id: &str) -> Result<Option<Tx>, sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         Ok(touch_project(&mut tx, project_id).await?.then_some(tx))
     }
 }

@@ -222,7 +222,7 @@ impl BlobStore for Database {
     async fn put(&self, key: &str, bytes: Bytes) -> io::Result<()> {
         // On the pool, not in a queue write: an image is written before a write's turn.
         let created_at = system_now().unix_millis();
-        let mut tx = self.store.pool().begin().await.map_err(db_error)?;
+        let mut tx = self.store.begin_write().await.map_err(db_error)?;
         // An empty image still has its first row, which is what says it exists.
         for (seq, chunk) in bytes.chunks(CHUNK_BYTES).chain(bytes.is_empty().then_some(&[][..])).enumerate() {
             sqlx::query("INSERT INTO blob_chunks (blob_key, seq, created_at, bytes) VALUES ($1, $2, $3, $4)")
