@@ -3,7 +3,7 @@
 // the button's source line, the toolbar's component test id and the build's commit.
 // Shared by every stack's build test (Vite's React, Vue and Svelte apps; Next.js).
 import assert from "node:assert/strict";
-import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, watchErrors } from "../e2e/harness.mjs";
+import { drawLasso, openOverlay, startConnected, watchErrors } from "../e2e/harness.mjs";
 import { gitHead, lineOf, serveDir } from "./build.mjs";
 
 const VIEWPORT = { width: 1200, height: 700 };
@@ -14,18 +14,8 @@ const VIEWPORT = { width: 1200, height: 700 };
  * the browser, for more pages, and `stop()`, which closes everything it started.
  */
 export async function circleTheExportButton(dir, { toolbar, pageChecks = async () => {} }) {
-  const stage = await serveDir(dir);
-  const server = await prepareServer({ stageUrl: stage.url });
-  let browser;
-  const stop = async () => {
-    await browser?.close();
-    await server.dispose();
-    await stage.stop();
-  };
+  const { stage, server, browser, stop } = await startConnected(await serveDir(dir));
   try {
-    await server.start();
-    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    await openConnectedPanel(browser, server);
     await fileAndCheck(browser, server, stage.url, toolbar, pageChecks);
   } catch (e) {
     await stop();

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { assertAccessible, drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage, watchErrors } from "./harness.mjs";
+import { assertAccessible, drawLasso, openOverlay, startConnected, startStage, watchErrors } from "./harness.mjs";
 
 const VIEWPORT = { width: 1200, height: 700 };
 /** What one arrow key moves or resizes a hidden area by, in CSS px (`redact::STEP`). */
@@ -22,21 +22,15 @@ const overlaps = (a, b) => a.x < right(b) && b.x < right(a) && a.y < bottom(b) &
 const covers = (outer, inner) => outer.x <= inner.x && outer.y <= inner.y && right(outer) >= right(inner) && bottom(outer) >= bottom(inner);
 
 describe("circle and file", () => {
-  let stage, server, browser, panel, sha;
+  let stage, server, browser, panel, stopAll, sha;
   const agentHome = mkdtempSync(join(tmpdir(), "redline-e2e-agent-"));
 
   before(async () => {
-    stage = await startStage();
-    server = await prepareServer({ stageUrl: stage.url });
-    await server.start();
-    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    panel = await openConnectedPanel(browser, server);
+    ({ stage, server, browser, panel, stop: stopAll } = await startConnected(await startStage()));
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.dispose();
-    await stage?.stop();
+    await stopAll?.();
     rmSync(agentHome, { recursive: true, force: true });
   });
 

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { agentWorkspace, assertAccessible, fileCircled, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "./harness.mjs";
+import { agentWorkspace, assertAccessible, fileCircled, openOverlay, startConnected, startStage } from "./harness.mjs";
 
 /** An address on loopback nothing listens on: a port taken and given back. */
 async function closedPortUrl() {
@@ -20,21 +20,15 @@ async function closedPortUrl() {
 }
 
 describe("styles and failed requests", () => {
-  let stage, server, browser, panel, workspace;
+  let stage, server, browser, panel, stopAll, workspace;
 
   before(async () => {
-    stage = await startStage();
-    server = await prepareServer({ stageUrl: stage.url });
-    await server.start();
-    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    panel = await openConnectedPanel(browser, server);
+    ({ stage, server, browser, panel, stop: stopAll } = await startConnected(await startStage()));
     workspace = agentWorkspace(server, "redline-e2e-context-");
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.dispose();
-    await stage?.stop();
+    await stopAll?.();
     if (workspace) rmSync(workspace.work, { recursive: true, force: true });
   });
 

@@ -286,6 +286,30 @@ export async function prepareServer({ stageUrl }) {
 }
 
 /**
+ * A changes server set up for `stage` (a started stage: `url`, `stop()`) and started, a
+ * browser granted the test origins and a side panel connected to the server; `stop()`
+ * closes all of it, the stage included (also when starting fails part-way).
+ */
+export async function startConnected(stage) {
+  const server = await prepareServer({ stageUrl: stage.url });
+  let browser;
+  const stop = async () => {
+    await browser?.close();
+    await server.dispose();
+    await stage.stop();
+  };
+  try {
+    await server.start();
+    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
+    const panel = await openConnectedPanel(browser, server);
+    return { stage, server, browser, panel, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/**
  * The side panel, signed in to `server` through its settings form. `viewport` sizes the
  * page first; `errors`, when given, collects the panel's errors from its first load.
  */

@@ -6,25 +6,19 @@
 // whole short page files what is on it, not its `html` and `body`.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage, watchErrors } from "./harness.mjs";
+import { drawLasso, openOverlay, startConnected, startStage, watchErrors } from "./harness.mjs";
 
 const VIEWPORT = { width: 1200, height: 700 };
 
 describe("what a page cannot do", () => {
-  let stage, server, browser, panel;
+  let stage, server, browser, panel, stopAll;
 
   before(async () => {
-    stage = await startStage();
-    server = await prepareServer({ stageUrl: stage.url });
-    await server.start();
-    browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    panel = await openConnectedPanel(browser, server);
+    ({ stage, server, browser, panel, stop: stopAll } = await startConnected(await startStage()));
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.dispose();
-    await stage?.stop();
+    await stopAll?.();
   });
 
   /** The stage's page with its body replaced by `html` (and `script` run after), and the overlay open on it. */
