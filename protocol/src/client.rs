@@ -187,6 +187,17 @@ pub fn is_https_link(url: &str) -> bool {
         .is_some_and(|rest| !rest.is_empty() && !rest.chars().any(|c| c <= ' ' || c == '\u{7f}'))
 }
 
+/// **(ours)** Whether `route` is a path the server stores as an item's `route`: it starts
+/// with one `/` (`//host` is another site), and holds no backslash (which browsers read
+/// as `/`), space or control character, so a stage's URL joined with it stays on the
+/// stage's site (never `javascript:` or another host). The schema states the same as
+/// `schema::ROUTE`.
+pub fn is_route(route: &str) -> bool {
+    route.starts_with('/')
+        && !route.starts_with("//")
+        && !route.chars().any(|c| c == '\\' || c <= ' ' || c == '\u{7f}')
+}
+
 /// **(ours)** A commit id as the server stores one (`completeChange`'s `headCommit`, a
 /// stage's `gitSha` set by `redline stage add|deploy`): 7 to 40 hex digits, surrounding
 /// whitespace ignored, lower-cased (as git prints them, so equal ids compare equal);

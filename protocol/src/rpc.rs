@@ -263,9 +263,9 @@ pub struct GetChangeOutput<C = Capture> {
     pub thread: Vec<Message>,
     #[serde(default)]
     pub stage_url: Option<String>,
-    /// **(ours)** With `claimedBy`: the ids of the thread's messages already shown to
-    /// that claimant by a wait (`acknowledgeChangeMessages`). Absent without `claimedBy`,
-    /// and from servers that do not keep it.
+    /// **(ours)** With `claimedBy`: the ids of the messages of `thread` (this page)
+    /// already shown to that claimant by a wait (`acknowledgeChangeMessages`). Absent
+    /// without `claimedBy`, and from servers that do not keep it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown_message_ids: Option<Vec<String>>,
     /// **(ours)** `thread` is the latest messages, oldest first; this cursor (for `before`)
@@ -437,8 +437,8 @@ pub struct GetStatsOutput {
     pub filers: Vec<LoopStats>,
 }
 
-/// `acknowledgeChangeMessages` → `{shownMessageIds}`: every message of the item shown
-/// to the claimant so far.
+/// `acknowledgeChangeMessages` → `{shownMessageIds}`: the messages of the item shown to
+/// the claimant so far, the latest [`crate::ACKNOWLEDGE_MAX`] (by id, time-ordered).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -780,7 +780,7 @@ pub struct CreateChangeInput {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::ROUTE)))]
     pub route: Option<String>,
     #[serde(
         default,

@@ -331,6 +331,12 @@ pub fn validate_create_change(input: &CreateChangeInput) -> Result<(), FieldErro
     if let Some(capture) = &input.capture {
         validate_capture(capture)?;
     }
+    if input.route.as_deref().is_some_and(|r| !crate::is_route(r)) {
+        return Err(FieldError::new(
+            "route",
+            "must be a path on the stage: one / first, no backslash, space or control character",
+        ));
+    }
     if let Some(id) = &input.change_id
         && !is_uuid(id.trim())
     {

@@ -37,6 +37,10 @@ pub const NO_NUL: &str = r"^[^\x00]*$";
 /// ([`crate::is_https_link`]).
 pub const HTTPS_LINK: &str = r"^https://[^\x00-\x20\x7f]+$";
 
+/// **(ours)** An item's `route`: one `/`, then no `/` at once, and no backslash, space or
+/// control character ([`crate::is_route`]).
+pub const ROUTE: &str = r"^/(?:[^/\\\x00-\x20\x7f][^\\\x00-\x20\x7f]*)?$";
+
 /// Text that is not blank once trimmed (it holds a character `trim` keeps), without
 /// U+0000.
 pub const NON_BLANK: &str = concat!(r"^[^\x00]*[^\x00", ws!(), r"][^\x00]*$");

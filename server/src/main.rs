@@ -710,6 +710,12 @@ fn addresses(allow_private: bool) -> webhooks::sender::Addresses {
 fn webhook_line(w: &webhooks::WebhookInfo) -> String {
     let mut line =
         format!("{} {} [{}] {} pending, {} failed", w.url, w.format, w.events.join(","), w.pending, w.failed);
+    if w.dropped > 0 {
+        line.push_str(&format!(", {} dropped (the oldest, past the backlog's cap)", w.dropped));
+    }
+    if let Some(at) = w.next_attempt_at.filter(|_| w.last_attempt.as_ref().is_some_and(|a| !a.ok)) {
+        line.push_str(&format!("; next attempt {at}"));
+    }
     if let Some(last) = &w.last_attempt {
         match &last.error {
             None => line.push_str(&format!("; last sent {} ok", last.at)),

@@ -88,19 +88,117 @@ pub async fn find_item(
     Ok(item_from_row(&row, now)?)
 }
 
-/// An item's thread, oldest first (by the event sequence of the write that added each).
-pub async fn read_thread(conn: &mut AnyConnection, change_id: &str) -> Result<Vec<Message>, ApiError> {
+/// The latest `limit` messages of an item's thread, oldest first (by the event sequence
+/// of the write that added each), on the thread's index.
+pub async fn read_thread_latest(
+    conn: &mut AnyConnection,
+    change_id: &str,
+    limit: i64,
+) -> Result<Vec<Message>, ApiError> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 ORDER BY seq"
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 ORDER BY seq DESC LIMIT $2"
     )))
     .bind(change_id)
+    .bind(limit)
     .fetch_all(conn)
     .await?;
-    Ok(rows.iter().map(message_from_row).collect::<Result<_, _>>()?)
+    rows.iter().rev().map(|row| Ok(message_from_row(row)?)).collect()
+}
+
+/// The most option shots after a question that count as its choices (the first ones):
+/// a question has at most six options, and a thread has no end.
+pub const QUESTION_SHOTS_MAX: usize = 200;
+
+/// What the open question of a thread needs of it ([`redline_protocol::open_question`]):
+/// the latest question and the agent's shots after it (at most [`QUESTION_SHOTS_MAX`]),
+/// and the sequence number of the thread's last message when read, so a read made
+/// before a write's turn is brought up to date in it with what came since.
+pub struct QuestionPart {
+    pub messages: Vec<Message>,
+    shots: usize,
+    last_seq: i64,
+}
+
+impl QuestionPart {
+    /// Reads it on the thread's index: the question found walking back from the end,
+    /// then only the shots after it.
+    pub async fn read(conn: &mut AnyConnection, change_id: &str) -> Result<QuestionPart, ApiError> {
+        let last_seq: i64 =
+            sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE change_id = $1")
+                .bind(change_id)
+                .fetch_one(&mut *conn)
+                .await?;
+        let mut part = QuestionPart { messages: Vec::new(), shots: 0, last_seq };
+        let question: Option<i64> = sqlx::query_scalar(
+            "SELECT seq FROM messages WHERE change_id = $1 AND seq <= $2 AND message_type = 'question' \
+             ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(change_id)
+        .bind(last_seq)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(question) = question else { return Ok(part) };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 AND seq >= $2 AND seq <= $3 \
+             AND (seq = $2 OR (author_kind = 'agent' AND message_type = 'shot')) ORDER BY seq LIMIT {}",
+            QUESTION_SHOTS_MAX + 1
+        )))
+        .bind(change_id)
+        .bind(question)
+        .bind(last_seq)
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &rows {
+            part.add(message_from_row(row)?);
+        }
+        Ok(part)
+    }
+
+    /// Adds the messages that came after it was read (in a write's turn, where they are
+    /// few: those of the moment since). More than a page of them is a 409, to try again.
+    pub async fn catch_up(&mut self, conn: &mut AnyConnection, change_id: &str) -> Result<(), ApiError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT seq, {MESSAGE_COLUMNS} FROM messages WHERE change_id = $1 AND seq > $2 ORDER BY seq LIMIT {}",
+            redline_protocol::THREAD_PAGE_MAX + 1
+        )))
+        .bind(change_id)
+        .bind(self.last_seq)
+        .fetch_all(conn)
+        .await?;
+        if rows.len() > redline_protocol::THREAD_PAGE_MAX as usize {
+            return Err(ApiError::conflict(
+                codes::WRONG_STATUS,
+                "the thread moved on while answering: answer again",
+            ));
+        }
+        for row in &rows {
+            self.last_seq = row.try_get("seq")?;
+            self.add(message_from_row(row)?);
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, message: Message) {
+        match message.role() {
+            MessageType::Question => {
+                self.messages = vec![message];
+                self.shots = 0;
+            }
+            MessageType::Shot
+                if message.author_kind == AuthorKind::Agent
+                    && !self.messages.is_empty()
+                    && self.shots < QUESTION_SHOTS_MAX =>
+            {
+                self.messages.push(message);
+                self.shots += 1;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Messages `offset` to `offset + limit` of an item's thread, in its order (see
-/// [`read_thread`]), on the thread's index.
+/// [`read_thread_latest`]), on the thread's index.
 pub async fn read_thread_page(
     conn: &mut AnyConnection,
     change_id: &str,

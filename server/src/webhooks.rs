@@ -14,8 +14,8 @@ pub mod sender;
 
 use anyhow::{Context, bail};
 use redline_protocol::{
-    AuthorKind, ChangeEventType, ListWebhooks, ListWebhooksInput, ListWebhooksOutput, MessageType, Timestamp,
-    Webhook, WebhookAttempt, answer_text, open_question, option_label,
+    AuthorKind, ChangeEventType, ListWebhooks, ListWebhooksInput, ListWebhooksOutput, MessageType,
+    THREAD_PAGE_MAX, Timestamp, Webhook, WebhookAttempt, answer_text, is_route, open_question, option_label,
 };
 use serde::Serialize;
 use sqlx::Row;
@@ -26,7 +26,7 @@ use self::sender::{Addresses, Attempt};
 use crate::admin::find_project;
 use crate::error::ApiError;
 use crate::ops::{Ctx, Op};
-use crate::queue::{find_item, read_thread};
+use crate::queue::{find_item, read_thread_latest};
 use crate::{AppState, Store};
 
 /// The `webhook-id` (the idempotency key) of the delivery of event `seq` to a webhook:
@@ -86,6 +86,12 @@ pub struct WebhookInfo {
     pub created_at: Timestamp,
     pub pending: u64,
     pub failed: u64,
+    /// Pending deliveries dropped, the oldest first, to keep the backlog within
+    /// [`sender::BACKLOG_MAX`].
+    pub dropped: u64,
+    /// When the oldest pending delivery is tried next (after a failure: its back-off,
+    /// or the receiver's `Retry-After` when longer).
+    pub next_attempt_at: Option<Timestamp>,
     pub last_attempt: Option<WebhookAttempt>,
     /// The error of the latest delivery given up on.
     pub last_failure: Option<String>,
@@ -140,7 +146,9 @@ pub async fn add_webhook(
 }
 
 const WEBHOOK_SELECT: &str = "SELECT w.webhook_id, w.project_id, w.url, w.events, w.format, w.created_at, \
-     w.last_attempt_at, w.last_status, w.last_error, \
+     w.last_attempt_at, w.last_status, w.last_error, w.dropped, \
+     (SELECT d.next_attempt_at FROM webhook_deliveries d WHERE d.state = 'pending' AND d.webhook_id = w.webhook_id \
+      ORDER BY d.seq LIMIT 1) AS next_attempt_at, \
      (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.state = 'pending') AS pending, \
      (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.state = 'failed') AS failed, \
      (SELECT d.last_error FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.state = 'failed' \
@@ -172,6 +180,8 @@ fn info_from_row(row: &AnyRow) -> Result<WebhookInfo, sqlx::Error> {
         created_at: Timestamp::from_unix_millis(row.try_get("created_at")?),
         pending: row.try_get::<i64, _>("pending")? as u64,
         failed: row.try_get::<i64, _>("failed")? as u64,
+        dropped: row.try_get::<i64, _>("dropped")? as u64,
+        next_attempt_at: row.try_get::<Option<i64>, _>("next_attempt_at")?.map(Timestamp::from_unix_millis),
         last_attempt,
         last_failure: row.try_get("last_failure")?,
         secret: None,
@@ -275,7 +285,9 @@ async fn occurrence(
     let EventRef { project_id, event_type, seq, change_id, occurred_at } = event;
     let mut conn = state.store.pool().acquire().await?;
     let item = find_item(&mut conn, project_id, change_id, now).await?.change;
-    let thread = read_thread(&mut conn, &item.change_id).await?;
+    // The message an event is about is among the thread's latest: a page of them is
+    // read, not a thread of any length.
+    let thread = read_thread_latest(&mut conn, &item.change_id, i64::from(THREAD_PAGE_MAX)).await?;
     let stage_url: Option<String> = sqlx::query("SELECT url FROM stages WHERE stage_id = $1")
         .bind(&item.stage_id)
         .fetch_one(&mut *conn)
@@ -316,7 +328,9 @@ async fn occurrence(
         "verified" => latest(MessageType::Verdict).map(|m| summary(m, m.body.clone(), vec![])),
         _ => None,
     };
-    let page_url = match (&stage_url, &item.route) {
+    // A route stored before routes were checked is left out rather than followed.
+    let route = item.route.as_deref().filter(|r| is_route(r));
+    let page_url = match (&stage_url, route) {
         (Some(stage), Some(route)) => {
             reqwest::Url::parse(stage).and_then(|u| u.join(route)).ok().map(String::from)
         }

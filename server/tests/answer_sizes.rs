@@ -10,9 +10,9 @@ use common::TestServer;
 use serde_json::{Value, json};
 
 const KIB: usize = 1024;
-/// One summary: its free text at six bytes a character (title 200, route 2,048, gitSha,
-/// deploymentId, locale, branch, headCommit and completedBy 200 each: 20,688 B), its two
-/// links at four (16,384 B), the filer's and verifier's names (2,400 B), the screenshot's
+/// One summary: its free text at six bytes a character (title 200, gitSha, deploymentId,
+/// locale, branch, headCommit and completedBy 200 each: 8,400 B), its route and two links
+/// at four (a path or link may hold no control character: 24,576 B), the filer's and verifier's names (2,400 B), the screenshot's
 /// signed link (≤ 2,048 B with the server's URL) and the ids, numbers and keys (< 1.5 KiB).
 const SUMMARY_MAX: usize = 42 * KIB;
 /// One group: its title and claimant at six bytes a character, ids and numbers.
@@ -66,7 +66,7 @@ async fn the_largest_answers_stay_under_their_stated_bounds() {
         let shot = json!({"projectId": s.project_id, "contentType": "image/png", "imageBase64": png});
         let key = s.ok(&s.ann, "uploadShot", shot).await["screenshotKey"].clone();
         let data = json!({
-            "stageId": s.stage_id, "title": escaped(200), "route": escaped(2_048), "gitSha": escaped(200),
+            "stageId": s.stage_id, "title": escaped(200), "route": format!("/{}", "𝄞".repeat(2_047)), "gitSha": escaped(200),
             "deploymentId": escaped(200), "locale": escaped(200), "screenshotKey": key,
             "viewport": {"width": 1.2345678901234567e300, "height": -1.2345678901234567e300},
         });

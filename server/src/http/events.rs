@@ -219,7 +219,7 @@ pub async fn handle(
     }
     let slot = state.streams.open_stream(&state, &who, token_hash(&headers)?, state.max_streams_per_token)?;
     let waiting = match agent {
-        Some(name) => Some(Waiting::start(&state, project_id, &name).await?),
+        Some(name) => Some(Waiting::start(&state, &who, &name).await?),
         None => None,
     };
     let (current, oldest): (i64, Option<i64>) = {

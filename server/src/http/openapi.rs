@@ -101,7 +101,7 @@ mod tests {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use redline_protocol::schema::{
-        CHANGE_REF, COMMIT_SHA, HTTPS_LINK, NO_NUL, NON_BLANK, UUID, content_type_pattern,
+        CHANGE_REF, COMMIT_SHA, HTTPS_LINK, NO_NUL, NON_BLANK, ROUTE, UUID, content_type_pattern,
         image_base64_pattern,
     };
     use redline_protocol::{ImageType, commit_sha, is_uuid, parse_change_ref};
@@ -163,6 +163,24 @@ mod tests {
             "",
         ]);
         agree(HTTPS_LINK, &samples, redline_protocol::is_https_link);
+    }
+
+    #[test]
+    fn routes_are_what_create_change_stores() {
+        let core = [
+            "/",
+            "/orders?page=2#top",
+            "/a:b",
+            "",
+            "//evil.example",
+            "/\\x",
+            "https://a/b",
+            "javascript:x",
+            "/a b",
+            "/a\u{7f}",
+            "a/b",
+        ];
+        agree(ROUTE, &padded(&core), redline_protocol::is_route);
     }
 
     #[test]

@@ -10,20 +10,22 @@ use crate::queue::{Item, check_lease, set_status};
 use crate::store::blobs::{ImageInput, Written, decode};
 use crate::store::rows::StoredCapture;
 
-use super::read::shown_messages;
+use super::read::{Shown, shown_messages};
 
 impl Op for AcknowledgeChangeMessages {
     type Answer = AcknowledgeChangeMessagesOutput;
 
     /// Records that a wait of `claimedBy` has shown it these messages of the item, so
     /// they no longer wake it (docs/protocol-additions.md, "Answers reach the agent").
-    /// Recording one twice is no error.
+    /// Recording one twice is no error. Answers the latest [`ACKNOWLEDGE_MAX`] shown.
     async fn run(ctx: &Ctx<'_>, input: AcknowledgeChangeMessagesInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         let claimed_by = input.claimed_by.trim();
         required("claimedBy", claimed_by)?;
         let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
+        // As every agent write: not into another claimant's live lease.
+        check_lease(&item, None, None, Some(claimed_by), ctx.now)?;
         let change_id = item.change.change_id;
         let mut ids: Vec<String> = input.message_ids;
         ids.sort();
@@ -51,9 +53,11 @@ impl Op for AcknowledgeChangeMessages {
         }));
         insert.push(" ON CONFLICT DO NOTHING", []);
         insert.execute(w.conn()).await?;
-        presence::seen_writing(&mut w, &[claimed_by]).await?;
-        let shown_message_ids = shown_messages(w.conn(), &change_id, claimed_by).await?;
+        presence::seen_writing(&mut w, &ctx.who.user_id, &[claimed_by]).await?;
         w.commit().await?;
+        let mut conn = ctx.state.store.pool().acquire().await?;
+        let shown_message_ids =
+            shown_messages(&mut conn, &change_id, claimed_by, Shown::Latest(ACKNOWLEDGE_MAX)).await?;
         Ok(AcknowledgeChangeMessagesOutput { shown_message_ids })
     }
 }
@@ -131,7 +135,7 @@ impl Op for AskChangeQuestion {
             });
         }
         set_status(&mut w, &item, ChangeStatus::NeedsAnswer).await?;
-        presence::seen_writing(&mut w, &[&input.author_name]).await?;
+        presence::seen_writing(&mut w, &ctx.who.user_id, &[&input.author_name]).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message = w
             .message(ChangeEventType::Asked, &item.change, author, input.question, attachments, None)
@@ -208,7 +212,7 @@ impl Op for ReplyToChange {
                 url: None,
             });
         }
-        presence::seen_writing(&mut w, &[&input.author_name]).await?;
+        presence::seen_writing(&mut w, &ctx.who.user_id, &[&input.author_name]).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message =
             w.message(ChangeEventType::Replied, &item.change, author, input.body, attachments, None).await?;
@@ -239,7 +243,7 @@ impl Op for AttachChangeShot {
         let key = file.key().to_owned();
         let label = input.label.trim().to_owned();
         let attachment = Attachment { key: key.clone(), label: label.clone(), kind: input.kind, url: None };
-        presence::seen_writing(&mut w, &[&input.author_name]).await?;
+        presence::seen_writing(&mut w, &ctx.who.user_id, &[&input.author_name]).await?;
         let author = (AuthorKind::Agent, Some(input.author_name));
         let message =
             w.message(ChangeEventType::Shot, &item.change, author, label, vec![attachment], None).await?;
@@ -302,7 +306,7 @@ impl Op for CompleteChange {
         .await?;
         let done = w.item(&item.change.change_id).await?;
         if let Some(by) = done.change.completed_by.clone() {
-            presence::seen_writing(&mut w, &[&by]).await?;
+            presence::seen_writing(&mut w, &ctx.who.user_id, &[&by]).await?;
         }
         match input.note.filter(|n| !n.trim().is_empty()) {
             Some(note) => {

@@ -60,7 +60,8 @@ impl Op for ClaimChanges {
                 let names = names.map(checked_names).transpose()?.unwrap_or_default();
                 let lease_end = ctx.now.plus_minutes(i64::from(lease_minutes));
                 let mut w = ctx.write().await?;
-                let renewed = renew(&mut w, &group_id, claimed_by, lease_end, &names).await?;
+                let renewed =
+                    renew(&mut w, &group_id, claimed_by, &ctx.who.user_id, lease_end, &names).await?;
                 w.commit().await?;
                 renewed
             }
@@ -70,6 +71,7 @@ impl Op for ClaimChanges {
                     names: names.map(checked_names).transpose()?,
                     title: input.title.map(|t| t.trim().to_owned()),
                     claimed_by: claimed_by.to_owned(),
+                    user_id: ctx.who.user_id.clone(),
                     lease_minutes,
                     answer,
                 };
@@ -107,6 +109,8 @@ struct Claim {
     names: Option<Vec<(String, ChangeRef)>>,
     title: Option<String>,
     claimed_by: String,
+    /// The person whose token claims (see `presence::seen`).
+    user_id: String,
     lease_minutes: u32,
     answer: oneshot::Sender<Result<Claimed, ApiError>>,
 }
@@ -406,8 +410,10 @@ async fn take_all(
         })
         .collect();
     insert_groups(w, &groups).await?;
-    let claimants: Vec<&str> = taking.iter().map(|(claim, _)| claim.claimed_by.as_str()).collect();
-    presence::seen_writing(w, &claimants).await?;
+    let claimants: Vec<(&str, &str)> =
+        taking.iter().map(|(claim, _)| (claim.claimed_by.as_str(), claim.user_id.as_str())).collect();
+    let (project_id, now) = (w.project_id().to_owned(), w.now());
+    presence::seen(w.conn(), &project_id, &claimants, now).await?;
     let mut rows = move_into_groups(w, &groups, &taking, &candidates).await?;
     let mut seq = first_seq;
     let mut groups = groups.into_iter();
@@ -481,6 +487,7 @@ async fn renew(
     w: &mut ProjectWrite<'_>,
     group_id: &str,
     claimed_by: &str,
+    user_id: &str,
     lease_end: Timestamp,
     names: &[(String, ChangeRef)],
 ) -> Result<Claimed, ApiError> {
@@ -497,10 +504,13 @@ async fn renew(
         return Err(ApiError::conflict(codes::LEASE_LOST, "this group is claimed by someone else"));
     }
     add_to_group(w, group_id, names).await?;
-    presence::seen_writing(w, &[claimed_by]).await?;
+    presence::seen_writing(w, user_id, &[claimed_by]).await?;
     let mut filter = Filter::new(format!("SELECT {SUMMARY_COLUMNS} FROM changes c {HOLD_JOIN} WHERE 1 = 1"));
     filter.and("c.group_id = ?", [Bind::Text(group_id.to_owned())]);
-    filter.push(" ORDER BY c.short_id", []);
+    // The answer lists the group's oldest items, at most as many as a claim may name:
+    // renewals that name more grow a group without end (`listChanges` by `groupId`
+    // pages it whole).
+    filter.push(&format!(" ORDER BY c.short_id LIMIT {}", CLAIM_NAMES_MAX), []);
     let rows = filter.fetch(w.conn()).await?;
     if rows.is_empty() {
         return Err(ApiError::conflict(
@@ -575,6 +585,7 @@ mod tests {
             names,
             title: None,
             claimed_by: by.to_owned(),
+            user_id: "u".to_owned(),
             lease_minutes: 30,
             answer: oneshot::channel().0,
         }

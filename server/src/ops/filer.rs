@@ -9,7 +9,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::{Ctx, Op};
 use crate::error::ApiError;
-use crate::queue::{ChangeKey, Counter, Item, ProjectWrite, find_item, read_thread, set_status};
+use crate::queue::{ChangeKey, Counter, Item, ProjectWrite, QuestionPart, find_item, set_status};
 use crate::store::blobs::{Blobs, ImageInput, decode, unknown_screenshot_key};
 use crate::store::hex;
 use crate::store::new_id;
@@ -322,6 +322,10 @@ impl Op for WithdrawChange {
     }
 }
 
+/// The most items `releaseChanges` answers (the oldest of the batch); the others are
+/// released all the same, and `listChanges` reads them.
+const RELEASED_ANSWER_MAX: usize = LIST_LIMIT_MAX as usize;
+
 impl Op for ReleaseChanges {
     type Answer = ChangesOutput<StoredCapture>;
 
@@ -342,22 +346,29 @@ impl Op for ReleaseChanges {
         .bind(&ctx.who.user_id)
         .fetch_optional(w.conn())
         .await?;
-        let rows = match hold {
-            Some(hold_id) => {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "SELECT {SUMMARY_RETURNING} FROM changes WHERE hold_id = $1 ORDER BY short_id"
-                )))
-                .bind(hold_id)
-                .fetch_all(w.conn())
-                .await?
-            }
-            None => Vec::new(),
+        let Some(hold_id) = hold else {
+            w.commit().await?;
+            return Ok(ChangesOutput { changes: Vec::new() });
         };
-        let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+        // Every item of the batch is released and has its event, read as two columns;
+        // the answer is the first [`RELEASED_ANSWER_MAX`] of them as summaries, as a
+        // batch has no count limit (docs/protocol-additions.md, "The largest answers").
+        let released =
+            sqlx::query("SELECT change_id, short_id FROM changes WHERE hold_id = $1 ORDER BY short_id")
+                .bind(&hold_id)
+                .fetch_all(w.conn())
+                .await?;
+        let keys = released.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
         if !keys.is_empty() {
             let seq = w.reserve_events(keys.len()).await?;
             w.insert_events(seq, ChangeEventType::Released, &keys);
         }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {SUMMARY_RETURNING} FROM changes WHERE hold_id = $1 ORDER BY short_id LIMIT {RELEASED_ANSWER_MAX}"
+        )))
+        .bind(&hold_id)
+        .fetch_all(w.conn())
+        .await?;
         w.commit().await?;
         Ok(ChangesOutput { changes: ctx.present_summaries(&rows)? })
     }
@@ -374,22 +385,33 @@ impl Op for AnswerChangeQuestion {
         if input.body.trim().is_empty() && input.chosen_option.is_none() {
             return Err(ApiError::bad_input("body", "must not be empty (or choose an option)"));
         }
+        // The question and its choices are read before the write's turn, which every
+        // other write waits for (on SQLite, every project's); the turn reads only what
+        // the thread gained since.
+        let mut asked = match &input.chosen_option {
+            Some(_) => {
+                let mut conn = ctx.state.store.pool().acquire().await?;
+                let item = find_item(&mut conn, &ctx.who.project_id, &input.change_id, ctx.now).await?;
+                Some(QuestionPart::read(&mut conn, &item.change.change_id).await?)
+            }
+            None => None,
+        };
         let mut w = ctx.write().await?;
         let item = w.item(&input.change_id).await?;
         if item.change.status != ChangeStatus::NeedsAnswer {
             return Err(ApiError::conflict(codes::WRONG_STATUS, "this item has no open question"));
         }
-        let (body, chosen_option) = match &input.chosen_option {
-            None => (answer_text(&input.body, None), None),
-            Some(key) => {
-                let thread = read_thread(w.conn(), &item.change.change_id).await?;
-                let choice = open_question(item.change.status, &thread)
+        let (body, chosen_option) = match (&input.chosen_option, &mut asked) {
+            (Some(key), Some(asked)) => {
+                asked.catch_up(w.conn(), &item.change.change_id).await?;
+                let choice = open_question(item.change.status, &asked.messages)
                     .and_then(|open| open.choice(key).cloned())
                     .ok_or_else(|| {
                         ApiError::bad_input("chosenOption", "is not an option of the open question")
                     })?;
                 (answer_text(&input.body, Some(&choice.label)), Some(choice.key))
             }
+            _ => (answer_text(&input.body, None), None),
         };
         set_status(&mut w, &item, ChangeStatus::InProgress).await?;
         let author = (AuthorKind::User, Some(ctx.who.user_name.clone()));

@@ -174,14 +174,17 @@ impl Op for GetChange {
         let end = before.map_or(count, |b| b.min(count));
         let start = (end - i64::from(limit)).max(0);
         let thread = read_thread_page(&mut conn, change_id, start, end - start).await?;
-        let thread = thread.into_iter().map(|m| ctx.present_message(m)).collect();
+        let thread: Vec<Message> = thread.into_iter().map(|m| ctx.present_message(m)).collect();
         let stage_url: Option<String> = sqlx::query("SELECT url FROM stages WHERE stage_id = $1")
             .bind(&item.change.stage_id)
             .fetch_one(&mut *conn)
             .await?
             .try_get("url")?;
         let shown_message_ids = match input.claimed_by {
-            Some(by) => Some(shown_messages(&mut conn, change_id, by.trim()).await?),
+            Some(by) => {
+                let page: Vec<&str> = thread.iter().map(|m| m.message_id.as_str()).collect();
+                Some(shown_messages(&mut conn, change_id, by.trim(), Shown::Among(&page)).await?)
+            }
             None => None,
         };
         Ok(GetChangeOutput {
@@ -195,20 +198,39 @@ impl Op for GetChange {
     }
 }
 
-/// The messages of an item shown to `claimed_by` by its waits.
+/// Which shown messages to answer: a thread page's, or the latest.
+pub(super) enum Shown<'a> {
+    Among(&'a [&'a str]),
+    Latest(usize),
+}
+
+/// The messages of an item shown to `claimed_by` by its waits, in id order, bounded:
+/// those of a page of the thread (`getChange`), or the latest `n` (by id, which is
+/// time-ordered; `acknowledgeChangeMessages`).
 pub(super) async fn shown_messages(
     conn: &mut sqlx::AnyConnection,
     change_id: &str,
     claimed_by: &str,
+    which: Shown<'_>,
 ) -> Result<Vec<String>, ApiError> {
-    let rows = sqlx::query(
-        "SELECT message_id FROM shown_messages WHERE change_id = $1 AND claimed_by = $2 ORDER BY message_id",
-    )
-    .bind(change_id)
-    .bind(claimed_by)
-    .fetch_all(conn)
-    .await?;
-    Ok(rows.iter().map(|r| r.try_get("message_id")).collect::<Result<_, _>>()?)
+    let mut shown = Filter::new("SELECT message_id FROM shown_messages WHERE 1 = 1".to_owned());
+    shown.and("change_id = ?", [Bind::Text(change_id.to_owned())]);
+    shown.and("claimed_by = ?", [Bind::Text(claimed_by.to_owned())]);
+    match which {
+        Shown::Among([]) => return Ok(Vec::new()),
+        Shown::Among(ids) => {
+            shown.and(
+                &format!("message_id IN ({})", placeholders(ids.len())),
+                ids.iter().map(|id| Bind::Text((*id).to_owned())),
+            );
+            shown.push(" ORDER BY message_id", []);
+        }
+        Shown::Latest(n) => shown.push(&format!(" ORDER BY message_id DESC LIMIT {n}"), []),
+    }
+    let mut ids: Vec<String> =
+        shown.fetch(conn).await?.iter().map(|r| r.try_get("message_id")).collect::<Result<_, _>>()?;
+    ids.sort();
+    Ok(ids)
 }
 
 /// What waits for its filer: a question (`needs_answer`), or a fix that is `done`, live

@@ -21,6 +21,10 @@ use crate::error::ApiError;
 
 const DAY_MS: i64 = 24 * 3_600_000;
 
+/// The most items `getStats` counts: a window holding more is refused (400 naming
+/// `sinceDays`), so its statements and the durations it keeps stay bounded.
+pub const STATS_ITEMS_MAX: i64 = 50_000;
+
 /// The `p`-th percentile (0–100) of `sorted` (ascending) by the nearest-rank rule: the
 /// smallest value at least `p` % of the values are no greater than, i.e. the value of
 /// rank ⌈p·n/100⌉ (at least the first). `None` for no values.
@@ -218,6 +222,22 @@ impl Op for GetStats {
         }
         let since = ctx.now.unix_millis() - i64::from(days) * DAY_MS;
         let (pool, project) = (ctx.state.store.pool(), Some(input.project_id.as_str()));
+        // The work follows the items of the window: past [`STATS_ITEMS_MAX`] the caller
+        // is asked for fewer days, counted on `changes_by_created` up to the bound.
+        let within: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM changes WHERE project_id = $1 AND created_at >= $2 LIMIT {}) t",
+            STATS_ITEMS_MAX + 1
+        )))
+        .bind(&input.project_id)
+        .bind(since)
+        .fetch_one(pool)
+        .await?;
+        if within > STATS_ITEMS_MAX {
+            return Err(ApiError::bad_input(
+                "sinceDays",
+                format!("the last {days} days hold more than {STATS_ITEMS_MAX} items: ask for fewer days"),
+            ));
+        }
         let total = counts(pool, project, since, By::All).await?.pop().map(|(_, c)| c).unwrap_or_default();
         let agents = counts(pool, project, since, By::Agent).await?;
         let filers = counts(pool, project, since, By::Filer).await?;

@@ -12,7 +12,7 @@
 //! ([`spawn_store_watch`]). Each project's [`Feed`] keeps its latest events, read once
 //! for every stream of the project.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -205,8 +205,33 @@ pub struct EventHub {
     feed_reads: AtomicU64,
     /// Becomes true when the server stops; every stream then ends.
     stopping: watch::Sender<bool>,
-    /// Wakes the webhook sender (`webhooks::sender`) for each new event.
-    pub deliveries: tokio::sync::Notify,
+    /// Wakes the webhook sender (`webhooks::sender`) for the projects with new events.
+    pub deliveries: Deliveries,
+}
+
+/// The projects whose new events the webhook sender has yet to look at, and its
+/// wake-up: an event wakes only the senders of its own project's webhooks.
+#[derive(Debug, Default)]
+pub struct Deliveries {
+    woken: Mutex<HashSet<String>>,
+    wake: tokio::sync::Notify,
+}
+
+impl Deliveries {
+    fn wake(&self, project_id: &str) {
+        self.woken.lock().expect("deliveries lock").insert(project_id.to_owned());
+        self.wake.notify_one();
+    }
+
+    /// Returns once a project had new events since the last [`Deliveries::take`].
+    pub async fn woken(&self) {
+        self.wake.notified().await
+    }
+
+    /// The projects with new events since the last call.
+    pub fn take(&self) -> Vec<String> {
+        self.woken.lock().expect("deliveries lock").drain().collect()
+    }
 }
 
 impl Default for EventHub {
@@ -215,7 +240,7 @@ impl Default for EventHub {
             projects: Mutex::default(),
             feed_reads: AtomicU64::new(0),
             stopping: watch::channel(false).0,
-            deliveries: tokio::sync::Notify::new(),
+            deliveries: Deliveries::default(),
         }
     }
 }
@@ -261,7 +286,7 @@ impl EventHub {
 
     /// Records that `project_id`'s events now reach `seq`.
     pub fn notify(&self, project_id: &str, seq: i64) {
-        self.deliveries.notify_one();
+        self.deliveries.wake(project_id);
         self.feed(project_id).latest.send_if_modified(|last| {
             let newer = seq > *last;
             if newer {

@@ -148,7 +148,7 @@ pub fn slack_message(occurrence: &Occurrence) -> serde_json::Value {
         let title = format!("#{} {}", item.short_id, item.title).replace('|', "¦");
         main.push('\n');
         main.push_str(&match &item.page_url {
-            Some(url) => format!("<{}|{}>", escape(url), escape(&title)),
+            Some(url) => format!("<{}|{}>", link(url), escape(&title)),
             None => escape(&title),
         });
     }
@@ -168,7 +168,7 @@ pub fn slack_message(occurrence: &Occurrence) -> serde_json::Value {
         }
         if let Some(url) = item.pull_request_url.as_ref().or(item.commit_url.as_ref()) {
             let what = if item.pull_request_url.is_some() { "pull request" } else { "commit" };
-            facts.push(format!("<{}|{what}>", escape(url)));
+            facts.push(format!("<{}|{what}>", link(url)));
         }
         blocks.push(serde_json::json!({
             "type": "context",
@@ -182,7 +182,9 @@ pub fn slack_message(occurrence: &Occurrence) -> serde_json::Value {
             }));
         }
     }
-    serde_json::json!({ "text": truncate(&headline, SLACK_TEXT_MAX), "blocks": blocks })
+    // The notification's text is mrkdwn too: names and titles in it are escaped as in
+    // the blocks, so an agent named `<!channel>` mentions nobody.
+    serde_json::json!({ "text": truncate(&escape(&headline), SLACK_TEXT_MAX), "blocks": blocks })
 }
 
 fn section(text: &str) -> serde_json::Value {
@@ -221,6 +223,12 @@ fn author_or(o: &Occurrence, or: &str) -> String {
 /// Slack reads as control characters (mentions and links are `<…>`).
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A URL as the target of a Slack link `<url|text>`: escaped, and its `|` (which would
+/// end the target early) percent-encoded.
+fn link(url: &str) -> String {
+    escape(url).replace('|', "%7C")
 }
 
 /// At most `max` characters, cut at a character boundary with an ellipsis.
@@ -291,6 +299,16 @@ mod tests {
         assert!(!body.contains("<!channel>"), "{body}");
         assert!(body.contains("&lt;!channel&gt; &amp; red"), "{body}");
         assert!(body.contains("<https://stage.example/orders|#3 Total"), "{body}");
+    }
+
+    #[test]
+    fn the_notification_text_escapes_names_as_the_blocks_do() {
+        let mut o = asked();
+        o.message.as_mut().unwrap().author_name = Some("<!channel> <https://evil.example|x>".into());
+        let msg = slack_message(&o);
+        let text = msg["text"].as_str().unwrap();
+        assert_eq!(text, "&lt;!channel&gt; &lt;https://evil.example|x&gt; asks about #3");
+        assert!(!msg.to_string().contains("<!channel>"), "{msg}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use super::payload::{Format, signature, signing_key};
 use super::{EventRef, occurrence, pending_delivery_id};
 use crate::AppState;
 use crate::error::ApiError;
+use crate::filter::{Bind, Filter, placeholders};
 
 /// How long one request may take, connecting included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,6 +38,12 @@ const SENDING_MAX: usize = 16;
 /// Delivered deliveries are kept this long (for `webhook list`), failed ones four times
 /// as long.
 const KEEP_DELIVERED_MS: i64 = 7 * 24 * 3_600_000;
+/// The most deliveries a webhook keeps pending: past it the oldest are dropped, and
+/// counted (`webhooks.dropped`, `redline webhook list`), so a receiver down for a day
+/// under a busy project costs a bounded backlog.
+pub const BACKLOG_MAX: i64 = 1_000;
+/// The longest wait a receiver's `Retry-After` is honoured for.
+const RETRY_AFTER_MAX_MS: i64 = 3_600_000;
 
 /// What to do after an attempt that failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +154,8 @@ pub struct Attempt {
     pub status: Option<u16>,
     /// `None` when the receiver answered 2xx.
     pub error: Option<String>,
+    /// How long the receiver asked to be left alone (its `Retry-After`), in ms.
+    pub retry_after_ms: Option<i64>,
 }
 
 /// Sends `body` to `url`, signed with `secret` as message `id` at `now`.
@@ -159,7 +168,7 @@ pub async fn post(
     body: String,
     now: Timestamp,
 ) -> Attempt {
-    let failed = |error: String| Attempt { status: None, error: Some(error) };
+    let failed = |error: String| Attempt { status: None, error: Some(error), retry_after_ms: None };
     let url = match reqwest::Url::parse(url) {
         Ok(url) => url,
         Err(e) => return failed(format!("the URL is not valid: {e}")),
@@ -185,8 +194,13 @@ pub async fn post(
     };
     let status = response.status();
     if status.is_success() {
-        return Attempt { status: Some(status.as_u16()), error: None };
+        return Attempt { status: Some(status.as_u16()), error: None, retry_after_ms: None };
     }
+    let retry_after_ms = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| retry_after_ms(v, now));
     let mut answer = Vec::new();
     let mut chunks = response.bytes_stream();
     while answer.len() < ANSWER_READ_MAX {
@@ -202,7 +216,41 @@ pub async fn post(
     Attempt {
         status: Some(status.as_u16()),
         error: Some(format!("{what} {status}: {}", said.trim()).trim().to_owned()),
+        retry_after_ms,
     }
+}
+
+/// A `Retry-After` value (seconds, or an HTTP date) as the ms to wait from `now`, at
+/// most [`RETRY_AFTER_MAX_MS`]; `None` when it is neither.
+fn retry_after_ms(value: &str, now: Timestamp) -> Option<i64> {
+    let value = value.trim();
+    let ms = match value.parse::<u32>() {
+        Ok(seconds) => i64::from(seconds) * 1_000,
+        Err(_) => http_date_ms(value)? - now.unix_millis(),
+    };
+    Some(ms.clamp(0, RETRY_AFTER_MAX_MS))
+}
+
+/// An HTTP date in its preferred form (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110) as
+/// Unix ms.
+fn http_date_ms(value: &str) -> Option<i64> {
+    let (_, rest) = value.split_once(", ")?;
+    let parts: Vec<&str> = rest.split(' ').collect();
+    let [day, month, year, time, "GMT"] = parts.as_slice() else { return None };
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time.split(':').map(|n| n.parse().ok()).collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else { return None };
+    // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + m) * 60_000 + s * 1_000)
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -227,25 +275,50 @@ struct Sender {
     me: String,
     /// Webhooks this process is sending to now.
     sending: Mutex<HashSet<String>>,
+    /// The most deliveries a webhook keeps pending ([`BACKLOG_MAX`]).
+    backlog_max: i64,
 }
 
-/// Starts this process's sender, woken by every event the process learns of (its own
-/// writes, and other processes' through the event hub) and every [`POLL`].
+/// Starts this process's sender, keeping at most [`BACKLOG_MAX`] deliveries pending
+/// per webhook.
 pub fn spawn(state: AppState, addresses: Addresses, base_url: String) {
+    spawn_with_backlog(state, addresses, base_url, BACKLOG_MAX)
+}
+
+/// Starts this process's sender, keeping at most `backlog_max` deliveries pending per
+/// webhook. Woken by the events the process learns of (its own writes, and other
+/// processes' through the event hub), it looks only at the webhooks of their projects;
+/// every [`POLL`] it looks at every webhook's oldest pending delivery (one index probe
+/// each), for retries coming due and leases of processes that died.
+pub fn spawn_with_backlog(state: AppState, addresses: Addresses, base_url: String, backlog_max: i64) {
     let sender = Arc::new(Sender {
         client: client(addresses),
         addresses,
         base_url,
         me: uuid::Uuid::now_v7().to_string(),
         sending: Mutex::default(),
+        backlog_max,
         state,
     });
     tokio::spawn(async move {
         let mut last_pruned = 0;
+        // The first look is at every webhook; then a look at every webhook each POLL
+        // (however often events wake the sender), at those of woken projects between.
+        let mut last_look_at_all: Option<tokio::time::Instant> = None;
+        let mut woken: Vec<String> = Vec::new();
         loop {
             let now = sender.state.clock.now().unix_millis();
-            if let Err(e) = sender.start_due(now).await {
+            let all = last_look_at_all.is_none_or(|at| at.elapsed() >= POLL);
+            if !woken.is_empty()
+                && let Err(e) = sender.start_due(Some(&woken), now).await
+            {
                 tracing::warn!(error = %e, "looking for webhook deliveries");
+            }
+            if all {
+                last_look_at_all = Some(tokio::time::Instant::now());
+                if let Err(e) = sender.start_due(None, now).await {
+                    tracing::warn!(error = %e, "looking for webhook deliveries");
+                }
             }
             if now - last_pruned > 3_600_000 {
                 last_pruned = now;
@@ -253,28 +326,44 @@ pub fn spawn(state: AppState, addresses: Addresses, base_url: String) {
                     tracing::warn!(error = %e, "pruning webhook deliveries");
                 }
             }
-            tokio::select! {
-                _ = sender.state.events.deliveries.notified() => {}
-                _ = tokio::time::sleep(POLL) => {}
-            }
+            let deliveries = &sender.state.events.deliveries;
+            woken = tokio::select! {
+                _ = deliveries.woken() => deliveries.take(),
+                _ = tokio::time::sleep(POLL) => Vec::new(),
+            };
         }
     });
 }
 
 impl Sender {
-    /// Starts sending to every webhook whose oldest pending delivery is due and whose
-    /// lease this process wins.
-    async fn start_due(self: &Arc<Self>, now: i64) -> Result<(), sqlx::Error> {
-        let due = sqlx::query(
-            "SELECT d.webhook_id FROM webhook_deliveries d \
-             WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND d.seq = \
-               (SELECT MIN(e.seq) FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id AND e.state = 'pending')",
-        )
-        .bind(now)
-        .fetch_all(self.state.store.pool())
-        .await?;
-        for row in due {
+    /// Starts sending to every webhook (of the `woken` projects, when given: their
+    /// backlogs capped first) whose oldest pending delivery is due and whose lease this
+    /// process wins. Each webhook costs a probe of its oldest pending delivery, however
+    /// long its backlog.
+    async fn start_due(self: &Arc<Self>, woken: Option<&[String]>, now: i64) -> Result<(), sqlx::Error> {
+        let mut due = Filter::new(
+            "SELECT w.webhook_id, (SELECT d.next_attempt_at FROM webhook_deliveries d \
+             WHERE d.state = 'pending' AND d.webhook_id = w.webhook_id ORDER BY d.seq LIMIT 1) AS next_at \
+             FROM webhooks w WHERE 1 = 1"
+                .to_owned(),
+        );
+        if let Some(projects) = woken {
+            due.and(
+                &format!("w.project_id IN ({})", placeholders(projects.len())),
+                projects.iter().map(|p| Bind::Text(p.clone())),
+            );
+        }
+        let mut conn = self.state.store.pool().acquire().await?;
+        let webhooks = due.fetch(&mut conn).await?;
+        drop(conn);
+        for row in webhooks {
             let webhook_id: String = row.try_get("webhook_id")?;
+            if woken.is_some() {
+                self.cap_backlog(&webhook_id).await?;
+            }
+            if row.try_get::<Option<i64>, _>("next_at")?.is_none_or(|at| at > now) {
+                continue;
+            }
             {
                 let mut sending = self.sending.lock().expect("sending lock");
                 if sending.len() >= SENDING_MAX || !sending.insert(webhook_id.clone()) {
@@ -289,6 +378,37 @@ impl Sender {
                 sender.sending.lock().expect("sending lock").remove(&webhook_id);
             });
         }
+        Ok(())
+    }
+
+    /// Drops the webhook's oldest pending deliveries past [`Sender::backlog_max`],
+    /// counting them in `webhooks.dropped`.
+    async fn cap_backlog(&self, webhook_id: &str) -> Result<(), sqlx::Error> {
+        let edge: Option<i64> = sqlx::query_scalar(
+            "SELECT seq FROM webhook_deliveries WHERE state = 'pending' AND webhook_id = $1 \
+             ORDER BY seq DESC LIMIT 1 OFFSET $2",
+        )
+        .bind(webhook_id)
+        .bind(self.backlog_max)
+        .fetch_optional(self.state.store.pool())
+        .await?;
+        let Some(edge) = edge else { return Ok(()) };
+        let mut tx = self.state.store.begin_write().await?;
+        let dropped = sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE state = 'pending' AND webhook_id = $1 AND seq <= $2",
+        )
+        .bind(webhook_id)
+        .bind(edge)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        sqlx::query("UPDATE webhooks SET dropped = dropped + $1 WHERE webhook_id = $2")
+            .bind(dropped as i64)
+            .bind(webhook_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(webhook_id, dropped, "dropped the oldest pending webhook deliveries");
         Ok(())
     }
 
@@ -310,6 +430,7 @@ impl Sender {
     /// Sends the webhook's due deliveries in order while this process holds its lease,
     /// until one fails or none is due; then lets the lease go.
     async fn send_all(&self, webhook_id: &str) -> Result<(), ApiError> {
+        self.cap_backlog(webhook_id).await?;
         loop {
             let now = self.state.clock.now();
             if !self.lease(webhook_id, now.unix_millis()).await? {
@@ -381,7 +502,10 @@ impl Sender {
         let done_at = self.state.clock.now().unix_millis();
         let (state, next) = match (&attempt.error, after_failure(created_at, attempts, done_at)) {
             (None, _) => ("delivered", done_at),
-            (Some(_), AfterFailure::RetryAt(at)) => ("pending", at),
+            // A receiver that asked for a pause gets it, if longer than the back-off.
+            (Some(_), AfterFailure::RetryAt(at)) => {
+                ("pending", at.max(done_at + attempt.retry_after_ms.unwrap_or(0)))
+            }
             (Some(_), AfterFailure::GiveUp) => ("failed", done_at),
         };
         if let Some(error) = &attempt.error {
@@ -439,6 +563,18 @@ mod tests {
         assert_eq!(&waits[..5], &[1_000, 2_000, 4_000, 8_000, 16_000]);
         assert_eq!(waits[11], 15 * 60_000);
         assert_eq!(after_failure(0, 5_000, 1_000), AfterFailure::RetryAt(1_000 + 15 * 60_000));
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_an_http_date() {
+        let now = Timestamp::from_unix_millis(784_111_777_000); // Sun, 06 Nov 1994 08:49:37 GMT
+        assert_eq!(retry_after_ms("120", now), Some(120_000));
+        assert_eq!(retry_after_ms("Sun, 06 Nov 1994 08:50:37 GMT", now), Some(60_000));
+        assert_eq!(retry_after_ms("Sun, 06 Nov 1994 08:40:00 GMT", now), Some(0), "a date past is now");
+        assert_eq!(retry_after_ms("99999999", now), Some(RETRY_AFTER_MAX_MS));
+        assert_eq!(retry_after_ms("soon", now), None);
+        assert_eq!(http_date_ms("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(http_date_ms("Tue, 29 Feb 2028 12:00:00 GMT"), Some(1_835_438_400_000));
     }
 
     #[test]
