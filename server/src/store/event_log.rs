@@ -410,3 +410,20 @@ pub async fn read_events(
     }
     Ok(events)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_webhook_sender_is_told_only_the_projects_with_new_events() {
+        let hub = EventHub::default();
+        hub.notify("a", 1);
+        hub.notify("a", 2);
+        hub.notify("b", 1);
+        let mut woken = hub.deliveries.take();
+        woken.sort();
+        assert_eq!(woken, ["a", "b"]);
+        assert!(hub.deliveries.take().is_empty(), "each project once, until its next event");
+    }
+}
