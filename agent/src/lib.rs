@@ -40,7 +40,7 @@ pub struct ApiArgs {
     #[arg(long, env = "REDLINE_API_URL", value_name = "URL")]
     pub api_url: Option<String>,
     /// The project (name or id), when the token has several.
-    #[arg(long, visible_alias = "project-id", env = "REDLINE_PROJECT", value_name = "PROJECT")]
+    #[arg(long, short = 'p', visible_alias = "project-id", env = "REDLINE_PROJECT", value_name = "PROJECT")]
     pub project: Option<String>,
 }
 

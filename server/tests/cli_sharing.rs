@@ -63,7 +63,8 @@ async fn two_agents_each_claim_one_route_and_a_third_finds_nothing() {
     assert_eq!(claimed(&first), ("Changes on /".to_owned(), vec!["1".into(), "2".into(), "3".into()]));
     let second = b.run(&wait_claim("agent-b", &[])).await.ok();
     assert_eq!(claimed(&second), ("Changes on /customers".to_owned(), vec!["4".into(), "5".into()]));
-    let third = c.run(&["wait", "--claim", "--claimed-by", "agent-c", "--once"]).await;
+    // Fabric's `-p` names the project.
+    let third = c.run(&["wait", "--claim", "--claimed-by", "agent-c", "--once", "-p", &s.project_id]).await;
     assert_eq!(third.code, 2, "{third:?}");
     assert!(third.stderr.contains("no work"), "{third:?}");
 

@@ -148,6 +148,40 @@ mod tests {
     }
 
     #[test]
+    fn every_answered_item_is_named_in_the_closing_hint() {
+        let w = Wait {
+            claimed_by: Some("bot".into()),
+            claim: false,
+            all: false,
+            title: None,
+            route: None,
+            lease_minutes: None,
+            stage_id: None,
+            deadline: None,
+            once: false,
+            interval: POLL_INTERVAL,
+        };
+        let answered = |n: &str| -> (Change, Vec<Message>) {
+            let change = serde_json::from_value(serde_json::json!({
+                "changeId": n, "shortId": n, "projectId": "p", "stageId": "s", "title": "T",
+                "status": "in_progress", "source": "extension", "createdAt": "2026-11-29T17:35:27Z", "held": false
+            }))
+            .unwrap();
+            (change, Vec::new())
+        };
+        let found = Found::Answers(vec![answered("3"), answered("5")], Vec::new());
+        let text =
+            found_text(&found, &w, 50, &[], Timestamp::from_unix_millis(0), &LocalTime { offset: &|_| 0 });
+        assert!(text.starts_with("2 items answered:"), "{text}");
+        assert!(
+            text.ends_with(
+                "Read the thread: changes_show (changeId \"3\", then \"5\"); then go on with the fix."
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_sent_back_item_is_said_with_the_words_and_the_after_screenshot() {
         let w = Wait {
             claimed_by: Some("bot".into()),
