@@ -174,3 +174,22 @@ async fn the_last_item_done_ends_the_groups_lease() {
     let renewed = agent.run(&["claim", "--group-id", &group, "--claimed-by", "agent-a", "--json"]).await.ok();
     assert_eq!(renewed.json()["group"]["claimExpiresAt"], ended, "nothing left to do: not renewed");
 }
+
+/// A group whose last item left to do is dismissed by a person has nothing left either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dismissing_the_last_item_left_ends_the_groups_lease() {
+    let s = two_routes().await;
+    let agent = Agent::new(&s, &s.agent);
+    agent.run(&wait_claim("agent-a", &["--route", "/customers"])).await.ok();
+    let lease_end = async || {
+        let input = json!({"projectId": s.project_id, "route": "/customers", "includeDone": true});
+        s.ok(&s.agent, "listChanges", input).await["groups"][0]["claimExpiresAt"].as_str().unwrap().to_owned()
+    };
+    let leased = lease_end().await;
+    let done = json!({"changeId": "4", "projectId": s.project_id, "authorName": "agent-a"});
+    s.ok(&s.agent, "completeChange", done).await;
+    let dismiss = json!({"changeId": "5", "projectId": s.project_id, "status": "dismissed"});
+    s.ok(&s.ann, "setChangeStatus", dismiss).await;
+    let ended = lease_end().await;
+    assert!(ended < leased, "{ended} {leased}");
+}
