@@ -2,7 +2,7 @@
 //! `wait --claim` takes one changeset (the ready items of one route, oldest route
 //! first), so two agents each take a route and a third finds nothing, whether they call
 //! one after another or at once; `--all` takes every route, `--route` one named route;
-//! `release` gives a group up, and the last item done ends its lease.
+//! `release` gives a group up, and the last item done (or dismissed) ends its lease.
 
 mod cli_support;
 mod common;
