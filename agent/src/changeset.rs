@@ -12,12 +12,15 @@
 
 use std::path::{Path, PathBuf};
 
-use redline_protocol::{Change, ChangeStatus, Group, ListChangesInput, ListChangesOutput};
+use redline_protocol::{
+    Change, ChangeStatus, Group, ListChangesInput, ListChangesOutput, ReleaseGroup, ReleaseGroupInput,
+    is_lease_live,
+};
 use serde::Serialize;
 
 use super::client::{Error, exit};
 use super::format::{self, shell_word};
-use super::session::Ctx;
+use super::session::{Ctx, now};
 use super::{MergeArgs, git};
 
 /// The longest slug a changeset's branch and folder are named with.
@@ -279,8 +282,26 @@ pub async fn run_merge(ctx: &Ctx, a: MergeArgs) -> Result<i32, Error> {
     let (items, group) = group_items(ctx, &a.group_id).await?;
     let group = group.ok_or_else(|| Error::local(format!("the server knows no group {}", a.group_id)))?;
     let merged = merge(&cwd, &cs, &group, &items)?;
+    end_lease(ctx, &group).await;
     ctx.print(&merged, || merged_text(&merged));
     Ok(exit::OK)
+}
+
+/// Ends a merged group's lease if it is still live (the server ends it when the last
+/// item is done; a renewal made before may outlast that on an older server). A server
+/// that cannot (Fabric) lets it lapse.
+async fn end_lease(ctx: &Ctx, group: &Group) {
+    let (Some(claimed_by), true) = (&group.claimed_by, is_lease_live(group.claim_expires_at, now())) else {
+        return;
+    };
+    let input = ReleaseGroupInput {
+        project_id: ctx.project_id.clone(),
+        group_id: group.group_id.clone(),
+        claimed_by: claimed_by.clone(),
+    };
+    if let Err(e) = ctx.api.call::<ReleaseGroup>(input).await {
+        tracing::debug!("the merged group's lease is left to lapse: {e}");
+    }
 }
 
 /// What `claim --worktree` adds to its text.

@@ -14,8 +14,8 @@ use super::rules::{default_stage, parse_item, pick_stage};
 use super::session::{Ctx, now, save_images};
 use super::writes::{Writer, check_options, file_label, read_image};
 use super::{
-    AgentCommand, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReplyArgs, ShotArgs, ShotKind,
-    ShowArgs, SkillAction, SkillArgs, StatsArgs, changeset, doctor, mcp, next, skill,
+    AgentCommand, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReleaseArgs, ReplyArgs,
+    ShotArgs, ShotKind, ShowArgs, SkillAction, SkillArgs, StatsArgs, changeset, doctor, mcp, next, skill,
 };
 
 /// How often `login` asks whether its code was approved, and for how long.
@@ -41,6 +41,7 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
             let ctx = Ctx::connect(&a.api, json).await?;
             changeset::run_merge(&ctx, a).await
         }
+        AgentCommand::Release(a) => release(a, json).await,
         AgentCommand::Run(a) => {
             let ctx = Ctx::connect(&a.api, json).await?;
             super::run::run(ctx, a).await
@@ -57,6 +58,18 @@ async fn stats(a: StatsArgs, json: bool) -> Result<i32, Error> {
     let input = GetStatsInput { project_id: ctx.project_id.clone(), since_days: a.since };
     let out = ctx.api.call::<GetStats>(input).await?;
     ctx.print(&out, || format::stats(&out, a.since.unwrap_or(STATS_DEFAULT_DAYS)));
+    Ok(exit::OK)
+}
+
+async fn release(a: ReleaseArgs, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(&a.api, json).await?;
+    let input = ReleaseGroupInput {
+        project_id: ctx.project_id.clone(),
+        group_id: a.group_id,
+        claimed_by: a.claimed_by,
+    };
+    let out = ctx.api.call::<ReleaseGroup>(input).await?;
+    ctx.print(&out, || format::released_text(&out));
     Ok(exit::OK)
 }
 

@@ -1,8 +1,11 @@
 //! `redline doctor`: checks what an agent needs, in the order it needs it (the server,
 //! a session that may claim, the event stream `wait` sleeps on, a checkout whose
 //! commits the team can find, the skill, an MCP client that runs `redline mcp`) and
-//! says for each failure what to run. Deciding each check from what was read is pure
-//! and unit-tested; reading files and asking the server are the thin rest.
+//! says for each failure what to run. The server, the session, the stream and the
+//! checkout are required (a failure exits 1); the skill and MCP checks are advice for
+//! whichever way the agent is not taught (a `note`, exit 0), as is a checkout without a
+//! remote, which loses only the commits' links. Deciding each check from what was read
+//! is pure and unit-tested; reading files and asking the server are the thin rest.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,18 +43,43 @@ const MCP_JSON: &str = r#"{"mcpServers": {"redline": {"command": "redline", "arg
 pub struct Check {
     pub name: &'static str,
     pub ok: bool,
+    /// `ok`, `note` (advice: not passed, but the agent can work) or `fail`.
+    pub status: Status,
     pub detail: String,
     /// What to run or do; none when the check passed.
     pub fix: Option<String>,
 }
 
+/// How a check came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    /// Advice: something an agent may do without.
+    Note,
+    /// Something an agent cannot work without: doctor exits 1.
+    Fail,
+}
+
 impl Check {
     fn pass(name: &'static str, detail: impl Into<String>) -> Check {
-        Check { name, ok: true, detail: detail.into(), fix: None }
+        Check { name, ok: true, status: Status::Ok, detail: detail.into(), fix: None }
     }
 
     fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
-        Check { name, ok: false, detail: detail.into(), fix: Some(fix.into()) }
+        Check { name, ok: false, status: Status::Fail, detail: detail.into(), fix: Some(fix.into()) }
+    }
+
+    fn note(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { name, ok: false, status: Status::Note, detail: detail.into(), fix: Some(fix.into()) }
+    }
+
+    /// This check as advice: a failure of it is a note.
+    fn advice(self) -> Check {
+        match self.status {
+            Status::Fail => Check { status: Status::Note, ..self },
+            _ => self,
+        }
     }
 
     /// A check that could not run because `needed` failed.
@@ -64,7 +92,7 @@ impl Check {
     }
 }
 
-/// Runs the checks and prints them; exits 1 when one failed.
+/// Runs the checks and prints them; exits 1 when a required one failed.
 pub async fn run(a: DoctorArgs, json: bool) -> Result<i32, Error> {
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
@@ -74,9 +102,10 @@ pub async fn run(a: DoctorArgs, json: bool) -> Result<i32, Error> {
     let project_dir = top.clone().unwrap_or_else(|| cwd.clone());
     let mut checks = server_checks(&a.api).await;
     checks.push(checkout_check(&cwd, top.as_deref(), &top.as_deref().map(git::remotes).unwrap_or_default()));
-    checks.push(skill_check(&skill_copies(&cwd, home.as_deref()), &skill::default_dir(&cwd)));
+    // The skill teaches the CLI and MCP serves the tools: an agent needs one of them.
+    checks.push(skill_check(&skill_copies(&cwd, home.as_deref()), &skill::default_dir(&cwd)).advice());
     let dirs = [project_dir.as_path(), cwd.as_path()];
-    checks.push(mcp_check(&read_mcp_configs(&project_dir, home.as_deref()), &dirs));
+    checks.push(mcp_check(&read_mcp_configs(&project_dir, home.as_deref()), &dirs).advice());
     if json {
         println!("{}", serde_json::to_string(&Report { checks: &checks }).expect("checks serialise"));
     } else {
@@ -91,11 +120,15 @@ struct Report<'a> {
     checks: &'a [Check],
 }
 
-/// A line a check, `ok` or `FAIL`, and under a failure its fix.
+/// A line a check, `ok`, `note` or `FAIL`, and under a note or failure its fix.
 pub fn render(checks: &[Check]) -> String {
     let mut out = String::new();
     for c in checks {
-        let mark = if c.ok { "ok" } else { "FAIL" };
+        let mark = match c.status {
+            Status::Ok => "ok",
+            Status::Note => "note",
+            Status::Fail => "FAIL",
+        };
         out += &format!("{mark:<4} {}: {}\n", c.name, c.detail);
         for (i, line) in c.fix.iter().flat_map(|f| f.lines()).enumerate() {
             let lead = if i == 0 { "fix: " } else { "     " };
@@ -105,9 +138,9 @@ pub fn render(checks: &[Check]) -> String {
     out
 }
 
-/// 0 when every check passed, else 1.
+/// 0 when no required check failed (notes are advice), else 1.
 pub fn exit_code(checks: &[Check]) -> i32 {
-    if checks.iter().all(|c| c.ok) { exit::OK } else { exit::FAILED }
+    if checks.iter().any(|c| c.status == Status::Fail) { exit::FAILED } else { exit::OK }
 }
 
 /// The server, the session and the event stream: each needs the one before it.
@@ -243,10 +276,11 @@ fn checkout_check(cwd: &Path, top: Option<&Path>, remotes: &[Remote]) -> Check {
         );
     };
     if remotes.is_empty() {
-        return Check::fail(
+        return Check::note(
             CHECKOUT,
             format!(
-                "{} has no remote: the commits `done` records cannot be found by the team",
+                "{} has no remote: `done` records commits, but without their links (a commit's or pull \
+                 request's page), and the team finds them only once they are pushed",
                 top.display()
             ),
             "git remote add origin URL",
@@ -456,8 +490,25 @@ mod tests {
         assert_eq!(exit_code(&checks[..1]), 0);
         assert_eq!(
             serde_json::to_value(&checks[0]).unwrap(),
-            json!({"name": "server", "ok": true, "detail": "http://127.0.0.1:1 answers GET /healthz", "fix": null})
+            json!({"name": "server", "ok": true, "status": "ok", "detail": "http://127.0.0.1:1 answers GET /healthz", "fix": null})
         );
+    }
+
+    #[test]
+    fn advice_is_a_note_that_does_not_fail_doctor() {
+        let checks = [
+            Check::pass(SERVER, "up"),
+            Check::fail(SKILL, "none", "redline skill install").advice(),
+            Check::note(CHECKOUT, "no remote", "git remote add origin URL"),
+        ];
+        assert_eq!(
+            render(&checks),
+            "ok   server: up\nnote skill: none\n     fix: redline skill install\nnote git checkout: no remote\n     \
+             fix: git remote add origin URL\n"
+        );
+        assert_eq!(exit_code(&checks), 0);
+        assert_eq!(serde_json::to_value(&checks[1]).unwrap()["status"], "note");
+        assert_eq!(Check::pass(MCP, "found").advice().status, Status::Ok);
     }
 
     fn session(scopes: &[&str]) -> Session {
@@ -500,7 +551,10 @@ mod tests {
         let (cwd, top) = (Path::new("/w/app/src"), Path::new("/w/app"));
         let outside = checkout_check(cwd, None, &[]);
         assert_eq!((outside.ok, outside.detail.as_str()), (false, "/w/app/src is not in a git checkout"));
+        assert_eq!(outside.status, Status::Fail);
         let lonely = checkout_check(cwd, Some(top), &[]);
+        assert_eq!(lonely.status, Status::Note, "only the commits' links are lost");
+        assert!(lonely.detail.contains("without their links"), "{lonely:?}");
         assert_eq!(lonely.fix.as_deref(), Some("git remote add origin URL"));
         let remote =
             Remote { name: "origin".into(), url: "https://u:secret@example.com/team/app.git".into() };

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redline_protocol::{
-    AttachChangeShotOutput, AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput,
+    AttachChangeShotOutput, Attachment, AttachmentKind, AuthorKind, Change, ChangeStatus, ClaimChangesOutput,
     DurationStats, ElementStyles, FailedRequest, GetChangeOutput, GetStatsOutput, Group, LoopStats, Message,
     MessageType, NotClaimableItem, NotClaimableReason, Timestamp, VERDICT_SHOT_LABEL, open_question,
-    option_label, sent_back, short_sha,
+    option_label, same_label, sent_back, short_sha,
 };
 
 use crate::CssDetail;
@@ -386,6 +386,18 @@ pub fn show(
     s
 }
 
+/// `release` (and `changes_release`): the group given up, and what went back to the queue.
+pub fn released_text(out: &ClaimChangesOutput) -> String {
+    let g = &out.group;
+    let back: Vec<String> = out.changes.iter().map(|c| format!("#{}", c.short_id)).collect();
+    let what = match back.as_slice() {
+        [] => "nothing in it was left to do".to_owned(),
+        [one] => format!("{one} is back in the queue for any agent"),
+        many => format!("{} are back in the queue for any agent", many.join(", ")),
+    };
+    format!("Released group {} \"{}\": its lease has ended; {what}.", g.group_id, g.title)
+}
+
 /// `stats`: the project's row, then one per agent and per filer, as a table.
 pub fn stats(out: &GetStatsOutput, days: u32) -> String {
     const HEAD: [&str; 8] =
@@ -517,24 +529,32 @@ pub fn thread_message(
         m.role().as_str(),
         indent(&m.body, "    ").trim_start()
     );
-    for a in &m.attachments {
-        let chosen = thread.iter().any(|other| other.chosen_option.as_deref() == Some(a.key.as_str()));
+    let place = |a: &Attachment| match (images.get(&a.key), &a.url) {
+        (Some(path), _) => format!("  {path}"),
+        (None, Some(url)) => format!("  <{url}>"),
+        (None, None) => String::new(),
+    };
+    let chosen = |a: &Attachment| thread.iter().any(|o| o.chosen_option.as_deref() == Some(a.key.as_str()));
+    for (i, a) in m.attachments.iter().enumerate() {
         let kind = match a.kind {
             AttachmentKind::Option => "option",
             AttachmentKind::Evidence => "image",
         };
-        let place = match (images.get(&a.key), &a.url) {
-            (Some(path), _) => format!("  {path}"),
-            (None, Some(url)) => format!("  <{url}>"),
-            (None, None) => String::new(),
+        // A message's options are choices merged by label, as the panel shows them
+        // (`redline_protocol::thread`): a text option and its image are one line.
+        let same = |b: &&Attachment| {
+            a.kind == AttachmentKind::Option
+                && b.kind == AttachmentKind::Option
+                && same_label(&b.label, &a.label)
         };
-        let _ = writeln!(
-            s,
-            "      {kind} {}: {}{place}{}",
-            a.key,
-            a.label,
-            if chosen { "  <- chosen" } else { "" }
-        );
+        if m.attachments[..i].iter().any(|b| same(&b)) {
+            continue;
+        }
+        let merged: Vec<&Attachment> =
+            std::iter::once(a).chain(m.attachments[i + 1..].iter().filter(same)).collect();
+        let places: String = merged.iter().map(|b| place(b)).collect();
+        let mark = if merged.iter().any(|b| chosen(b)) { "  <- chosen" } else { "" };
+        let _ = writeln!(s, "      {kind} {}: {}{places}{mark}", a.key, a.label);
     }
     if let Some(key) = &m.chosen_option {
         let label = option_label(thread, key).unwrap_or(key.as_str());

@@ -1,5 +1,5 @@
 //! The agent side of Redline: the client a coding agent works the queue with, used by
-//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|run|stats`) and
+//! the CLI (`redline login|wait|claim|show|ask|reply|shot|done|list|file|merge|release|run|stats`) and
 //! by the MCP server (`redline mcp`); `redline doctor` checks an agent's set-up. It
 //! depends on the protocol crate only, never on the server.
 //!
@@ -40,7 +40,7 @@ pub struct ApiArgs {
     #[arg(long, env = "REDLINE_API_URL", value_name = "URL")]
     pub api_url: Option<String>,
     /// The project (name or id), when the token has several.
-    #[arg(long, visible_alias = "project-id", env = "REDLINE_PROJECT", value_name = "PROJECT")]
+    #[arg(long, short = 'p', visible_alias = "project-id", env = "REDLINE_PROJECT", value_name = "PROJECT")]
     pub project: Option<String>,
 }
 
@@ -111,7 +111,10 @@ pub enum AgentCommand {
     /// Wait until there is work, print it and exit.
     ///
     /// Work is an item an agent may claim (not held by its filer, no live lease) or,
-    /// with --claimed-by, an answer to one of your questions. Woken by the server's event
+    /// with --claimed-by, an answer to one of your questions. With --claim it claims one
+    /// changeset: the ready items of one route, oldest route first, so agents sharing the
+    /// queue each take the next route (--all takes everything, as Fabric's --claim does).
+    /// Woken by the server's event
     /// stream the moment an item is filed, released or answered; polls every --interval
     /// seconds only when the stream is unavailable.
     ///
@@ -156,8 +159,12 @@ pub enum AgentCommand {
     ///
     /// One `--no-ff` merge commit whose trailer is `Changeset: <groupId>`; then the
     /// changeset's worktree and branch are removed. Refused while an item of the group is
-    /// not done, and on the changeset's own branch. The lease is left to lapse.
+    /// not done, and on the changeset's own branch. The group's lease ends (the server
+    /// ends it when its last item is done).
     Merge(MergeArgs),
+    /// Give up a group you claimed: its lease ends and its items not done go back to the
+    /// queue, claimable by any agent at once (the server's `releaseGroup`).
+    Release(ReleaseArgs),
     /// Run an agent command on each claimable batch, each in a changeset of its own.
     ///
     /// Claims the items of each route as one group, makes its changeset (as `claim
@@ -190,10 +197,13 @@ pub enum AgentCommand {
     /// may claim (changes:project:write); the project's event stream opens; this folder
     /// is in a git checkout with a remote (`done` records commits the team must find);
     /// the skill is installed and current; an MCP client (Claude Code, Cursor, Codex)
-    /// starts `redline mcp`. Prints a line per check (`ok` or `FAIL`), each failure
-    /// followed by its fix; never prints the token.
+    /// starts `redline mcp`. Prints a line per check (`ok`, `note` or `FAIL`), each note
+    /// and failure followed by its fix; never prints the token. The server, sign-in,
+    /// stream and checkout are required; the skill and MCP checks are advice (`note`:
+    /// an agent needs the one it is taught by), and so is a checkout with no remote
+    /// (`done` then records commits without their links).
     ///
-    /// Exit status: 0 when every check passes, 1 otherwise.
+    /// Exit status: 0 when every required check passes, 1 otherwise.
     Doctor(DoctorArgs),
     /// The loop's numbers: items filed, done, dismissed, verified and sent back as still
     /// wrong, questions per item, and the time to done and to verified (median and 90th
@@ -243,9 +253,21 @@ pub struct NextArgs {
     /// Your agent name: also wait for answers to your questions in your groups.
     #[arg(long, value_name = "NAME")]
     pub claimed_by: Option<String>,
-    /// Claim what was found as one group (at most 50 items; needs --claimed-by).
+    /// Claim one changeset as one group: the ready items of one route (at most 50),
+    /// oldest route first; another agent's next `wait --claim` takes the next route.
+    /// Needs --claimed-by.
     #[arg(long, requires = "claimed_by")]
     pub claim: bool,
+    /// With --claim: claim everything ready as one group (at most 50 items), as Fabric's
+    /// `pikku changes wait --claim` does, leaving nothing for another agent.
+    #[arg(long, requires = "claim")]
+    pub all: bool,
+    /// Only items on this route (the page's path, e.g. /orders).
+    #[arg(long, value_name = "ROUTE")]
+    pub route: Option<String>,
+    /// The claim's group title (default "Changes on <route>", or "Changes batch").
+    #[arg(long, requires = "claim")]
+    pub title: Option<String>,
     /// The lease of the claim, in minutes.
     #[arg(long, value_name = "MINUTES", requires = "claim")]
     pub lease_minutes: Option<u32>,
@@ -300,6 +322,18 @@ pub struct MergeArgs {
     /// The group whose changeset to merge.
     #[arg(long, value_name = "GROUP_ID")]
     pub group_id: String,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReleaseArgs {
+    /// The group to give up. Defaults to the claim `redline run` started you under.
+    #[arg(long, value_name = "GROUP_ID", env = GROUP_ID_ENV)]
+    pub group_id: String,
+    /// Your agent name: the group's claimant.
+    #[arg(long, value_name = "NAME", env = CLAIMED_BY_ENV)]
+    pub claimed_by: String,
     #[command(flatten)]
     pub api: ApiArgs,
 }

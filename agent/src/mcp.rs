@@ -8,7 +8,6 @@
 //! server runs in. What went wrong is a tool error (`isError`) whose text says what to
 //! do. Nothing here prints to stdout: it carries the protocol.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +27,7 @@ use tokio::time::Instant;
 
 use super::CssDetail;
 use super::client::{Error, exit};
-use super::format::{self, LocalTime, SavedImages, done_text, shot_text};
+use super::format::{self, LocalTime, done_text, shot_text};
 use super::git;
 use super::images::ImageRoots;
 use super::next::{self, Found, Wait};
@@ -36,6 +35,10 @@ use super::rules::parse_item;
 use super::session::{Ctx, now, save_images};
 use super::writes::{Image, OptionImages, Writer, check_options, file_label, read_image};
 use super::{ApiArgs, McpArgs, WriteArgs};
+
+mod texts;
+
+use self::texts::{claimed_text, found_text};
 
 /// `changes_wait`'s wait when the call names none: under the 60 s after which common
 /// MCP clients give up on a request.
@@ -51,7 +54,9 @@ const SHOW_IMAGES_MAX: usize = 8;
 const INSTRUCTIONS: &str = "Redline is a queue of UI change requests: a person circled something on a deployed \
 web app (a stage) and said what is wrong. Work it in a loop:
 1. changes_wait {claim: true, claimedBy: YOUR_NAME} waits (up to timeoutSeconds, default 50) for claimable \
-items and claims them as one group with a 30-minute lease. \"nothing yet\" means nothing came: call it again.
+items and claims one changeset (the ready items of one route, oldest route first) as one group with a 30-minute \
+lease; another agent's changes_wait takes the next route. Work one changeset at a time; items other agents hold \
+are theirs: never claim them, wait. \"nothing yet\" means nothing came: call it again.
 2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text, the \
 computed styles that differ; css: \"full\" for all, \"none\" for none), the body, console errors, failed requests, the \
 thread, and the screenshot as an image.
@@ -64,7 +69,8 @@ changes_done {changeId, note}: it records this checkout's branch and the commit 
 When the person checks it on the stage and finds it still wrong, the item comes back to you: \
 changes_wait {claimedBy: YOUR_NAME} returns it with their words and the after-screenshot.
 If a write says your lease is lost, another agent has the item: stop working on it and take new work with \
-changes_wait. changes_list shows the queue; changes_claim claims named items or renews a lease.";
+changes_wait. changes_list shows the queue; changes_claim claims named items or renews a lease; \
+changes_release gives up a group you cannot finish.";
 
 // The parameters' types are `inline`: their schemas are written out where they are used,
 // as some MCP clients do not follow `$ref`.
@@ -107,9 +113,17 @@ pub struct NextParams {
     /// your questions (in a group you claimed), or checks an item you completed on the
     /// stage and sends it back as still wrong. Required to claim.
     pub claimed_by: Option<String>,
-    /// Claim what was found as one group (at most 50 items), leased to claimedBy.
+    /// Claim one changeset as one group, leased to claimedBy: the ready items of one
+    /// route (at most 50), oldest route first, so another agent's changes_wait takes the
+    /// next route.
     #[serde(default)]
     pub claim: bool,
+    /// With claim: claim everything ready as one group (at most 50 items), leaving
+    /// nothing for another agent.
+    #[serde(default)]
+    pub all: bool,
+    /// Only items on this route (the page's path, e.g. "/orders").
+    pub route: Option<String>,
     /// The claim's lease in minutes (default 30).
     #[schemars(range(min = 1, max = 1440))]
     pub lease_minutes: Option<u32>,
@@ -137,6 +151,15 @@ pub struct ClaimParams {
     pub lease_minutes: Option<u32>,
     /// Renew this group's lease (yours); with changeIds, also add those items to it.
     pub group_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReleaseParams {
+    /// The group to give up (yours).
+    pub group_id: String,
+    /// Your agent name: the group's claimant.
+    pub claimed_by: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -415,107 +438,6 @@ fn not_claimable(body: &ErrorBody, claimed_by: &str) -> CallToolResult {
     ))])
 }
 
-/// The text of a claim (or a renewal): the group, its lease, the items, what to do next.
-pub fn claimed_text(
-    out: &ClaimChangesOutput,
-    renewed: bool,
-    now: Timestamp,
-    local: &LocalTime<'_>,
-) -> String {
-    let ids: Vec<String> = out.changes.iter().map(|c| format!("{:?}", c.short_id)).collect();
-    format!(
-        "{}\nNext: changes_show each item (changeId {}); fix it, commit, then changes_done. Ask the filer \
-         with changes_ask when the request is unclear.",
-        format::claimed_lines(out, renewed, now, local),
-        ids.join(", ")
-    )
-}
-
-/// The text of what `changes_wait` found; `saved` are the images of each answered or
-/// sent-back item.
-pub fn found_text(
-    found: &Found,
-    w: &Wait,
-    waited: u64,
-    saved: &[SavedImages],
-    now: Timestamp,
-    local: &LocalTime<'_>,
-) -> String {
-    match found {
-        Found::Claimed(out) => claimed_text(out, false, now, local),
-        Found::SentBack(items, claimed) => {
-            let text = format::sent_back_text(items, saved);
-            let first = items.first().map_or("", |(c, _)| c.short_id.as_str());
-            match claimed {
-                Some(out) => format!(
-                    "{text}\n{}\nRead the thread: changes_show (changeId {first:?}); fix what they say, commit, then \
-                     changes_done.",
-                    claimed_text(out, false, now, local)
-                ),
-                None => {
-                    let ids: Vec<String> = items.iter().map(|(c, _)| format!("{:?}", c.short_id)).collect();
-                    let by =
-                        w.claimed_by.as_deref().map_or_else(|| "YOUR_NAME".to_owned(), |b| format!("{b:?}"));
-                    format!(
-                        "{text}\nClaim them again: changes_claim with changeIds [{}] and claimedBy {by} (or \
-                         changes_wait with claim: true).",
-                        ids.join(", ")
-                    )
-                }
-            }
-        }
-        Found::Answers(answers, _) => {
-            let none = BTreeMap::new();
-            let lines: Vec<String> = answers
-                .iter()
-                .enumerate()
-                .map(|(i, (c, thread))| {
-                    let images = saved.get(i).map_or(&none, |s| &s.attachments);
-                    format!("  {}", format::answer_lines(c, thread, images))
-                })
-                .collect();
-            let first = &answers[0].0.short_id;
-            format!(
-                "{} answered:\n{}\nRead the thread: changes_show (changeId {first:?}); then go on with the fix.",
-                if answers.len() == 1 { "1 item".to_owned() } else { format!("{} items", answers.len()) },
-                lines.join("\n")
-            )
-        }
-        Found::Claimable(list) => {
-            let lines: Vec<String> = list
-                .changes
-                .iter()
-                .map(|c| format!("  {}", format::list_line(c, &list.groups, now, local)))
-                .collect();
-            let ids: Vec<String> =
-                list.changes.iter().take(CLAIM_ALL_MAX).map(|c| format!("{:?}", c.short_id)).collect();
-            let by = w.claimed_by.as_deref().map_or_else(|| "YOUR_NAME".to_owned(), |b| format!("{b:?}"));
-            format!(
-                "{} to claim:\n{}\nClaim: changes_claim with changeIds [{}] and claimedBy {by} (or changes_wait \
-                 with claim: true).",
-                if list.changes.len() == 1 {
-                    "1 item".to_owned()
-                } else {
-                    format!("{} items", list.changes.len())
-                },
-                lines.join("\n"),
-                ids.join(", ")
-            )
-        }
-        Found::Nothing { held, held_until } => {
-            let within = if w.once { "now".to_owned() } else { format!("within {waited} s") };
-            let held = match (held, held_until) {
-                (0, _) => String::new(),
-                (n, Some(t)) => format!("; {n} held by their filer, claimable from {}", local.hhmm(*t)),
-                (n, None) => format!("; {n} held by their filer"),
-            };
-            let what =
-                if w.claimed_by.is_some() { "no claimable item and no answer" } else { "no claimable item" };
-            format!("nothing yet: {what} {within}{held}. Call changes_wait again to keep waiting.")
-        }
-    }
-}
-
 /// Reads an image file named by the client, only from under the checkout this server
 /// runs in or the system temp directory ([`ImageRoots`]).
 fn image_file(path: &Path) -> Result<Image, Error> {
@@ -595,6 +517,24 @@ impl Tools {
     }
 
     #[tool(
+        description = "Give up a group you claimed: its lease ends and its items not done go back to the queue, \
+                       claimable by any agent at once. (The lease also ends by itself when the group's last item \
+                       is done.)"
+    )]
+    async fn changes_release(&self, Parameters(p): Parameters<ReleaseParams>) -> CallToolResult {
+        let outcome = async {
+            let ctx = self.ctx().await?;
+            let input = ReleaseGroupInput {
+                project_id: ctx.project_id.clone(),
+                group_id: p.group_id,
+                claimed_by: p.claimed_by,
+            };
+            Ok(text(format::released_text(&ctx.api.call::<ReleaseGroup>(input).await?)))
+        };
+        self.finish(outcome.await).await
+    }
+
+    #[tool(
         description = "Show an item: title, body, status and lease, the stage URL and route, the viewport, each \
                        circled element (test id, component, source file:line as of the filed build, CSS path, \
                        text, computed styles: css \"changed\" by default, \"full\" or \"none\"), console errors, \
@@ -669,6 +609,9 @@ impl Tools {
         if p.claim && claimed_by.is_none() {
             return Err(Error::local("claim needs claimedBy: your agent name"));
         }
+        if p.all && !p.claim {
+            return Err(Error::local("all needs claim: true"));
+        }
         let waited = p.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECS);
         if waited > MAX_WAIT_SECS {
             return Err(Error::local(format!("timeoutSeconds is at most {MAX_WAIT_SECS}")));
@@ -677,6 +620,9 @@ impl Tools {
         let w = Wait {
             claimed_by,
             claim: p.claim,
+            all: p.all,
+            title: None,
+            route: p.route,
             lease_minutes: p.lease_minutes,
             stage_id: ctx.stage_id(p.stage.as_deref()).await?,
             deadline: Some(Instant::now() + Duration::from_secs(waited)),
@@ -920,66 +866,5 @@ mod tests {
         let args: ShowParams = serde_json::from_str(r#"{"changeId": 7, "css": "full"}"#).unwrap();
         assert_eq!(args.css, Some(CssDetail::Full));
         assert!(serde_json::from_str::<ShowParams>(r#"{"changeId": 7, "css": "all"}"#).is_err());
-    }
-
-    #[test]
-    fn nothing_yet_is_said_with_what_waits() {
-        let w = Wait {
-            claimed_by: Some("bot".into()),
-            claim: true,
-            lease_minutes: None,
-            stage_id: None,
-            deadline: None,
-            once: false,
-            interval: POLL_INTERVAL,
-        };
-        let utc = LocalTime { offset: &|_| 0 };
-        let now = Timestamp::from_unix_millis(0);
-        let idle = Found::Nothing { held: 0, held_until: None };
-        assert_eq!(
-            found_text(&idle, &w, 50, &[], now, &utc),
-            "nothing yet: no claimable item and no answer within 50 s. Call changes_wait again to keep waiting."
-        );
-        let held = Found::Nothing { held: 2, held_until: Some(now.plus_minutes(61)) };
-        assert!(
-            found_text(&held, &w, 50, &[], now, &utc)
-                .contains("; 2 held by their filer, claimable from 01:01.")
-        );
-    }
-
-    #[test]
-    fn a_sent_back_item_is_said_with_the_words_and_the_after_screenshot() {
-        let w = Wait {
-            claimed_by: Some("bot".into()),
-            claim: false,
-            lease_minutes: None,
-            stage_id: None,
-            deadline: None,
-            once: false,
-            interval: POLL_INTERVAL,
-        };
-        let utc = LocalTime { offset: &|_| 0 };
-        let now = Timestamp::from_unix_millis(0);
-        let change: Change = serde_json::from_value(serde_json::json!({
-            "changeId": "c", "shortId": "4", "projectId": "p", "stageId": "s", "title": "Total is red",
-            "status": "open", "source": "extension", "createdAt": "2026-11-29T17:35:27Z", "held": false,
-            "completedBy": "bot"
-        }))
-        .unwrap();
-        let verdict: Message = serde_json::from_value(serde_json::json!({
-            "messageId": "m", "changeId": "c", "authorKind": "user", "authorName": "Ann",
-            "body": "Still wrong: still red", "type": "verdict", "createdAt": "2026-11-29T17:40:00Z",
-            "attachments": [{"key": "a.png", "label": "after", "kind": "evidence", "url": "http://x/blobs/a.png"}]
-        }))
-        .unwrap();
-        let found = Found::SentBack(vec![(change, vec![verdict])], None);
-        let saved =
-            SavedImages { screenshot: None, attachments: [("a.png".into(), "/c/a.png".into())].into() };
-        assert_eq!(
-            found_text(&found, &w, 50, &[saved], now, &utc),
-            "1 item sent back as still wrong, checked on the stage:\n  #4  Total is red\n    Ann: Still wrong: \
-             still red\n    after-screenshot: /c/a.png\nClaim them again: changes_claim with changeIds [\"4\"] and \
-             claimedBy \"bot\" (or changes_wait with claim: true)."
-        );
     }
 }

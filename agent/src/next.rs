@@ -14,6 +14,14 @@
 //! claimed first with `--claim`, and printed with the person's words and the saved
 //! after-screenshot.
 //!
+//! `--claim` takes one changeset: the first of [`batches`] (the ready items of one route,
+//! oldest route first) that no other agent took first, so agents sharing a queue each
+//! take a route. The server's `claimChanges` has no route filter: the claim names the
+//! changeset's items, and as the server decides claims in the order they arrive, of two
+//! agents naming the same items the second is refused (`not_claimable`) and names the
+//! next changeset's instead: no item is claimed twice, and nothing is claimed to be
+//! given back. `--all` claims everything ready as one group (Fabric's `--claim`).
+//!
 //! [`wait`] does the looking and waiting and returns what it found; `run` prints it.
 //! The MCP server's `changes_wait` tool (and `changes_next`, its older name) calls [`wait`] too.
 
@@ -31,7 +39,7 @@ use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
 use super::format;
 use super::rules::{
-    answer_candidates, backoff, group_title, next_wake, sent_back_candidates, sleep_until_wake,
+    answer_candidates, backoff, batches, group_title, next_wake, sent_back_candidates, sleep_until_wake,
 };
 use super::session::{Ctx, now, save_images};
 use super::sse::{self, StreamState};
@@ -74,8 +82,15 @@ enum Look {
 pub struct Wait {
     /// The agent's name: also wait for answers to its questions in its groups.
     pub claimed_by: Option<String>,
-    /// Claim what was found as one group (needs `claimed_by`).
+    /// Claim what was found (needs `claimed_by`): one changeset ([`batches`]), or with
+    /// `all` everything ready, as one group.
     pub claim: bool,
+    /// Claim everything ready, not one changeset.
+    pub all: bool,
+    /// The claim's group title (default: [`group_title`]).
+    pub title: Option<String>,
+    /// Only items on this route.
+    pub route: Option<String>,
     /// The claim's lease, in minutes.
     pub lease_minutes: Option<u32>,
     /// Only items of this stage.
@@ -110,6 +125,9 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
     let w = Wait {
         claimed_by: a.claimed_by.clone(),
         claim: a.claim,
+        all: a.all,
+        title: a.title.clone(),
+        route: a.route.clone(),
         lease_minutes: a.lease_minutes,
         stage_id,
         deadline: a.timeout.map(|s| Instant::now() + Duration::from_secs(s)),
@@ -187,7 +205,7 @@ pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
             Look::Answers(answers, groups) => return Ok(Found::Answers(answers, groups)),
             Look::SentBack(items) if w.claim => {
                 let changes: Vec<Change> = items.iter().map(|(c, _)| c.clone()).collect();
-                match claim(ctx, w, &changes).await {
+                match claim(ctx, w, &changes, None).await {
                     Ok(out) => {
                         // The items as claimed, each with its thread.
                         let items = items
@@ -209,11 +227,11 @@ pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
                 }
             }
             Look::SentBack(items) => return Ok(Found::SentBack(items, None)),
-            Look::Claimable(list) if w.claim => match claim(ctx, w, &list.changes).await {
-                Ok(out) => return Ok(Found::Claimed(out)),
-                // Another agent took them between the look and the claim: look again
-                // (after a short pause, growing if it keeps happening).
-                Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => {
+            Look::Claimable(list) if w.claim => match claim_changeset(ctx, w, &list.changes).await {
+                Ok(Some(out)) => return Ok(Found::Claimed(out)),
+                // Other agents took every one between the look and the claim: look
+                // again (after a short pause, growing if it keeps happening).
+                Ok(None) => {
                     tracing::debug!("claimed by someone else first");
                     let delay = backoff(races);
                     races += 1;
@@ -310,7 +328,8 @@ async fn sleep_or_deadline(delay: Duration, deadline: Option<Instant>) -> bool {
 }
 
 async fn look(ctx: &Ctx, w: &Wait) -> Result<Look, Error> {
-    let base = ListChangesInput { stage_id: w.stage_id.clone(), ..Default::default() };
+    let base =
+        ListChangesInput { stage_id: w.stage_id.clone(), route: w.route.clone(), ..Default::default() };
     if let Some(by) = &w.claimed_by {
         let input = ListChangesInput {
             status: Some(vec![ChangeStatus::InProgress, ChangeStatus::NeedsAnswer]),
@@ -410,13 +429,40 @@ pub async fn acknowledge_items(ctx: &Ctx, by: &str, items: &[(Change, Vec<Messag
     }
 }
 
-async fn claim(ctx: &Ctx, w: &Wait, changes: &[Change]) -> Result<ClaimChangesOutput, Error> {
+/// Claims the first changeset of `changes` ([`batches`]; with `all`, everything as one)
+/// that another agent has not taken first; `None` when others took them all.
+async fn claim_changeset(
+    ctx: &Ctx,
+    w: &Wait,
+    changes: &[Change],
+) -> Result<Option<ClaimChangesOutput>, Error> {
+    let changesets = if w.all { vec![changes.to_vec()] } else { batches(changes) };
+    for changeset in changesets {
+        match claim(ctx, w, &changeset, w.title.clone()).await {
+            Ok(out) => return Ok(Some(out)),
+            Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => {
+                tracing::debug!("another agent claimed this changeset first; trying the next");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// Claims `changes` (at most [`CLAIM_ALL_MAX`]) as one group, titled `title` or by
+/// [`group_title`].
+async fn claim(
+    ctx: &Ctx,
+    w: &Wait,
+    changes: &[Change],
+    title: Option<String>,
+) -> Result<ClaimChangesOutput, Error> {
     let take: Vec<Change> = changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
     let input = ClaimChangesInput {
         project_id: ctx.project_id.clone(),
         group_id: None,
         change_ids: Some(take.iter().map(|c| c.change_id.clone()).collect()),
-        title: Some(group_title(&take)),
+        title: Some(title.unwrap_or_else(|| group_title(&take))),
         claimed_by: w.claimed_by.clone().unwrap_or_default(),
         lease_minutes: w.lease_minutes,
     };
@@ -439,11 +485,14 @@ async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: &[
         lines.push(format!("  {}", format::answer_lines(c, thread, &saved.attachments)));
     }
     ctx.print(&out, || {
-        let first = &answers[0].0.short_id;
+        let reads: Vec<String> =
+            answers.iter().map(|(c, _)| format!("redline show {}", c.short_id)).collect();
         format!(
-            "{} answered:\n{}\nRead the thread: redline show {first}",
+            "{} answered:\n{}\nRead the thread{}: {}",
             if answers.len() == 1 { "1 item".to_owned() } else { format!("{} items", answers.len()) },
-            lines.join("\n")
+            lines.join("\n"),
+            if answers.len() == 1 { "" } else { "s" },
+            reads.join("; ")
         )
     });
 }
@@ -529,10 +578,12 @@ fn print_claimable(ctx: &Ctx, list: &ListChangesOutput, claimed_by: Option<&str>
             .iter()
             .map(|c| format!("  {}", format::list_line(c, &list.groups, now, &ctx.local())))
             .collect();
-        let ids: Vec<&str> = list.changes.iter().take(CLAIM_ALL_MAX).map(|c| c.short_id.as_str()).collect();
+        // The first changeset: what `wait --claim` would take.
+        let first = batches(&list.changes).into_iter().next().unwrap_or_default();
+        let ids: Vec<&str> = first.iter().map(|c| c.short_id.as_str()).collect();
         let name = claimed_by.map(format::shell_word).unwrap_or_else(|| "NAME".to_owned());
         format!(
-            "{} to claim:\n{}\nClaim: redline claim --change-ids {} --claimed-by {name}",
+            "{} to claim:\n{}\nClaim the first changeset: redline claim --change-ids {} --claimed-by {name}",
             if list.changes.len() == 1 {
                 "1 item".to_owned()
             } else {

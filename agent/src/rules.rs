@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use redline_protocol::{
-    Change, ChangeRef, ChangeStatus, Group, STATS_MAX_DAYS, Stage, Timestamp, parse_change_ref, stage_for_url,
+    CLAIM_ALL_MAX, Change, ChangeRef, ChangeStatus, Group, STATS_MAX_DAYS, Stage, Timestamp,
+    parse_change_ref, stage_for_url,
 };
 
 /// The most items the agent reads of one list, page by page (five of 200): beyond it an
@@ -51,6 +52,22 @@ pub fn group_title(changes: &[Change]) -> String {
         Some(Some(first)) if routes.all(|r| r == Some(first)) => format!("Changes on {first}"),
         _ => "Changes batch".to_owned(),
     }
+}
+
+/// The claimable items as changesets, each claimed as one group: one per route, in the
+/// order the routes first appear (a list is oldest first, so the oldest route leads;
+/// items with no route together), at most [`CLAIM_ALL_MAX`] items each. `redline run`
+/// claims one per agent, and `wait --claim` the first another agent has not taken, so
+/// agents sharing a queue each take a route.
+pub fn batches(changes: &[Change]) -> Vec<Vec<Change>> {
+    let mut out: Vec<Vec<Change>> = Vec::new();
+    for c in changes {
+        match out.iter_mut().find(|b| b[0].route == c.route && b.len() < CLAIM_ALL_MAX) {
+            Some(batch) => batch.push(c.clone()),
+            None => out.push(vec![c.clone()]),
+        }
+    }
+    out
 }
 
 /// An item reference as typed: `2`, `#2` or a UUID. Returns what the server takes
@@ -138,6 +155,21 @@ pub(crate) mod tests {
     use redline_protocol::{Source, StageType};
 
     use super::*;
+
+    #[test]
+    fn one_batch_per_route_oldest_route_first() {
+        let mut items: Vec<Change> = (1..=5).map(change).collect();
+        for (c, route) in items.iter_mut().zip([Some("/a"), Some("/b"), Some("/a"), None, Some("/b")]) {
+            c.route = route.map(str::to_owned);
+        }
+        let made = batches(&items);
+        let numbers: Vec<Vec<&str>> =
+            made.iter().map(|b| b.iter().map(|c| c.short_id.as_str()).collect()).collect();
+        assert_eq!(numbers, [vec!["1", "3"], vec!["2", "5"], vec!["4"]]);
+        let many: Vec<Change> = (1..=51).map(change).collect();
+        let sizes: Vec<usize> = batches(&many).iter().map(Vec::len).collect();
+        assert_eq!(sizes, [CLAIM_ALL_MAX, 1]);
+    }
 
     #[test]
     fn since_takes_days_with_or_without_their_d() {

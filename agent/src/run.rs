@@ -32,7 +32,7 @@ use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
 use super::format::{SavedImages, terminal_safe, warn};
 use super::next::{self, Found, Wait, wait};
-use super::rules::group_title;
+use super::rules::{batches, group_title};
 use super::session::{Ctx, save_images};
 use super::writes::Writer;
 use super::{CLAIMED_BY_ENV, FENCE_ENV, GROUP_ID_ENV, RunArgs, WriteArgs};
@@ -102,20 +102,6 @@ impl<'a> WorkItem<'a> {
             sent_back: flagged && reason == Reason::SentBack,
         }
     }
-}
-
-/// The claimable items in batches to claim as one group each: one per route (in the
-/// order the routes first appear; items with no route together), at most
-/// [`CLAIM_ALL_MAX`] items each.
-pub fn batches(changes: &[Change]) -> Vec<Vec<Change>> {
-    let mut out: Vec<Vec<Change>> = Vec::new();
-    for c in changes {
-        match out.iter_mut().find(|b| b[0].route == c.route && b.len() < CLAIM_ALL_MAX) {
-            Some(batch) => batch.push(c.clone()),
-            None => out.push(vec![c.clone()]),
-        }
-    }
-    out
 }
 
 /// What an agent's thread is told about an item it left not done.
@@ -289,6 +275,9 @@ impl Runner {
         Wait {
             claimed_by,
             claim: false,
+            all: false,
+            title: None,
+            route: None,
             lease_minutes: self.lease_minutes,
             stage_id: None,
             deadline: None,
@@ -631,21 +620,6 @@ fn write_work_file(json: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
 mod tests {
     use super::*;
     use crate::rules::tests::{NOW, change, group};
-
-    #[test]
-    fn one_batch_per_route() {
-        let mut items: Vec<Change> = (1..=5).map(change).collect();
-        for (c, route) in items.iter_mut().zip([Some("/a"), Some("/b"), Some("/a"), None, Some("/b")]) {
-            c.route = route.map(str::to_owned);
-        }
-        let made = batches(&items);
-        let numbers: Vec<Vec<&str>> =
-            made.iter().map(|b| b.iter().map(|c| c.short_id.as_str()).collect()).collect();
-        assert_eq!(numbers, [vec!["1", "3"], vec!["2", "5"], vec!["4"]]);
-        let many: Vec<Change> = (1..=51).map(change).collect();
-        let sizes: Vec<usize> = batches(&many).iter().map(Vec::len).collect();
-        assert_eq!(sizes, [CLAIM_ALL_MAX, 1]);
-    }
 
     #[test]
     fn the_work_file_names_each_item_and_its_images() {

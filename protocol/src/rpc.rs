@@ -67,6 +67,9 @@ rpcs! {
     CountChanges = "countChanges", Some(Scope::Read), CountChangesInput => CountChangesOutput;
     /// Agent: claim items as a group, or renew a group's lease.
     ClaimChanges = "claimChanges", Some(Scope::Write), ClaimChangesInput => ClaimChangesOutput;
+    /// Agent **(ours)**: give up a claimed group: its lease ends, its items not done
+    /// go back to the queue.
+    ReleaseGroup = "releaseGroup", Some(Scope::Write), ReleaseGroupInput => ClaimChangesOutput;
     /// Agent **(ours)**: a wait has shown the claimant these messages.
     AcknowledgeChangeMessages = "acknowledgeChangeMessages", Some(Scope::Write), AcknowledgeChangeMessagesInput => AcknowledgeChangeMessagesOutput;
     /// **(ours)** The project's agents: which is waiting now, when each was last seen.
@@ -491,6 +494,25 @@ pub struct ClaimChangesInput {
 pub struct ClaimChangesOutput<C = Capture> {
     pub group: Group,
     pub changes: Vec<Change<C>>,
+}
+
+/// `releaseGroup` **(ours)**: `projectId, groupId, claimedBy` (the group's claimant).
+/// The lease ends now; the items not `done` or `dismissed` become `open` in no group,
+/// claimable at once. Answers `{group, changes}`: the group as it ends, and the items
+/// that went back.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseGroupInput {
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub project_id: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    pub group_id: String,
+    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    pub claimed_by: String,
 }
 
 /// `askChangeQuestion`: "`changeId, question, authorName, option?[]`" plus **(ours)**

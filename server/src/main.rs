@@ -409,12 +409,15 @@ fn main() -> ExitCode {
         let _ = e.print();
         std::process::exit(if e.use_stderr() { 1 } else { 0 })
     });
+    // The agent commands (and `redline mcp`, whose client shows its stderr) say what
+    // matters themselves: their log shows warnings only unless RUST_LOG asks for more.
+    let default_filter =
+        if matches!(cli.command, Command::Agent(_)) { "warn" } else { "info,sqlx=warn,tower_http=info" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sqlx=warn,tower_http=info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into()),
         )
         .init();
     let runtime = tokio::runtime::Runtime::new().expect("starting the async runtime");

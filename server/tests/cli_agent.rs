@@ -595,6 +595,11 @@ async fn a_question_arrives_with_its_images_and_its_answer_reaches_the_agent() {
         thread[0]["attachments"].as_array().unwrap().iter().filter(|a| !a["url"].is_null()).collect();
     assert_eq!(images.len(), 1);
     assert_eq!(images[0]["label"], "Red");
+    // `show` lists each choice once, its image beside it, as the panel does.
+    let shown = agent.run(&["show", "1"]).await.ok().stdout;
+    let options: Vec<&str> = shown.lines().filter(|l| l.trim_start().starts_with("option ")).collect();
+    assert_eq!(options.len(), 2, "Red and Blue, not Red's image as a third: {shown}");
+    assert!(options[0].contains(": Red  /") && options[0].ends_with(".png"), "{shown}");
     answer(&s, &keys[0].1).await;
     let out = agent.run(&["wait", "--claimed-by", "agent-a", "--once"]).await.ok();
     assert!(out.stdout.contains("1. Red  (key "), "{}", out.stdout);

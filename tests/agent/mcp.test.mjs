@@ -22,7 +22,7 @@ if (!BIN) throw new Error("REDLINE_BIN is not set; run these tests with `cargo x
 
 const TOOLS = [
   "changes_ask", "changes_claim", "changes_done", "changes_list",
-  "changes_next", "changes_reply", "changes_shot", "changes_show", "changes_wait",
+  "changes_next", "changes_release", "changes_reply", "changes_shot", "changes_show", "changes_wait",
 ];
 const AGENT = "mcp-agent";
 // A 1×1 PNG.
@@ -48,6 +48,7 @@ let headCommit;
 let client;
 let stderr = "";
 let item; // the filed item: { changeId, shortId, title }
+let team; // a second project, for agents sharing its queue: { projectId, stageId, filer, agent }
 
 /** `POST {api}/rpc/{name}` as the protocol's envelope; the output, or a thrown error with the body. */
 async function rpc(name, data, token) {
@@ -69,13 +70,16 @@ async function connect(env, cwd) {
     args: ["mcp"],
     cwd,
     // Only what is given: no login of the person running the tests is read or written.
-    env: {
-      ...getDefaultEnvironment(),
-      XDG_CONFIG_HOME: tempDir("config"),
-      XDG_CACHE_HOME: tempDir("cache"),
-      RUST_LOG: "warn",
-      ...env,
-    },
+    // A variable given as undefined is left out.
+    env: Object.fromEntries(
+      Object.entries({
+        ...getDefaultEnvironment(),
+        XDG_CONFIG_HOME: tempDir("config"),
+        XDG_CACHE_HOME: tempDir("cache"),
+        RUST_LOG: "warn",
+        ...env,
+      }).filter(([, value]) => value !== undefined),
+    ),
     stderr: "pipe",
   });
   transport.stderr?.on("data", (chunk) => {
@@ -100,6 +104,10 @@ before(async () => {
   ({ token: agentToken } = admin(
     "token", "create", "--project", "shop", "--name", "agent", "--scope", "changes:project:read,changes:project:write",
   ));
+  team = { projectId: admin("project", "add", "team", "--grace-seconds", "0").projectId };
+  team.stageId = admin("stage", "add", "--project", "team", "--branch", "main", "--url", "http://127.0.0.1:9/").stageId;
+  team.filer = admin("token", "create", "--project", "team", "--name", "Bo", "--scope", "changes:project:read,changes:project:file").token;
+  team.agent = admin("token", "create", "--project", "team", "--name", "agents", "--scope", "changes:project:read,changes:project:write").token;
 
   server = spawn(BIN, ["serve", "--addr", "127.0.0.1:0", "--data", data], { stdio: ["ignore", "pipe", "inherit"] });
   api = await new Promise((resolve, reject) => {
@@ -162,7 +170,7 @@ after(async () => {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 });
 
-test("lists the eight tools, each with a valid JSON Schema 2020-12 for its input", async () => {
+test("lists the tools, each with a valid JSON Schema 2020-12 for its input", async () => {
   const { tools } = await client.listTools(undefined, CALL);
   assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
   // Strict, but for `format`, whose values are schemars' own (uint32, uint64): checked here.
@@ -182,6 +190,9 @@ test("lists the eight tools, each with a valid JSON Schema 2020-12 for its input
   const valid = (name, args) => schemas[name](args);
   assert.ok(valid("changes_next", { claim: true, claimedBy: AGENT, timeoutSeconds: 5, stage: "main" }));
   assert.ok(valid("changes_next", {}));
+  assert.ok(valid("changes_wait", { claim: true, all: true, route: "/orders", claimedBy: AGENT }));
+  assert.ok(valid("changes_release", { groupId: "g", claimedBy: AGENT }));
+  assert.ok(!valid("changes_release", { groupId: "g" }), "claimedBy is required");
   assert.ok(!valid("changes_next", { claimed_by: AGENT }), "unknown arguments are refused");
   assert.ok(!valid("changes_next", { timeoutSeconds: 601 }));
   assert.ok(valid("changes_show", { changeId: "#3" }) && valid("changes_show", { changeId: 3 }));
@@ -415,4 +426,48 @@ test("a question sent with its option image, answered before the last option sho
   // The earlier test's unclaimed item is still there to claim; the answer is not shown again.
   assert.doesNotMatch(textOf(again), /answered/, "shown once");
   assert.match(textOf(again), /The footer overlaps/);
+});
+
+test("agents sharing a queue: each changes_wait claims one route, a third finds nothing, all takes every route", async () => {
+  for (const [title, route] of [["Header too dark", "/"], ["Logo blurry", "/"], ["Footer overlaps", "/"], ["Table cut off", "/customers"], ["Search is slow", "/customers"]]) {
+    await rpc("createChange", { stageId: team.stageId, title, route }, team.filer);
+  }
+  // No RUST_LOG: as an MCP client starts it, whose log then holds warnings only.
+  const env = { REDLINE_API_URL: api, REDLINE_TOKEN: team.agent, RUST_LOG: undefined };
+  const agents = await Promise.all([1, 2, 3].map(() => connect(env, repo)));
+  try {
+    const [a, b, c] = agents;
+    // Two at once: each gets a route, no item twice.
+    const claims = await Promise.all([
+      call(a, "changes_wait", { claim: true, claimedBy: "agent-a", timeoutSeconds: 10 }),
+      call(b, "changes_wait", { claim: true, claimedBy: "agent-b", timeoutSeconds: 10 }),
+    ]);
+    const routes = claims.map((r) => {
+      assert.ok(!r.isError, textOf(r));
+      return textOf(r).match(/^Claimed \d items as "Changes on (\S+)"/)?.[1];
+    });
+    assert.deepEqual(routes.sort(), ["/", "/customers"], claims.map(textOf).join("\n"));
+    const third = await call(c, "changes_wait", { claim: true, claimedBy: "agent-c", timeoutSeconds: 0 });
+    assert.match(textOf(third), /^nothing yet: no claimable item and no answer now/);
+    const { changes, groups } = await rpc("listChanges", { projectId: team.projectId, limit: 200 }, team.agent);
+    assert.equal(changes.length, 5);
+    assert.equal(groups.length, 2);
+    assert.ok(changes.every((ch) => groups.some((g) => g.groupId === ch.groupId)), "every item in one of the two groups");
+
+    // Both give their group up; then all: true takes every route as one group.
+    for (const g of groups) {
+      const agent = g.claimedBy === "agent-a" ? a : b;
+      const released = await call(agent, "changes_release", { groupId: g.groupId, claimedBy: g.claimedBy });
+      assert.ok(!released.isError, textOf(released));
+      assert.match(textOf(released), /its lease has ended; #\d(, #\d)* (is|are) back in the queue for any agent/);
+    }
+    const one = await call(c, "changes_wait", { claim: true, claimedBy: "agent-c", route: "/customers", timeoutSeconds: 5 });
+    assert.match(textOf(one), /^Claimed 2 items as "Changes on \/customers" for agent-c/);
+    await call(c, "changes_release", { groupId: (await rpc("listChanges", { projectId: team.projectId, limit: 200 }, team.agent)).groups[0].groupId, claimedBy: "agent-c" });
+    const all = await call(c, "changes_wait", { claim: true, all: true, claimedBy: "agent-c", timeoutSeconds: 5 });
+    assert.match(textOf(all), /^Claimed 5 items as "Changes batch" for agent-c/);
+  } finally {
+    await Promise.all(agents.map((x) => x.close()));
+  }
+  assert.ok(!stderr.includes("INFO"), `redline mcp logs warnings only: ${stderr}`);
 });

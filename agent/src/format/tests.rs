@@ -368,6 +368,31 @@ fn an_open_question_lists_its_choices_with_their_images() {
 }
 
 #[test]
+fn a_questions_text_option_and_its_image_are_one_choice_in_the_thread() {
+    let mut ask = message(AuthorKind::Agent, "agent-a", "Which header?");
+    ask.message_type = Some(MessageType::Question);
+    let option = |key: &str, label: &str, url: Option<&str>| Attachment {
+        key: key.into(),
+        label: label.into(),
+        kind: AttachmentKind::Option,
+        url: url.map(str::to_owned),
+    };
+    ask.attachments = vec![
+        option("o0", "Dark", None),
+        option("o1", "Light", None),
+        option("k-dark", "dark", Some("http://x/blobs/k-dark")),
+    ];
+    let images = BTreeMap::from([("k-dark".to_owned(), "/cache/k-dark.png".to_owned())]);
+    let thread = vec![ask];
+    let line = thread_message(&thread[0], &thread, &images, &UTC);
+    assert_eq!(
+        line.lines().skip(1).collect::<Vec<_>>(),
+        ["      option o0: Dark  /cache/k-dark.png", "      option o1: Light"],
+        "{line}"
+    );
+}
+
+#[test]
 fn terminal_control_characters_are_removed() {
     assert_eq!(terminal_safe("ok\x1b]0;pwned\x07 \x1b[2Jline\r\nnext\ttab"), "ok]0;pwned [2Jline\nnext\ttab");
     assert_eq!(terminal_safe("a\u{202e}b\u{2066}c\u{9b}d"), "abcd");

@@ -74,6 +74,7 @@ macro_rules! with_served_rpcs {
             GetChange,
             CountChanges,
             ClaimChanges,
+            ReleaseGroup,
             AcknowledgeChangeMessages,
             ListAgents,
             ListWebhooks,

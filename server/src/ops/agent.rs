@@ -3,6 +3,7 @@
 
 use redline_protocol::*;
 
+use super::claim::end_lease_if_finished;
 use super::{Ctx, Op, presence};
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
@@ -262,7 +263,8 @@ impl Op for CompleteChange {
     /// `commitUrl` is the page of `headCommit`, so it is kept or replaced with it (a new
     /// commit without a page of its own clears the old one's); `pullRequestUrl` is kept
     /// like `branch`, as a fix sent back usually goes on in the same pull request. Both
-    /// stay through a reopening, as `headCommit` does.
+    /// stay through a reopening, as `headCommit` does. The last item of a group done ends
+    /// the group's lease.
     async fn run(ctx: &Ctx<'_>, input: CompleteChangeInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         for (field, url) in [("commitUrl", &input.commit_url), ("pullRequestUrl", &input.pull_request_url)] {
@@ -305,6 +307,9 @@ impl Op for CompleteChange {
         .execute(w.conn())
         .await?;
         let done = w.item(&item.change.change_id).await?;
+        if let Some(group_id) = &done.change.group_id {
+            end_lease_if_finished(&mut w, group_id).await?;
+        }
         if let Some(by) = done.change.completed_by.clone() {
             presence::seen_writing(&mut w, &ctx.who.user_id, &[&by]).await?;
         }

@@ -518,13 +518,92 @@ async fn renew(
             "every item of this group has been claimed again since",
         ));
     }
-    sqlx::query("UPDATE claim_groups SET claim_expires_at = $2 WHERE group_id = $1")
-        .bind(group_id)
-        .bind(lease_end.unix_millis())
-        .execute(w.conn())
-        .await?;
-    group.claim_expires_at = Some(lease_end);
+    // A group with nothing left to do keeps its lease ended (`end_lease_if_finished`).
+    let finished = rows
+        .iter()
+        .map(status_of)
+        .collect::<Result<Vec<_>, _>>()?
+        .iter()
+        .all(|s| matches!(s, ChangeStatus::Done | ChangeStatus::Dismissed));
+    if !finished {
+        sqlx::query("UPDATE claim_groups SET claim_expires_at = $2 WHERE group_id = $1")
+            .bind(group_id)
+            .bind(lease_end.unix_millis())
+            .execute(w.conn())
+            .await?;
+        group.claim_expires_at = Some(lease_end);
+    }
     Ok((group, rows))
+}
+
+impl Op for ReleaseGroup {
+    type Answer = ClaimChangesOutput<StoredCapture>;
+
+    /// An agent gives up its group: the lease ends now and the items not done or
+    /// dismissed go back to the queue (`open`, in no group, each a `released` event), so
+    /// any agent may claim them at once. Only the group's claimant may; another gets 409
+    /// `lease_lost`, as a write into its lease would.
+    async fn run(ctx: &Ctx<'_>, input: ReleaseGroupInput) -> Result<Self::Answer, ApiError> {
+        ctx.who.require_project(&input.project_id)?;
+        let claimed_by = input.claimed_by.trim();
+        if claimed_by.is_empty() {
+            return Err(ApiError::bad_input("claimedBy", "must not be empty"));
+        }
+        let mut w = ctx.write().await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {GROUP_COLUMNS} FROM claim_groups WHERE group_id = $1 AND project_id = $2"
+        )))
+        .bind(&input.group_id)
+        .bind(w.project_id().to_owned())
+        .fetch_optional(w.conn())
+        .await?
+        .ok_or_else(|| ApiError::not_found("groupId: no such group in this project"))?;
+        let mut group = group_from_row(&row)?;
+        if group.claimed_by.as_deref() != Some(claimed_by) {
+            return Err(ApiError::conflict(codes::LEASE_LOST, "this group is claimed by someone else"));
+        }
+        if group.claim_expires_at.is_none_or(|end| end > ctx.now) {
+            sqlx::query("UPDATE claim_groups SET claim_expires_at = $2 WHERE group_id = $1")
+                .bind(&group.group_id)
+                .bind(ctx.now.unix_millis())
+                .execute(w.conn())
+                .await?;
+            group.claim_expires_at = Some(ctx.now);
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE changes SET status = 'open', group_id = NULL \
+             WHERE group_id = $1 AND status NOT IN ('done', 'dismissed') RETURNING {SUMMARY_RETURNING}"
+        )))
+        .bind(&group.group_id)
+        .fetch_all(w.conn())
+        .await?;
+        let keys = rows.iter().map(ChangeKey::from_row).collect::<Result<Vec<_>, _>>()?;
+        if !keys.is_empty() {
+            let seq = w.reserve_events(keys.len()).await?;
+            w.insert_events(seq, ChangeEventType::Released, &keys);
+        }
+        presence::seen_writing(&mut w, &ctx.who.user_id, &[claimed_by]).await?;
+        w.commit().await?;
+        // Answered as a renewal is: the group's oldest items, at most as many as a claim
+        // may name (`listChanges` by `groupId` reads the rest).
+        let answered = &rows[..rows.len().min(CLAIM_NAMES_MAX)];
+        Ok(ClaimChangesOutput { group, changes: ctx.present_summaries(answered)? })
+    }
+}
+
+/// Ends the lease of `group_id` now when none of its items is left to do (each is done
+/// or dismissed), so nothing shows it held.
+pub async fn end_lease_if_finished(w: &mut ProjectWrite<'_>, group_id: &str) -> Result<(), ApiError> {
+    let now = w.now().unix_millis();
+    sqlx::query(
+        "UPDATE claim_groups SET claim_expires_at = $2 WHERE group_id = $1 AND claim_expires_at > $2 \
+         AND NOT EXISTS (SELECT 1 FROM changes WHERE group_id = $1 AND status NOT IN ('done', 'dismissed'))",
+    )
+    .bind(group_id)
+    .bind(now)
+    .execute(w.conn())
+    .await?;
+    Ok(())
 }
 
 /// Moves the claimable items of `names` into `group_id`, each recorded as claimed.

@@ -7,6 +7,7 @@ use serde_json::value::{RawValue, to_raw_value};
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
 
+use super::claim::end_lease_if_finished;
 use super::{Ctx, Op};
 use crate::error::ApiError;
 use crate::queue::{ChangeKey, Counter, Item, ProjectWrite, QuestionPart, find_item, set_status};
@@ -426,7 +427,8 @@ impl Op for SetChangeStatus {
     type Answer = ChangeOutput<StoredCapture>;
 
     /// "Only a user dismisses or reopens": `open`, `in_progress` or `dismissed`.
-    /// Reopening clears `resolvedAt`, `live` and a verification; dismissing ends a hold.
+    /// Reopening clears `resolvedAt`, `live` and a verification; dismissing ends a hold,
+    /// and the group's lease when nothing is left to do in it.
     async fn run(ctx: &Ctx<'_>, input: SetChangeStatusInput) -> Result<Self::Answer, ApiError> {
         ctx.project(input.project_id.as_deref())?;
         if !is_user_settable_status(input.status) {
@@ -442,6 +444,9 @@ impl Op for SetChangeStatus {
         };
         sqlx::query(sql).bind(&item.change.change_id).bind(input.status.as_str()).execute(w.conn()).await?;
         let item = w.item(&item.change.change_id).await?;
+        if let (ChangeStatus::Dismissed, Some(group_id)) = (input.status, &item.change.group_id) {
+            end_lease_if_finished(&mut w, group_id).await?;
+        }
         w.event(ChangeEventType::Status, &item.change).await?;
         w.commit().await?;
         Ok(ChangeOutput { change: ctx.present(item.change) })
