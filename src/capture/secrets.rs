@@ -13,6 +13,8 @@ pub const MARKER: &str = "[redacted]";
 
 /// `text` with every credential in it replaced by [`MARKER`]; borrowed when it holds none.
 pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
+    // Read as bytes (every boundary found is an ASCII byte, so a character's): the
+    // page's module stays smaller than with `str`'s character patterns.
     let bytes = text.as_bytes();
     let mut scrubbed = String::new();
     let (mut copied, mut at) = (0, 0);
@@ -23,7 +25,7 @@ pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
             continue;
         }
         let word_end = run(bytes, at, is_word);
-        match secret_at(text, at, word_end) {
+        match secret_at(bytes, at, word_end) {
             Some(secret) => {
                 scrubbed.push_str(&text[copied..secret.start]);
                 scrubbed.push_str(MARKER);
@@ -40,70 +42,77 @@ pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
 }
 
 /// The credential that the word at `start..end` starts or introduces, if any.
-fn secret_at(text: &str, start: usize, end: usize) -> Option<Range<usize>> {
-    let bytes = text.as_bytes();
-    let word = &text[start..end];
-    if word.starts_with("eyJ") {
+fn secret_at(bytes: &[u8], start: usize, end: usize) -> Option<Range<usize>> {
+    let word = &bytes[start..end];
+    if word.starts_with(b"eyJ") {
         // A JSON web token (base64 of `{"`), also one cut short: its dots and all.
-        let token = text[start..run(bytes, start, is_base64)].trim_end_matches('.');
-        return (token.contains('.') || token.len() >= 20).then(|| start..start + token.len());
+        let token = start..without_full_stops(bytes, start, run(bytes, start, is_base64));
+        let dotted = bytes[token.clone()].contains(&b'.');
+        return (dotted || token.len() >= 20).then_some(token);
     }
-    if PREFIXED.iter().any(|(prefix, rest)| word.starts_with(prefix) && word.len() >= prefix.len() + rest) {
+    if PREFIXED
+        .iter()
+        .any(|(prefix, rest)| word.starts_with(prefix.as_bytes()) && word.len() >= prefix.len() + rest)
+    {
         return Some(start..end);
     }
-    let value = end + skip_spaces(&text[end..]);
+    let value = skip_spaces(bytes, end);
     if is_scheme(word) && value > end {
-        // A sentence's full stop is not part of it.
-        let credential = text[value..run(bytes, value, is_token68)].trim_end_matches('.');
-        if looks_like_credential(credential) {
-            return Some(value..value + credential.len());
+        let credential = value..without_full_stops(bytes, value, run(bytes, value, is_token68));
+        if looks_like_credential(&bytes[credential.clone()]) {
+            return Some(credential);
         }
     }
-    if is_secret_name(word) { value_of(text, end) } else { None }
+    if is_secret_name(word) { value_of(bytes, end) } else { None }
 }
 
 /// The value after a secret's name ending at `name_end`: `name: value`, `name=value`,
 /// `"name": "value"` (also with escaped quotes, as JSON inside JSON prints).
-fn value_of(text: &str, name_end: usize) -> Option<Range<usize>> {
-    let rest = &text[name_end..];
-    let rest = rest.strip_prefix("\\\"").or_else(|| rest.strip_prefix(['"', '\''])).unwrap_or(rest);
-    let rest = rest.trim_start_matches([' ', '\t']);
-    let separator = rest.chars().next().filter(|c| matches!(c, ':' | '='))?;
-    let rest = rest[1..].trim_start_matches([' ', '\t']);
-    let from = text.len() - rest.len();
-    if rest.starts_with(MARKER) {
+fn value_of(bytes: &[u8], name_end: usize) -> Option<Range<usize>> {
+    let quote_at = |at: usize| -> &[u8] {
+        match bytes.get(at..).unwrap_or_default() {
+            [b'\\', b'"', ..] => b"\\\"",
+            [b'"', ..] => b"\"",
+            [b'\'', ..] => b"'",
+            _ => b"",
+        }
+    };
+    let after_name = skip_spaces(bytes, name_end + quote_at(name_end).len());
+    let separator = *bytes.get(after_name).filter(|b| matches!(b, b':' | b'='))?;
+    let from = skip_spaces(bytes, after_name + 1);
+    if bytes[from..].starts_with(MARKER.as_bytes()) {
         return None;
     }
-    let quote = ["\\\"", "\"", "'"].into_iter().find(|q| rest.starts_with(q));
-    let Some(quote) = quote else {
+    let quote = quote_at(from);
+    if quote.is_empty() {
         // Unquoted: a header's credential after its scheme is found from the scheme; a
         // plain lowercase word after a colon is more likely prose ("token: expired").
-        let value = from..run(text.as_bytes(), from, |b| !is_value_end(b));
-        let word = &text[value.clone()];
-        let scheme = word.len() < rest.len() && is_scheme(word);
-        let kept = scheme || word.is_empty() || (separator == ':' && !looks_like_credential(word));
+        let value = from..run(bytes, from, |b| !is_value_end(b));
+        let word = &bytes[value.clone()];
+        let scheme = value.end < bytes.len() && is_scheme(word);
+        let kept = scheme || word.is_empty() || (separator == b':' && !looks_like_credential(word));
         return (!kept).then_some(value);
-    };
+    }
     let inside = from + quote.len();
-    let content_end = closing_quote(&text[inside..], quote).map_or(text.len(), |at| inside + at);
-    let content = &text[inside..content_end];
+    let end = closing_quote(bytes, inside, quote);
     // `"Bearer abc"` keeps its scheme: which kind of credential was sent helps.
-    let scheme_len = content.find(' ').filter(|&at| is_scheme(&content[..at])).map_or(0, |at| at + 1);
-    let secret = inside + scheme_len..content_end;
-    (!secret.is_empty() && &text[secret.clone()] != MARKER).then_some(secret)
+    let space = bytes[inside..end].iter().position(|&b| b == b' ');
+    let scheme = space.filter(|&at| is_scheme(&bytes[inside..inside + at])).map_or(0, |at| at + 1);
+    let secret = inside + scheme..end;
+    (!secret.is_empty() && &bytes[secret.clone()] != MARKER.as_bytes()).then_some(secret)
 }
 
-/// Where the quoted text `inside` ends: the next `quote` not escaped by a backslash.
-fn closing_quote(inside: &str, quote: &str) -> Option<usize> {
-    let bytes = inside.as_bytes();
-    let mut at = 0;
+/// Where the quoted text from `inside` ends: the next `quote` not escaped by a
+/// backslash, or the end of the text (the buffer cuts long text short).
+fn closing_quote(bytes: &[u8], inside: usize, quote: &[u8]) -> usize {
+    let mut at = inside;
     while at < bytes.len() {
-        if bytes[at..].starts_with(quote.as_bytes()) {
-            return Some(at);
+        if bytes[at..].starts_with(quote) {
+            return at;
         }
         at += if bytes[at] == b'\\' && quote.len() == 1 { 2 } else { 1 };
     }
-    None
+    bytes.len()
 }
 
 /// Tokens told by their prefix, and how many characters at least follow it.
@@ -133,25 +142,34 @@ const PREFIXED: &[(&str, usize)] = &[
 const SECRET_NAMES: &[&str] =
     &["authorization", "token", "secret", "password", "passwd", "apikey", "cookie", "credential", "session"];
 
-fn is_secret_name(word: &str) -> bool {
-    let name: String =
-        word.chars().filter(|c| !matches!(c, '-' | '_')).map(|c| c.to_ascii_lowercase()).collect();
-    matches!(name.as_str(), "auth" | "pwd") || SECRET_NAMES.iter().any(|secret| name.contains(secret))
+fn is_secret_name(word: &[u8]) -> bool {
+    let name: Vec<u8> =
+        word.iter().filter(|b| !matches!(b, b'-' | b'_')).map(u8::to_ascii_lowercase).collect();
+    matches!(&name[..], b"auth" | b"pwd")
+        || SECRET_NAMES.iter().any(|secret| name.windows(secret.len()).any(|part| part == secret.as_bytes()))
 }
 
 /// The HTTP authentication schemes whose credential follows them.
-fn is_scheme(word: &str) -> bool {
-    ["bearer", "basic", "token", "digest"].iter().any(|s| word.eq_ignore_ascii_case(s))
+fn is_scheme(word: &[u8]) -> bool {
+    ["bearer", "basic", "token", "digest"].iter().any(|s| word.eq_ignore_ascii_case(s.as_bytes()))
 }
 
 /// A lowercase word of letters is taken for prose ("Bearer undefined", "token: missing"),
 /// unless it is as long as a key.
-fn looks_like_credential(value: &str) -> bool {
-    !value.is_empty() && (value.len() >= 16 || !value.bytes().all(|b| b.is_ascii_lowercase()))
+fn looks_like_credential(value: &[u8]) -> bool {
+    !value.is_empty() && (value.len() >= 16 || !value.iter().all(u8::is_ascii_lowercase))
 }
 
-fn skip_spaces(text: &str) -> usize {
-    text.len() - text.trim_start_matches([' ', '\t']).len()
+/// `end`, less the full stops before it down to `from`: a sentence's is not the token's.
+fn without_full_stops(bytes: &[u8], from: usize, mut end: usize) -> usize {
+    while end > from && bytes[end - 1] == b'.' {
+        end -= 1;
+    }
+    end
+}
+
+fn skip_spaces(bytes: &[u8], from: usize) -> usize {
+    run(bytes, from, |b| matches!(b, b' ' | b'\t'))
 }
 
 /// The end of the run of bytes from `start` that `belongs`.
