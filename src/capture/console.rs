@@ -96,7 +96,8 @@ mod tests {
                 let answer = r#"{"errors": ["boom", 3, "GET https://u:pw@a.example/i.png?token=1 404", "{\"Authorization\":\"Bearer abc123\"}"], "failedRequests": [
                     {"method": "GET", "url": "https://u:pw@a.example/x?token=1", "status": 404},
                     {"method": "GET", "url": "https://a.example/no-status"},
-                    {"method": "POST", "url": "https://a.example/z#me", "status": 0}]}"#;
+                    {"method": "POST", "url": "https://a.example/z#me", "status": 0},
+                    {"method": "GET", "url": "https://a.example/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln", "status": 401}]}"#;
                 let init = web_sys::CustomEventInit::new();
                 init.set_detail(&JsValue::from_str(answer));
                 let event = CustomEvent::new_with_event_init_dict(ANSWER, &init).unwrap();
@@ -117,6 +118,7 @@ mod tests {
                 failed_requests: vec![
                     FailedRequest::new("GET", "https://a.example/x", 404),
                     FailedRequest::new("POST", "https://a.example/z", 0),
+                    FailedRequest::new("GET", "https://a.example/verify/[redacted]", 401),
                 ],
             }
         );
