@@ -49,10 +49,33 @@ extern "C" {
     fn dom_open_or_closed_shadow_root(element: &web_sys::Element) -> Result<JsValue, JsValue>;
 }
 
-/// Whether `element` hosts a shadow root, open or closed (content scripts only; a
-/// closed one is what the page's own `shadowRoot` hides).
+thread_local! {
+    /// Whether this browser lets a content script open closed shadow roots: Chrome's
+    /// `chrome.dom.openOrClosedShadowRoot` (Firefox has no `chrome.dom`). Asked once, so
+    /// that a browser without it does not throw once per element.
+    static OPENS_CLOSED_ROOTS: bool = ["chrome", "dom", "openOrClosedShadowRoot"]
+        .into_iter()
+        .try_fold(js_sys::global().into(), |object: JsValue, name| Reflect::get(&object, &name.into()))
+        .is_ok_and(|call| call.is_function());
+}
+
+/// The shadow root `element` hosts, open or closed (content scripts only; a closed one is
+/// what the page's own `shadowRoot` hides). An error where the browser cannot open a
+/// closed one.
+pub fn open_or_closed_shadow_root(
+    element: &web_sys::Element,
+) -> Result<Option<web_sys::ShadowRoot>, ChromeError> {
+    if !OPENS_CLOSED_ROOTS.with(|opens| *opens) {
+        return Err(ChromeError("this browser has no chrome.dom.openOrClosedShadowRoot".into()));
+    }
+    // Not checked with `instanceof`: a root in a frame is of that frame's window.
+    let root = dom_open_or_closed_shadow_root(element)?;
+    Ok(root.is_object().then(|| root.unchecked_into()))
+}
+
+/// Whether `element` hosts a shadow root, open or closed, as far as the browser tells.
 pub fn has_closed_shadow_root(element: &web_sys::Element) -> bool {
-    dom_open_or_closed_shadow_root(element).is_ok_and(|root| root.is_object())
+    open_or_closed_shadow_root(element).is_ok_and(|root| root.is_some())
 }
 
 /// What a `chrome.*` call failed with, as Chrome words it.

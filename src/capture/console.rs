@@ -10,6 +10,7 @@ use redline_protocol::FailedRequest;
 use wasm_bindgen::prelude::*;
 use web_sys::{CustomEvent, Document, Event};
 
+use super::secrets::scrub_secrets;
 use crate::page_js::field;
 
 const REQUEST: &str = "redline:console-request";
@@ -19,7 +20,8 @@ const ANSWER: &str = "redline:console-errors";
 #[derive(Debug, Default, PartialEq)]
 pub struct PageLog {
     pub errors: Vec<String>,
-    /// Without query strings, fragments or credentials (see [`FailedRequest::new`]).
+    /// Without query strings, fragments or credentials (see [`FailedRequest::new`] and
+    /// [`scrub_secrets`]).
     pub failed_requests: Vec<FailedRequest>,
 }
 
@@ -60,14 +62,17 @@ impl PageLog {
             let status = field(&r, "status").as_f64().filter(|s| (0.0..=f64::from(u16::MAX)).contains(s))?;
             Some(FailedRequest::new(
                 &field(&r, "method").as_string()?,
-                &field(&r, "url").as_string()?,
+                &scrub_secrets(&field(&r, "url").as_string()?),
                 status as u16,
             ))
         };
         PageLog {
-            // The URLs in an error's text as a page's address is kept (`kept_url`).
+            // Without credentials (a logged request's `Authorization`, a JWT), and the URLs
+            // in an error's text as a page's address is kept (`kept_url`).
             errors: list("errors")
-                .filter_map(|e| Some(redline_protocol::with_kept_urls(&e.as_string()?).into_owned()))
+                .filter_map(|e| {
+                    Some(redline_protocol::with_kept_urls(&scrub_secrets(&e.as_string()?)).into_owned())
+                })
                 .collect(),
             failed_requests: list("failedRequests").filter_map(request).collect(),
         }
@@ -88,10 +93,11 @@ mod tests {
         let buffer = Closure::<dyn FnMut()>::new({
             let document = document.clone();
             move || {
-                let answer = r#"{"errors": ["boom", 3, "GET https://u:pw@a.example/i.png?token=1 404"], "failedRequests": [
+                let answer = r#"{"errors": ["boom", 3, "GET https://u:pw@a.example/i.png?token=1 404", "{\"Authorization\":\"Bearer abc123\"}"], "failedRequests": [
                     {"method": "GET", "url": "https://u:pw@a.example/x?token=1", "status": 404},
                     {"method": "GET", "url": "https://a.example/no-status"},
-                    {"method": "POST", "url": "https://a.example/z#me", "status": 0}]}"#;
+                    {"method": "POST", "url": "https://a.example/z#me", "status": 0},
+                    {"method": "GET", "url": "https://a.example/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln", "status": 401}]}"#;
                 let init = web_sys::CustomEventInit::new();
                 init.set_detail(&JsValue::from_str(answer));
                 let event = CustomEvent::new_with_event_init_dict(ANSWER, &init).unwrap();
@@ -104,10 +110,15 @@ mod tests {
         assert_eq!(
             log,
             PageLog {
-                errors: vec!["boom".into(), "GET https://a.example/i.png 404".into()],
+                errors: vec![
+                    "boom".into(),
+                    "GET https://a.example/i.png 404".into(),
+                    r#"{"Authorization":"Bearer [redacted]"}"#.into(),
+                ],
                 failed_requests: vec![
                     FailedRequest::new("GET", "https://a.example/x", 404),
                     FailedRequest::new("POST", "https://a.example/z", 0),
+                    FailedRequest::new("GET", "https://a.example/verify/[redacted]", 401),
                 ],
             }
         );

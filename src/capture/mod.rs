@@ -6,6 +6,7 @@ pub mod element;
 pub mod frames;
 pub mod geometry;
 pub mod pick;
+pub mod secrets;
 pub mod selector;
 pub mod stroke;
 

@@ -8,7 +8,7 @@ use web_sys::{
     MutationRecord,
 };
 
-use super::screenshot::is_masked;
+use super::screenshot::{is_masked, is_masked_whole};
 
 /// Has `observer` hear of every change to `document`: nodes, attributes and text.
 pub fn observe_all(observer: &MutationObserver, document: &Document) -> Result<(), JsValue> {
@@ -22,15 +22,17 @@ pub fn observe_all(observer: &MutationObserver, document: &Document) -> Result<(
 
 /// Whether any of the DOM changes `records` is not one Redline itself makes: the
 /// overlay's host restyled (hidden for a screenshot, made transparent to hit testing
-/// while a capture samples the page) and sensitive fields masked and unmasked for a
-/// screenshot. None of those moves or changes what the page shows.
+/// while a capture samples the page) and sensitive fields, frames of other origins and
+/// closed shadow roots' hosts masked and unmasked for a screenshot. None of those moves or changes what the page shows.
 pub fn any_not_ours(records: &js_sys::Array, overlay_host: &Element) -> bool {
     records.iter().any(|record| !is_ours(&record.unchecked_into(), overlay_host))
 }
 
 fn is_ours(record: &MutationRecord, overlay_host: &Element) -> bool {
     let Some(target) = record.target().and_then(|t| t.dyn_into::<Element>().ok()) else { return false };
-    &target == overlay_host || (record.attribute_name().as_deref() == Some("style") && is_masked(&target))
+    &target == overlay_host
+        || (record.attribute_name().as_deref() == Some("style")
+            && (is_masked(&target) || is_masked_whole(&target)))
 }
 
 /// Calls `listener` on each of `events` anywhere in the page: capturing, so that the

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use js_sys::Promise;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Document, Element, HtmlElement, NodeList, Window};
+use web_sys::{Document, Element, HtmlElement, NodeList, ShadowRoot, Window};
 
 use super::frame_dom;
 use crate::chrome;
@@ -34,11 +34,14 @@ pub fn is_masked(element: &Element) -> bool {
         || PASSWORDS.with_borrow(|seen| seen.iter().any(|e| e == element))
 }
 
-/// Paints the element and everything in it black: text, values and images alike.
+/// Paints the element and everything in it black: text, values and images alike; with
+/// [`MASK_BACKGROUND`], also where it is transparent, so that no black text shows on the
+/// page's background behind it.
 const MASK: &str = "brightness(0)";
+const MASK_BACKGROUND: &str = "black";
 
-/// A PNG `data:` URL of the visible tab without the overlay and with sensitive fields
-/// masked; the page is restored whatever happens.
+/// A PNG `data:` URL of the visible tab without the overlay and with what Redline masks
+/// painted black (see [`masked_elements`]); the page is restored whatever happens.
 pub async fn visible_tab(
     window: &Window,
     document: &Document,
@@ -47,8 +50,13 @@ pub async fn visible_tab(
     // Transparent rather than removed, so that the overlay keeps its focus, what the
     // filer is typing and its animation frames while the tab is captured.
     let hidden = Restyle::apply(overlay_host, "opacity", "0");
-    let fields = sensitive_fields(document);
-    let masks: Vec<Restyle> = fields.iter().filter_map(|e| Restyle::apply(e, "filter", MASK)).collect();
+    let masks: Vec<Restyle> = masked_elements(document, overlay_host)
+        .iter()
+        .flat_map(|e| {
+            [Restyle::apply(e, "filter", MASK), Restyle::apply(e, "background-color", MASK_BACKGROUND)]
+        })
+        .flatten()
+        .collect();
     next_paint(window).await;
     let reply = chrome::send_js_message(&page_js::capture_visible_tab_request()).await;
     masks.into_iter().for_each(Restyle::undo);
@@ -56,27 +64,36 @@ pub async fn visible_tab(
     reply.map_err(|error| error.0).and_then(|reply| page_js::screenshot_reply(&reply))
 }
 
-/// The fields to mask: the sensitive fields of `document`, of the open shadow roots in
-/// it and of the frames in it that this page may read (their pixels are in the tab's
-/// screenshot too), and the password fields seen before that are still in the page.
-pub fn sensitive_fields(document: &Document) -> Vec<Element> {
-    let mut fields = Vec::new();
-    scan(&|selector| document.query_selector_all(selector).ok(), &mut fields);
+/// What the screenshot masks: the sensitive fields of `document`, of the shadow roots
+/// in it (closed ones too, where the browser lets Redline open them) and of the frames in
+/// it that this page may read (their pixels are in the tab's screenshot too), and the
+/// password fields seen before that are still in the page; and whole, what Redline cannot
+/// look inside ([`is_masked_whole`]). The overlay (`overlay_host`) is left alone.
+pub fn masked_elements(document: &Document, overlay_host: &Element) -> Vec<Element> {
+    let mut masked = Vec::new();
+    scan(&|selector| document.query_selector_all(selector).ok(), overlay_host, &mut masked);
     PASSWORDS.with_borrow_mut(|seen| {
         seen.retain(|e| e.is_connected());
         for password in seen.iter() {
-            if !fields.contains(password) {
-                fields.push(password.clone());
+            if !masked.contains(password) {
+                masked.push(password.clone());
             }
         }
     });
-    fields
+    masked
+}
+
+/// Whether Redline paints `element` black whole, as it cannot see what it shows: a frame
+/// of another origin (a payment form's card fields, say), or an element that may hold a
+/// closed shadow root where the browser gives no way to open one.
+pub fn is_masked_whole(element: &Element) -> bool {
+    frame_dom::is_closed_frame(element) || matches!(shadow_of(element), Shadow::Unreadable)
 }
 
 /// The sensitive fields of one tree (a document or a shadow root, whose
-/// `querySelectorAll` is `query`), and of the trees inside it; password fields are
-/// remembered as seen.
-fn scan(query: &dyn Fn(&str) -> Option<NodeList>, into: &mut Vec<Element>) {
+/// `querySelectorAll` is `query`), and of the trees inside it, into `into`, with what is
+/// masked whole; password fields are remembered as seen.
+fn scan(query: &dyn Fn(&str) -> Option<NodeList>, overlay_host: &Element, into: &mut Vec<Element>) {
     into.extend(elements(query(SENSITIVE_FIELDS)));
     PASSWORDS.with_borrow_mut(|seen| {
         for password in elements(query("input[type=password]")) {
@@ -85,17 +102,47 @@ fn scan(query: &dyn Fn(&str) -> Option<NodeList>, into: &mut Vec<Element>) {
             }
         }
     });
-    // A selector does not reach into shadow roots: each open one is scanned as a tree
-    // of its own (a closed one, which Redline cannot read, is not).
-    for host in elements(query("*")) {
-        if let Some(shadow) = host.shadow_root() {
-            scan(&|selector| shadow.query_selector_all(selector).ok(), into);
+    // A selector does not reach into shadow roots: each one is scanned as a tree of its own.
+    for host in elements(query(MAY_HOST_SHADOW_ROOTS)).filter(|host| host != overlay_host) {
+        match shadow_of(&host) {
+            Shadow::Readable(root) => {
+                scan(&|selector| root.query_selector_all(selector).ok(), overlay_host, into)
+            }
+            Shadow::Unreadable => into.push(host),
+            Shadow::None => {}
         }
     }
     for frame in elements(query("iframe, frame")) {
-        if let Some(inside) = frame_dom::frame_document(&frame) {
-            scan(&|selector| inside.query_selector_all(selector).ok(), into);
+        match frame_dom::frame_document(&frame) {
+            Some(inside) => scan(&|selector| inside.query_selector_all(selector).ok(), overlay_host, into),
+            None => into.push(frame),
         }
+    }
+}
+
+/// The elements that may host a shadow root: HTML ones only. (Asking `chrome.dom` about
+/// an SVG element throws, and costs about 20 µs each time.)
+const MAY_HOST_SHADOW_ROOTS: &str = ":not(svg, svg *, math, math *)";
+
+/// The shadow root an element hosts, as far as Redline can read it.
+enum Shadow {
+    None,
+    Readable(ShadowRoot),
+    /// It may hold a closed root this browser does not open (Firefox has no
+    /// `chrome.dom`): a custom element without an open one. (Of the built-in elements
+    /// that may hold one, `div` and the like, a closed root is not told apart there.)
+    Unreadable,
+}
+
+fn shadow_of(host: &Element) -> Shadow {
+    match chrome::open_or_closed_shadow_root(host) {
+        Ok(Some(root)) => Shadow::Readable(root),
+        Ok(None) => Shadow::None,
+        Err(_) => match host.shadow_root() {
+            Some(root) => Shadow::Readable(root),
+            None if host.local_name().contains('-') => Shadow::Unreadable,
+            None => Shadow::None,
+        },
     }
 }
 
@@ -184,6 +231,8 @@ mod tests {
         nested.set_inner_html(r#"<input id="deep-card" autocomplete="cc-number">"#);
 
         let expected = ["current", "deep-card", "inner-password", "inner-private", "named", "toggled"];
+        let overlay_host = document.create_element("div").unwrap();
+        let sensitive_fields = |document: &Document| masked_elements(document, &overlay_host);
         assert_eq!(ids(&sensitive_fields(&document)), expected);
 
         // A "show password" button makes the field a text field: still masked, as it was
@@ -196,5 +245,39 @@ mod tests {
 
         page.remove();
         assert!(sensitive_fields(&document).iter().all(|e| e.id() != "toggled"), "gone with the page");
+    }
+
+    /// Here, as in Firefox, there is no `chrome.dom` to open a closed root with.
+    #[wasm_bindgen_test]
+    fn frames_of_other_origins_and_closed_roots_not_opened_are_masked_whole() {
+        let document = web_sys::window().unwrap().document().unwrap();
+        let page = document.create_element("div").unwrap();
+        page.set_inner_html(
+            r#"<iframe id="same" srcdoc="<input id=in-frame type=password>"></iframe>
+               <iframe id="other" sandbox srcdoc="<p>another origin</p>"></iframe>
+               <closed-card id="card"></closed-card>
+               <div id="plain-host"></div>
+               <div id="overlay"></div>"#,
+        );
+        document.body().unwrap().append_child(&page).unwrap();
+        let by_id = |id: &str| document.get_element_by_id(id).unwrap();
+        by_id("card").attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed)).unwrap();
+        by_id("plain-host").attach_shadow(&ShadowRootInit::new(ShadowRootMode::Closed)).unwrap();
+        let overlay = by_id("overlay");
+        overlay
+            .attach_shadow(&ShadowRootInit::new(ShadowRootMode::Open))
+            .unwrap()
+            .set_inner_html(r#"<iframe id="overlay-frame" sandbox></iframe>"#);
+
+        let masked = ids(&masked_elements(&document, &overlay));
+        assert!(!masked.contains(&"overlay-frame".to_owned()), "the overlay is left alone: {masked:?}");
+        for id in ["other", "card"] {
+            assert!(masked.contains(&id.to_owned()), "{id} in {masked:?}");
+            assert!(is_masked_whole(&by_id(id)), "{id}");
+        }
+        for id in ["same", "plain-host", "overlay"] {
+            assert!(!masked.contains(&id.to_owned()) && !is_masked_whole(&by_id(id)), "{id} in {masked:?}");
+        }
+        page.remove();
     }
 }
