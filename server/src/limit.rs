@@ -472,6 +472,37 @@ mod tests {
         assert_eq!(limiter.check("busy", limit, t0).unwrap_err().status(), 429);
     }
 
+    /// A hold takes for each of its holders: past the total 503, past one holder's
+    /// share 429 (for every request of that holder, whatever its other holder), and all
+    /// of it comes back when the hold is dropped.
+    #[test]
+    fn budgets_are_shared_and_given_back() {
+        let budget = Budget::new(1000, 400, "answers");
+        let key = |h: Holder<'_>| h.key();
+        let mut a = budget.hold(vec![key(Holder::Token("a")), key(Holder::Client("192.0.2.1"))]);
+        a.take(300).unwrap();
+        assert_eq!(
+            budget.check_room(&[key(Holder::Token("a"))]).unwrap_err().status(),
+            429,
+            "half its share"
+        );
+        let mut b = budget.hold(vec![key(Holder::Token("b")), key(Holder::Client("192.0.2.1"))]);
+        assert_eq!(b.take(101).unwrap_err().status(), 429, "the address is over its share");
+        b.take(100).unwrap();
+        let mut c = budget.hold(vec![key(Holder::Token("c")), key(Holder::Client("192.0.2.2"))]);
+        c.take(400).unwrap();
+        let mut d = budget.hold(vec![key(Holder::Token("d")), key(Holder::Client("192.0.2.3"))]);
+        assert_eq!(d.take(201).unwrap_err().status(), 503, "the budget is full");
+        d.take(200).unwrap();
+        assert_eq!((budget.held(), budget.held_by(Holder::Client("192.0.2.1"))), (1000, 400));
+        drop((a, b, c, d));
+        assert_eq!(budget.held(), 0);
+        assert!(
+            budget.0.held.lock().unwrap().by_holder.is_empty(),
+            "no holder is kept once it holds nothing"
+        );
+    }
+
     #[test]
     fn clients_are_told_apart_by_address() {
         let addr = |s: &str| ClientAddr(Some(s.parse().unwrap()));

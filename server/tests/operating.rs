@@ -151,6 +151,8 @@ async fn metrics_count_rpcs_by_name_and_class_and_the_queue_by_status_but_show_n
         ("redline_time_to_done_seconds_count", 0.0),
         ("redline_time_to_done_seconds_bucket{le=\"+Inf\"}", 0.0),
         ("redline_event_streams_open", 0.0),
+        ("redline_body_bytes_held", 0.0),
+        ("redline_answer_bytes_held", 0.0),
     ] {
         assert_eq!(after.get(series), Some(&value), "{series} in\n{text}");
     }
