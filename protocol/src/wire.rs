@@ -67,6 +67,9 @@ pub mod codes {
     pub const FORBIDDEN: &str = "forbidden";
     /// 404
     pub const NOT_FOUND: &str = "not_found";
+    /// 408 **(ours)**: a request's body did not arrive in time (clients treat 408 as
+    /// transient).
+    pub const TIMEOUT: &str = "timeout";
     /// 413
     pub const TOO_LARGE: &str = "too_large";
     /// 415

@@ -71,6 +71,18 @@ impl ApiError {
         e
     }
 
+    /// 408: what the client was sending stopped coming, or came too slowly.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::REQUEST_TIMEOUT, codes::TIMEOUT, message)
+    }
+
+    /// 429 saying why: the caller holds too much at once; retry after `secs`.
+    pub fn holds_too_much(message: impl Into<String>, secs: u64) -> Self {
+        let mut e = Self::new(StatusCode::TOO_MANY_REQUESTS, codes::RATE_LIMITED, message);
+        e.retry_after_secs = Some(secs);
+        e
+    }
+
     /// 503: the server is busy; retry after `secs`.
     pub fn unavailable(message: impl Into<String>, secs: u64) -> Self {
         let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, codes::INTERNAL, message);

@@ -27,14 +27,13 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
 pub use crate::clock::Clock;
 use crate::error::ApiError;
-use crate::http::{blobs, events, metrics, openapi, rpc};
+use crate::http::{blobs, events, metrics, openapi, rpc, transport};
 use crate::limit::{Limiter, RateLimit, SignInLimits};
 pub use crate::store::Store;
 use crate::store::blobs::{BlobStore, BlobStoreSpec, Blobs};
@@ -76,8 +75,14 @@ pub struct AppState {
     /// captured, and its threads' messages (`redline serve --project-quota-mb`); a write
     /// past it is refused with 413.
     pub project_quota_bytes: i64,
-    /// The bytes of request bodies all requests may hold at once (see `limit`).
-    pub body_budget: limit::BodyBudget,
+    /// The bytes of request bodies all requests may hold at once, as they arrive (see
+    /// `limit::Budget`).
+    pub body_budget: limit::Budget,
+    /// The bytes of answers all requests may hold at once, until sent.
+    pub answer_budget: limit::Budget,
+    /// How long the server waits on a client, and how many connections one may hold
+    /// (see `http::transport`).
+    pub deadlines: limit::Deadlines,
 }
 
 /// The default per-project storage quota, in MiB: five hundred images of the largest
@@ -122,7 +127,9 @@ impl AppState {
             metrics: Arc::default(),
             blob_reads: blobs::ReadLimit::default(),
             project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,
-            body_budget: limit::BodyBudget::default(),
+            body_budget: limit::Budget::for_bodies(limit::BODY_BUDGET_BYTES),
+            answer_budget: limit::Budget::for_answers(limit::ANSWER_BUDGET_BYTES),
+            deadlines: limit::Deadlines::default(),
         })
     }
 
@@ -175,7 +182,8 @@ pub fn metrics_app(state: AppState) -> Router {
 
 /// Serves [`metrics_app`] on `listener` (for as long as the process runs).
 pub async fn serve_metrics(listener: TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, metrics_app(state)).await
+    let deadlines = state.deadlines;
+    transport::serve(listener, metrics_app(state), deadlines, true, std::future::pending()).await
 }
 
 /// Serves until Ctrl-C / SIGTERM.
@@ -188,16 +196,11 @@ pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()
     };
     store::blobs::spawn_collector(state.blobs.clone(), state.store.clone(), state.clock.clone());
     let store = state.store.clone();
-    // Small answers and event frames go out at once: with Nagle's algorithm a write
-    // waits for the peer's delayed ACK (~40 ms) whenever earlier data is unacknowledged.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!(error = %e, "setting TCP_NODELAY");
-        }
-    });
-    // Each request knows its peer's address: the sign-in calls are limited per client.
-    let app = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
+    let deadlines = state.deadlines;
+    // Behind a reverse proxy every connection is the proxy's: the cap per client
+    // address would cap them all together.
+    let per_client_cap = state.client_ip_header.is_none();
+    let served = transport::serve(listener, app(state), deadlines, per_client_cap, stop).await;
     store.close().await;
     served
 }

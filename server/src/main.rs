@@ -112,11 +112,8 @@ enum Command {
         /// filings captured), in MiB; a write past it is refused with 413.
         #[arg(long, default_value_t = redline_server::DEFAULT_PROJECT_QUOTA_MB, value_parser = clap::value_parser!(u64).range(1..=(1 << 40)))]
         project_quota_mb: u64,
-        /// How many MiB of request bodies all requests together may hold at once; a
-        /// request that does not fit is answered 503 with Retry-After.
-        #[arg(long, default_value_t = (redline_server::limit::BODY_BUDGET_BYTES >> 20) as u64,
-              value_parser = clap::value_parser!(u64).range(16..=(1 << 20)))]
-        body_budget_mb: u64,
+        #[command(flatten)]
+        transport: redline_server::http::transport::TransportArgs,
         /// How many calls a second each token may make (RPCs and event streams), in
         /// bursts of up to ten seconds' worth; more are answered 429 with Retry-After.
         #[arg(long, default_value_t = RateLimit::default().per_second,
@@ -440,7 +437,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             max_streams_per_token,
             max_blob_reads,
             project_quota_mb,
-            body_budget_mb,
+            transport,
             calls_per_second,
             allow_private_webhooks,
             metrics_addr,
@@ -456,7 +453,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             state.max_streams_per_token = max_streams_per_token;
             state.blob_reads = redline_server::http::blobs::ReadLimit::new(max_blob_reads);
             state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
-            state.body_budget = redline_server::limit::BodyBudget::new((body_budget_mb << 20) as usize);
+            transport.apply(&mut state);
             state.rate_limit = RateLimit::per_second(calls_per_second);
             let listener =
                 tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;

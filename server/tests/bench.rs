@@ -32,9 +32,11 @@ const LONG_BATCH: usize = 5000;
 async fn changes_server() {
     let s = TestServer::start_with(|state| {
         // Measure the queue, not the per-token rate limit, the per-token cap on streams
-        // (the fan-out's streams share one token) or keep-alive pings.
+        // (the fan-out's streams share one token), the connections of one address or
+        // keep-alive pings.
         state.rate_limit = redline_server::limit::RateLimit { per_second: 1e9, burst: 1e9 };
         state.max_streams_per_token = SUBSCRIBERS;
+        state.deadlines.connections_per_client = 2 * SUBSCRIBERS;
         state.keep_alive = Duration::from_secs(3600);
     })
     .await;

@@ -151,6 +151,8 @@ async fn metrics_count_rpcs_by_name_and_class_and_the_queue_by_status_but_show_n
         ("redline_time_to_done_seconds_count", 0.0),
         ("redline_time_to_done_seconds_bucket{le=\"+Inf\"}", 0.0),
         ("redline_event_streams_open", 0.0),
+        ("redline_body_bytes_held", 0.0),
+        ("redline_answer_bytes_held", 0.0),
     ] {
         assert_eq!(after.get(series), Some(&value), "{series} in\n{text}");
     }
@@ -220,7 +222,7 @@ async fn bodies_in_flight_share_a_budget() {
     let dir = tempfile::tempdir().unwrap();
     let mut state =
         AppState::new(f.store.clone(), Clock::manual(common::START), dir.path().join("blobs")).await.unwrap();
-    state.body_budget = redline_server::limit::BodyBudget::new(100_000);
+    state.body_budget = redline_server::limit::Budget::new(100_000, 100_000, "request bodies");
     let budget = state.body_budget.clone();
     let app = app(state);
     let upload = |body: Body, length: Option<usize>| {
@@ -247,12 +249,12 @@ async fn bodies_in_flight_share_a_budget() {
     let whole = image(70_000).into_bytes();
     send.send(whole[..70_000].to_vec()).await.unwrap();
     for _ in 0..500 {
-        if budget.available() <= 30_000 {
+        if budget.held() >= 70_000 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert!(budget.available() <= 30_000, "{} bytes left", budget.available());
+    assert!(budget.held() >= 70_000, "{} bytes held", budget.held());
 
     // 50 kB more do not fit, by their Content-Length or as they come.
     for length in [Some(50_050), None] {
@@ -265,7 +267,7 @@ async fn bodies_in_flight_share_a_budget() {
     drop(send);
     let answered = slow.await.unwrap().unwrap();
     assert_ne!(answered.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(budget.available(), 100_000, "an answered request gives its bytes back");
+    assert_eq!(budget.held(), 0, "an answered request gives its bytes back");
     let res = upload(Body::from(image(50_000)), None).await.unwrap();
     assert_ne!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
 }

@@ -275,7 +275,19 @@ pub async fn handle(State(state): State<AppState>) -> Response {
             None
         }
     };
-    ([(header::CONTENT_TYPE, CONTENT_TYPE)], state.metrics.render(stored.as_ref())).into_response()
+    let mut text = state.metrics.render(stored.as_ref());
+    render_held(&mut text, &state);
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
+}
+
+/// The bytes requests in flight hold now of the server's budgets (`limit::Budget`).
+fn render_held(out: &mut String, state: &AppState) {
+    for (name, help, budget) in [
+        ("redline_body_bytes_held", "Bytes of request bodies held now.", &state.body_budget),
+        ("redline_answer_bytes_held", "Bytes of answers held now, until sent.", &state.answer_budget),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {}", budget.held());
+    }
 }
 
 #[cfg(test)]

@@ -2,10 +2,12 @@
 //! that are no operation. `rpc` reads and dispatches `POST /rpc/{name}`; `events`
 //! serves `GET /events/{stream}` from the event log; `blobs` serves signed image links;
 //! `metrics` is `/healthz`, `/metrics` and the RPC counters; `openapi` is
-//! `GET /openapi.json`. `crate::app` routes them.
+//! `GET /openapi.json`; `transport` holds the connections and what bounds a stalling
+//! client (deadlines, a cap per address, the answers' budget). `crate::app` routes them.
 
 pub mod blobs;
 pub mod events;
 pub mod metrics;
 pub(crate) mod openapi;
 pub(crate) mod rpc;
+pub mod transport;

@@ -9,7 +9,11 @@
 //! and each operation its body cap (`x-max-body-bytes`). `cargo xtask test` fuzzes the
 //! server against this document with schemathesis (`xtask/src/fuzz.rs`).
 
-use axum::Json;
+use std::sync::LazyLock;
+
+use axum::body::Bytes;
+use axum::http::header;
+use axum::response::IntoResponse;
 use redline_protocol::{Rpc, Scope};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
@@ -17,9 +21,14 @@ use serde_json::{Map, Value, json};
 
 use crate::http::rpc::{body_max_bytes, with_served_rpcs};
 
+/// The document as sent, made once: anyone may ask for it, so a request neither
+/// rebuilds it nor holds a copy of its own.
+static DOCUMENT: LazyLock<Bytes> =
+    LazyLock::new(|| Bytes::from(serde_json::to_vec(&document()).expect("the document is JSON")));
+
 /// `GET /openapi.json`.
-pub async fn handle() -> Json<Value> {
-    Json(document())
+pub async fn handle() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], DOCUMENT.clone())
 }
 
 /// The whole document.

@@ -2,28 +2,22 @@
 //! order of checks (unknown RPC 404 → token 401 → scope 403 → input 400), and the
 //! dispatch from an RPC name to its operation.
 
-use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
-use bytes::BytesMut;
+use axum::response::Response;
 use futures_util::StreamExt;
-use redline_protocol::IMAGE_MAX_BYTES;
 use redline_protocol::bounded::Object;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::limit::ClientAddr;
+use crate::http::transport::Answer;
+use crate::limit::{ClientAddr, Deadlines, Hold, Holder, MAX_BODY_BYTES};
 use crate::ops::{AnonymousOp, Ctx, Op};
-
-/// The largest request body, that of an RPC carrying an image: an 8 MiB image grows by
-/// a third in base64, plus room for the rest of the input.
-pub const MAX_BODY_BYTES: usize = IMAGE_MAX_BYTES / 3 * 4 + 1024 * 1024;
 
 /// `createChange`'s body cap: twice the largest filing the extension makes (500
 /// elements with 200-character texts and names, the first 20 with their styles, a
@@ -122,14 +116,18 @@ async fn call<R: Op>(
     if let Some(scope) = R::SCOPE {
         who.require(scope)?;
     }
+    let address = client.key(headers, state.client_ip_header.as_ref());
+    let holders = || vec![Holder::Token(&who.token_id).key(), Holder::Client(&address).key()];
     // The body's bytes stay taken from the budget until the answer is made: what is
     // parsed from them lives as long.
-    let (body, _taken) = read_body(state, name, headers, body).await?;
+    let (body, _taken) = read_body(state, name, headers, body, state.body_budget.hold(holders())).await?;
     let input = parse_input::<R::Input>(name, &body)?;
     drop(body);
+    let answer_holders = holders();
+    state.answer_budget.check_room(&answer_holders)?;
     let ctx = Ctx { state, who, base_url: base_url(state, headers), now: state.clock.now() };
     let output = R::run(&ctx, input).await?;
-    Ok(Json(output).into_response())
+    answer(state, &output, answer_holders)
 }
 
 async fn call_anonymous<R: AnonymousOp>(
@@ -143,45 +141,81 @@ async fn call_anonymous<R: AnonymousOp>(
     // Keys of their own: a token id is a UUID, never `name address`.
     let client = client.key(headers, state.client_ip_header.as_ref());
     state.limiter.check(&format!("{name} {client}"), R::limit(&state.sign_in_limits), now)?;
-    let (body, _taken) = read_body(state, name, headers, body).await?;
+    let holders = || vec![Holder::Client(&client).key()];
+    let (body, _taken) = read_body(state, name, headers, body, state.body_budget.hold(holders())).await?;
     let input = parse_input::<R::Input>(name, &body)?;
     let output = R::run(state, &base_url(state, headers), &client, now, input).await?;
-    Ok(Json(output).into_response())
+    answer(state, &output, holders())
+}
+
+/// The answer of `output`, its bytes taken from the answer budget for `holders` until
+/// the client has taken them (503 or 429 when they do not fit).
+fn answer(
+    state: &AppState,
+    output: &impl serde::Serialize,
+    holders: Vec<String>,
+) -> Result<Response, ApiError> {
+    let json = serde_json::to_vec(output).map_err(ApiError::internal)?;
+    let mut hold = state.answer_budget.hold(holders);
+    hold.take(json.len())?;
+    Ok(Answer::response(json, hold, &state.deadlines))
 }
 
 /// RPC `name`'s body, read until its cap ([`body_max_bytes`]): a longer body is refused
 /// with 413 as soon as the cap is passed (or at once, from its `Content-Length`), never
-/// held whole. Its bytes are taken from the server's [`BodyBudget`](crate::limit::BodyBudget) (its
-/// `Content-Length` before anything is read, what comes beyond as it comes): 503 when
-/// they do not fit. The bytes taken are given back when the second value is dropped.
+/// held whole. Its bytes are taken for `hold` from the server's body budget as they
+/// arrive (never its declared length at once): 503 or 429 when they do not fit
+/// ([`crate::limit::Budget`]). It must keep coming: a
+/// pause of [`Deadlines::body_idle`], or a body slower than its overall deadline
+/// ([`Deadlines::overall`], from its declared length or else its cap), is answered 408.
+/// What was taken is given back when the returned hold is dropped.
 async fn read_body(
     state: &AppState,
     name: &str,
     headers: &HeaderMap,
     body: Body,
-) -> Result<(Bytes, Option<OwnedSemaphorePermit>), ApiError> {
+    mut hold: Hold,
+) -> Result<(Bytes, Hold), ApiError> {
     let max = body_max_bytes(name);
     let too_long = || ApiError::too_large(format!("the request body is over {name}'s limit of {max} bytes"));
-    let declared =
-        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok()).unwrap_or(0);
-    if declared > max {
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|declared| declared > max) {
         return Err(too_long());
     }
-    let mut taken = None;
-    state.body_budget.take(&mut taken, declared)?;
-    let mut read = BytesMut::with_capacity(declared);
+    let expected = declared.unwrap_or(max);
+    let deadlines: &Deadlines = &state.deadlines;
+    let until = Instant::now() + deadlines.overall(deadlines.body_idle, expected);
+    let late = || {
+        ApiError::timeout(format!(
+            "the request body did not arrive in time (a pause of {} s, or slower than {} bytes a second)",
+            deadlines.body_idle.as_secs_f64(),
+            deadlines.min_bytes_per_sec
+        ))
+    };
+    let mut read = Vec::new();
     let mut chunks = body.into_data_stream();
-    while let Some(chunk) = chunks.next().await {
-        // Anything but the cap (a client that went away) is not about the size.
-        let chunk = chunk.map_err(|e| ApiError::malformed(format!("could not be read ({e})")))?;
+    loop {
+        let wait = (Instant::now() + deadlines.body_idle).min(until);
+        let chunk = match tokio::time::timeout_at(wait, chunks.next()).await {
+            Err(_) => return Err(late()),
+            Ok(None) => break,
+            // Anything but the cap (a client that went away) is not about the size.
+            Ok(Some(chunk)) => chunk.map_err(|e| ApiError::malformed(format!("could not be read ({e})")))?,
+        };
         let len = read.len() + chunk.len();
         if len > max {
             return Err(too_long());
         }
-        state.body_budget.take(&mut taken, len.saturating_sub(declared.max(read.len())))?;
+        hold.take(chunk.len())?;
+        if len > read.capacity() {
+            // Room grows by doubling, to the declared length at most: it is at most
+            // twice what arrived.
+            let room = (read.capacity() * 2).clamp(len, expected.max(len));
+            read.reserve_exact(room - read.len());
+        }
         read.extend_from_slice(&chunk);
     }
-    Ok((read.freeze(), taken))
+    Ok((Bytes::from(read), hold))
 }
 
 /// Where links in outputs point: the configured public URL, else the host the
@@ -334,6 +368,7 @@ fn field_error(path: &str, problem: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use axum::body::to_bytes;
+    use axum::response::IntoResponse;
     use redline_protocol::{CreateChangeInput, GetSessionInput};
 
     use super::*;
