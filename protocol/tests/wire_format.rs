@@ -247,7 +247,7 @@ fn envelope_and_rpc_names() {
     assert_eq!(serde_json::to_value(&env).unwrap(), json!({"rpcName": "getSession", "data": {}}));
     assert_eq!(ClaimChanges::NAME, "claimChanges");
     assert_eq!(ClaimChanges::SCOPE, Some(Scope::Write));
-    assert_eq!(RPC_NAMES.len(), 25);
+    assert_eq!(RPC_NAMES.len(), 27);
     assert_eq!(CountChanges::SCOPE, Some(Scope::Read));
     assert_eq!(ListWebhooks::SCOPE, Some(Scope::Admin));
     assert_eq!(serde_json::to_value(Scope::Admin).unwrap(), "changes:project:admin");

@@ -19,7 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::limit::ClientAddr;
-use crate::ops::{AnonymousOp, Ctx, Op};
+use crate::ops::{AnonymousOp, Ctx, Op, group_token};
 
 /// The largest request body, that of an RPC carrying an image: an 8 MiB image grows by
 /// a third in base64, plus room for the rest of the input.
@@ -76,6 +76,8 @@ macro_rules! with_served_rpcs {
             ClaimChanges,
             AcknowledgeChangeMessages,
             ListAgents,
+            CreateGroupToken,
+            RevokeGroupToken,
             ListWebhooks,
             GetStats,
             AskChangeQuestion,
@@ -109,7 +111,7 @@ pub async fn handle(
     with_served_rpcs!(served)
 }
 
-async fn call<R: Op>(
+async fn call<R: Op<Input: std::any::Any + Sync>>(
     state: &AppState,
     name: &str,
     client: ClientAddr,
@@ -118,8 +120,13 @@ async fn call<R: Op>(
 ) -> Result<Response, ApiError> {
     let who = state.authenticate(headers, client).await?;
     state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
-    if let Some(scope) = R::SCOPE {
-        who.require(scope)?;
+    let group = who.group_id.clone();
+    match (&group, R::SCOPE) {
+        (Some(_), _) if !group_token::allows(name) => {
+            return Err(ApiError::forbidden(format!("a group token may not call {name}")));
+        }
+        (None, Some(scope)) => who.require(scope)?,
+        _ => {}
     }
     // The body's bytes stay taken from the budget until the answer is made: what is
     // parsed from them lives as long.
@@ -127,6 +134,9 @@ async fn call<R: Op>(
     let input = parse_input::<R::Input>(name, &body)?;
     drop(body);
     let ctx = Ctx { state, who, base_url: base_url(state, headers), now: state.clock.now() };
+    if let Some(group) = &group {
+        group_token::check_item(&ctx, group, &input).await?;
+    }
     let output = R::run(&ctx, input).await?;
     Ok(Json(output).into_response())
 }
