@@ -65,7 +65,8 @@ impl Drop for RemoveChangesets {
 }
 
 /// `done` records the commit whose trailer names the item, not HEAD, so items close in
-/// any order; with no such commit it refuses and says the trailer to add.
+/// any order, never another item's; with no such commit it refuses and says the trailer
+/// to add.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn done_finds_the_commit_by_its_trailer() {
     let s = server().await;
@@ -76,7 +77,11 @@ async fn done_finds_the_commit_by_its_trailer() {
     let id1 = filed[0]["changeId"].as_str().unwrap();
     let c1 = commit(repo.path(), &format!("fix(a): #1 first\n\nChange-Id: {id1}"));
     let c2 = commit(repo.path(), "fix(a): #2 second\n\nChange: #2");
-    commit(repo.path(), "chore: unrelated");
+    // Another item's commit (its Change-Id says so) and a #3 in another trailer are not #3's.
+    commit(
+        repo.path(),
+        "chore: unrelated\n\nChange-Id: 00000000-0000-4000-8000-000000000000\nChange: #3\nRefs: #3",
+    );
 
     // #2 first, then #1: each gets its own commit, neither HEAD.
     let done = a.run_in(repo.path(), &["done", "--change-id", "2", "--json"]).await.ok().json();
