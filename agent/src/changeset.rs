@@ -76,24 +76,40 @@ pub fn changesets_dir(top: &Path) -> PathBuf {
     top.with_file_name(format!("{name}-changesets"))
 }
 
-/// The newest commit of `log` ([`git::trailers_log`]'s output) whose trailers name the
-/// item: `Change-Id: <change_id>` (any case) or `Change: #<short_id>` (or without `#`).
+/// The commit of `log` ([`git::trailers_log`]'s output) whose trailers name the item:
+/// the newest whose `Change-Id:` is `change_id` (any case), else the newest whose
+/// `Change:` is exactly `#<short_id>` (or without `#`) and whose `Change-Id:`, if it has
+/// one, is this item's. So `Change: #1` never takes #12's commit, a commit of another
+/// item (its `Change-Id:` says so) or a `#1` in any other trailer. Each commit is a
+/// NUL-separated record, its id on the first line: trailers are unfolded, so no value
+/// makes a line of its own, and a commit message holds no NUL.
 pub fn commit_with_trailer(log: &str, change_id: &str, short_id: &str) -> Option<String> {
-    log.split('\x1e').find_map(|record| {
-        let (sha, trailers) = record.trim_start_matches('\n').split_once('\0')?;
-        trailers.lines().any(|line| names_item(line, change_id, short_id)).then(|| sha.trim().to_owned())
-    })
-}
-
-/// Whether the trailer `line` (`Key: value`) names the item.
-fn names_item(line: &str, change_id: &str, short_id: &str) -> bool {
-    let Some((key, value)) = line.split_once(':') else { return false };
-    let value = value.trim();
-    match key.trim().to_ascii_lowercase().as_str() {
-        "change-id" => value.eq_ignore_ascii_case(change_id),
-        "change" => value.strip_prefix('#').unwrap_or(value) == short_id,
-        _ => false,
-    }
+    let commits: Vec<(&str, Vec<(String, &str)>)> = log
+        .split('\0')
+        .filter_map(|record| {
+            let (sha, trailers) = record.split_once('\n').unwrap_or((record, ""));
+            let sha = sha.trim();
+            let is_commit_id = matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit());
+            let trailers = trailers
+                .lines()
+                .filter_map(|line| line.split_once(':'))
+                .map(|(key, value)| (key.trim().to_ascii_lowercase(), value.trim()))
+                .collect();
+            is_commit_id.then_some((sha, trailers))
+        })
+        .collect();
+    let has = |trailers: &[(String, &str)], wanted: &str, matches: &dyn Fn(&str) -> bool| {
+        trailers.iter().any(|(key, value)| key == wanted && matches(value))
+    };
+    let this_id = |v: &str| v.eq_ignore_ascii_case(change_id);
+    let by_id = commits.iter().find(|(_, t)| has(t, "change-id", &this_id));
+    let by_number = || {
+        commits.iter().find(|(_, t)| {
+            has(t, "change", &|v| v.strip_prefix('#').unwrap_or(v) == short_id)
+                && !has(t, "change-id", &|v| !this_id(v))
+        })
+    };
+    by_id.or_else(by_number).map(|(sha, _)| (*sha).to_owned())
 }
 
 /// Why `done` refuses an item with no commit naming it, and the commit to make.
@@ -349,21 +365,41 @@ mod tests {
     #[test]
     fn finds_the_newest_commit_naming_the_item_by_either_trailer() {
         let id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+        let [c0, c1, c2, c3] = ["0", "1", "2", "3"].map(|n| n.repeat(40));
         let log = format!(
-            "c3\0Signed-off-by: A <a@example.com>\n\x1e\n\
-             c2\0Change: #7\n\x1e\n\
-             c1\0Change-Id: {}\nChange: #4\n\x1e\n\
-             c0\0\x1e\n",
+            "{c3}\nSigned-off-by: A <a@example.com>\n\0\
+             {c2}\nChange: #7\n\0\
+             {c1}\nChange-Id: {}\nChange: #4\n\0\
+             {c0}\n",
             id.to_uppercase()
         );
-        assert_eq!(commit_with_trailer(&log, id, "4").as_deref(), Some("c1"));
-        assert_eq!(commit_with_trailer(&log, "other", "7").as_deref(), Some("c2"));
-        assert_eq!(commit_with_trailer(&log, "other", "4").as_deref(), Some("c1"));
+        let found = |log: &str, id: &str, n: &str| commit_with_trailer(log, id, n);
+        assert_eq!(found(&log, id, "4"), Some(c1.clone()));
+        assert_eq!(found(&log, "other", "7"), Some(c2.clone()));
         // `Change: 7` without `#` counts; #70 is not #7; other keys never count.
-        assert_eq!(commit_with_trailer("c9\0change: 7\n\x1e", "x", "7").as_deref(), Some("c9"));
-        assert_eq!(commit_with_trailer(&log, "other", "70"), None);
-        assert_eq!(commit_with_trailer("c9\0Refs: #7\n\x1e", "x", "7"), None);
-        assert_eq!(commit_with_trailer("", id, "4"), None);
+        assert_eq!(found(&format!("{c3}\nchange: 7\n"), "x", "7"), Some(c3.clone()));
+        assert_eq!(found(&log, "other", "70"), None);
+        assert_eq!(found(&format!("{c3}\nRefs: #7\n"), "x", "7"), None);
+        assert_eq!(found("", id, "4"), None);
+    }
+
+    /// `Change: #1` never takes another item's commit: not #12's, not one whose
+    /// `Change-Id:` names another item, not a `#1` in another trailer, not a record
+    /// forged inside a trailer's value; an exact `Change-Id:` wins over a newer `Change:`.
+    #[test]
+    fn a_short_number_never_matches_another_items_commit() {
+        let (mine, theirs) = ("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "9a2504e0-4f89-11d3-9a0c-0305e82c3399");
+        let [c0, c1, c2, c3, c4] = ["0", "1", "2", "3", "4"].map(|n| n.repeat(40));
+        let log = format!(
+            "{c4}\nChange: #12\nRefs: #1\nSee-Also: Change: #1\n\0\
+             {c3}\nNote: x\x1e\n{c0}\x1eChange: #1\n\0\
+             {c2}\nChange-Id: {theirs}\nChange: #1\n\0\
+             {c1}\nChange: #1\n"
+        );
+        assert_eq!(commit_with_trailer(&log, mine, "1"), Some(c1.clone()));
+        assert_eq!(commit_with_trailer(&log, mine, "12"), Some(c4.clone()));
+        let exact = format!("{c4}\nChange: #1\n\0{c2}\nChange-Id: {mine}\n");
+        assert_eq!(commit_with_trailer(&exact, mine, "1"), Some(c2));
     }
 
     #[test]

@@ -126,11 +126,6 @@ impl Api {
         &self.base
     }
 
-    /// The token, for the agents `redline run` starts (in their environment only).
-    pub(crate) fn token(&self) -> &str {
-        &self.token
-    }
-
     /// Calls RPC `R`.
     pub async fn call<R: Rpc>(&self, input: R::Input) -> Result<R::Output, Error> {
         let url = format!("{}/rpc/{}", self.base, R::NAME);

@@ -294,13 +294,39 @@ fn checkout_check(cwd: &Path, top: Option<&Path>, remotes: &[Remote]) -> Check {
 /// A file's text; `None` when it does not exist.
 type Reading = Result<Option<String>, String>;
 
+/// Reads a regular file and no link (`O_NOFOLLOW`): a checkout is anyone's, and a
+/// `SKILL.md` or `.mcp.json` there linked to a secret must not be read, nor a FIFO
+/// block the check (`O_NONBLOCK`).
 fn read_text(path: &Path) -> Reading {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let failed = |e: String| Err(format!("cannot read {}: {e}", path.display()));
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return failed("it is a link, and doctor follows none".into());
+        }
+        Err(e) => return failed(e.to_string()),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return failed("not a regular file".into()),
+        Err(e) => return failed(e.to_string()),
+    }
+    let mut text = String::new();
+    match file.take(TEXT_READ_MAX).read_to_string(&mut text) {
+        Ok(_) => Ok(Some(text)),
+        Err(e) => failed(e.to_string()),
     }
 }
+
+/// The most of a file doctor reads (a skill or an MCP config is a few KiB).
+const TEXT_READ_MAX: u64 = 1 << 20;
 
 /// Where agents find the skill: the project's copy (where `skill install` writes) and
 /// the user's (`~/.claude/skills/redline-changes/`).
@@ -474,6 +500,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Doctor reads no link (a checkout's `SKILL.md` linked to a secret) and does not
+    /// block on a FIFO.
+    #[test]
+    fn reads_no_link_and_no_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "key").unwrap();
+        assert_eq!(read_text(&secret).unwrap().as_deref(), Some("key"));
+        let link = dir.path().join("SKILL.md");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let refused = read_text(&link).unwrap_err();
+        assert!(refused.contains("it is a link, and doctor follows none"), "{refused}");
+        let pipe = dir.path().join(".mcp.json");
+        let name = std::ffi::CString::new(pipe.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert!(read_text(&pipe).unwrap_err().contains("not a regular file"));
+        assert_eq!(read_text(&dir.path().join("missing")).unwrap(), None);
+    }
 
     #[test]
     fn reports_a_line_a_check_and_the_fix_under_a_failure() {

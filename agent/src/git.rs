@@ -86,7 +86,7 @@ fn checked(dir: &Path, args: &[&str]) -> Result<String, String> {
 /// The commits of the current branch, newest first, each as its id, a NUL and its
 /// trailer lines (unfolded), ended by an RS (0x1e).
 pub fn trailers_log(dir: &Path) -> Result<String, String> {
-    checked(dir, &["log", "--format=%H%x00%(trailers:only,unfold)%x1e", "HEAD", "--"])
+    checked(dir, &["log", "-z", "--format=%H%n%(trailers:only,unfold)", "HEAD", "--"])
 }
 
 /// The trailer lines (unfolded) of commit `sha`, e.g. `PR: #12`.

@@ -20,31 +20,89 @@ use redline_protocol::{IMAGE_MAX_BYTES, ImageType};
 use crate::client::{Api, Error};
 use crate::config::create_private_dir;
 
-/// A file's bytes, refused (without reading more than the limit) when it is over
-/// [`IMAGE_MAX_BYTES`].
+/// A file opened for reading what it holds, and its metadata as opened.
+struct Opened {
+    file: fs::File,
+    meta: fs::Metadata,
+}
+
+/// Opens `path` and checks what was opened (not what the path named before): a regular
+/// file of at most [`IMAGE_MAX_BYTES`]. A FIFO or device is opened without blocking
+/// (`O_NONBLOCK`) and refused.
+fn open_regular(path: &Path) -> Result<Opened, String> {
+    let failed = |e: std::io::Error| format!("reading {}: {e}", path.display());
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = options.open(path).map_err(failed)?;
+    let meta = file.metadata().map_err(failed)?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    if meta.len() > IMAGE_MAX_BYTES as u64 {
+        return Err(format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20));
+    }
+    Ok(Opened { file, meta })
+}
+
+impl Opened {
+    /// Its bytes, refused when over [`IMAGE_MAX_BYTES`] (it may have grown since it was
+    /// opened: one byte more than allowed is read at most).
+    fn read(self, path: &Path) -> Result<Vec<u8>, String> {
+        use std::io::Read;
+        let mut bytes = Vec::with_capacity(self.meta.len() as usize);
+        self.file
+            .take(IMAGE_MAX_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        if bytes.len() > IMAGE_MAX_BYTES {
+            return Err(format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20));
+        }
+        Ok(bytes)
+    }
+}
+
+/// A regular file's bytes, refused (without reading more than the limit) when it is
+/// over [`IMAGE_MAX_BYTES`]; a FIFO or device is refused without blocking on it.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let over = || format!("{} is over {} MiB", path.display(), IMAGE_MAX_BYTES >> 20);
-    let file = fs::File::open(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let declared = file.metadata().map_err(|e| format!("reading {}: {e}", path.display()))?.len();
-    if declared > IMAGE_MAX_BYTES as u64 {
-        return Err(over());
+    open_regular(path)?.read(path)
+}
+
+/// The temp folder of this user that `redline mcp` reads images from:
+/// `<temp>/redline-<uid>`, made 0700 if missing. One that is a link, is not a folder,
+/// is another user's or can be reached by others is refused: in a shared `/tmp`, any
+/// user could have made it first.
+pub fn own_temp_dir(temp: &Path) -> Result<PathBuf, String> {
+    // SAFETY: getuid(2) cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = temp.join(format!("redline-{uid}"));
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("creating {}: {e}", dir.display())),
     }
-    // The file may grow after its size was read: read one byte more than allowed at most.
-    let mut bytes = Vec::with_capacity(declared as usize);
-    file.take(IMAGE_MAX_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("reading {}: {e}", path.display()))?;
-    if bytes.len() > IMAGE_MAX_BYTES {
-        return Err(over());
+    let meta = fs::symlink_metadata(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+            return Err(format!(
+                "{} is not a folder of yours that only you can use: remove it, and it is made again",
+                dir.display()
+            ));
+        }
     }
-    Ok(bytes)
+    Ok(dir)
 }
 
 /// The folders `redline mcp` reads an `imagePath` from: the checkout it runs in (the
-/// folder itself outside a checkout) and the system temp directory, each with its links
-/// resolved. An MCP client's model chooses the path, and the file is sent to the server,
-/// so nothing else on the machine may be named.
+/// folder itself outside a checkout) and this user's temp folder ([`own_temp_dir`]),
+/// each with its links resolved. An MCP client's model chooses the path, and the file
+/// is sent to the server, so nothing else on the machine may be named.
 #[derive(Clone, Debug)]
 pub struct ImageRoots(Vec<PathBuf>);
 
@@ -67,6 +125,21 @@ impl ImageRoots {
             named.display(),
             roots.join(" or ")
         ))
+    }
+
+    /// The bytes of image file `path` (relative to `cwd`): it is opened first, then what
+    /// was opened is checked (a regular file within the limit, the very file found at
+    /// its resolved path under a root), so a link swapped in between names nothing else.
+    pub fn read(&self, cwd: &Path, path: &Path) -> Result<Vec<u8>, String> {
+        let named = cwd.join(path);
+        let opened = open_regular(&named)?;
+        let real = self.resolve(cwd, path)?;
+        let there = fs::metadata(&real).map_err(|e| format!("reading {}: {e}", real.display()))?;
+        use std::os::unix::fs::MetadataExt;
+        if (there.dev(), there.ino()) != (opened.meta.dev(), opened.meta.ino()) {
+            return Err(format!("{} changed while it was read: send it again", named.display()));
+        }
+        opened.read(&named)
     }
 }
 
@@ -175,6 +248,54 @@ impl ImageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fifo(path: &Path) {
+        let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    }
+
+    /// What is opened is checked, not what the path named: a FIFO (with no writer, so
+    /// opening it to read would block) and a folder are refused at once; a link in a
+    /// root to a file outside them is refused; a regular file is read.
+    #[test]
+    fn only_regular_files_under_the_roots_are_read() {
+        let (checkout, temp, elsewhere) =
+            (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let roots = ImageRoots::new(checkout.path(), temp.path());
+        fifo(&checkout.path().join("pipe.png"));
+        let refused = roots.read(checkout.path(), Path::new("pipe.png")).unwrap_err();
+        assert!(refused.ends_with("pipe.png is not a regular file"), "{refused}");
+        assert!(read_bounded(&checkout.path().join("pipe.png")).unwrap_err().contains("not a regular file"));
+        fs::create_dir(checkout.path().join("dir.png")).unwrap();
+        assert!(
+            roots.read(checkout.path(), Path::new("dir.png")).unwrap_err().contains("not a regular file")
+        );
+        fs::write(elsewhere.path().join("secret.png"), b"secret").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("secret.png"), checkout.path().join("link.png"))
+            .unwrap();
+        let out = roots.read(checkout.path(), Path::new("link.png")).unwrap_err();
+        assert!(out.contains("is not under the places images are read from"), "{out}");
+        fs::write(temp.path().join("a.png"), b"png").unwrap();
+        assert_eq!(roots.read(checkout.path(), &temp.path().join("a.png")).unwrap(), b"png");
+    }
+
+    /// The temp folder is this user's own, 0700: made so, and refused when another could
+    /// have made it (open to others) or it is a link.
+    #[test]
+    fn the_temp_folder_is_the_users_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let temp = tempfile::tempdir().unwrap();
+        let dir = own_temp_dir(temp.path()).unwrap();
+        assert_eq!(fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(own_temp_dir(temp.path()).unwrap(), dir, "the same one again");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(own_temp_dir(temp.path()).unwrap_err().contains("is not a folder of yours"));
+        fs::remove_dir(&dir).unwrap();
+        let planted = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(planted.path(), &dir).unwrap();
+        assert!(own_temp_dir(temp.path()).unwrap_err().contains("is not a folder of yours"));
+    }
 
     #[test]
     fn image_paths_are_read_only_under_the_checkout_or_the_temp_dir() {

@@ -172,15 +172,19 @@ pub enum AgentCommand {
     /// (REDLINE_GROUP_ID, REDLINE_FENCE, REDLINE_CLAIMED_BY, REDLINE_CHANGE_IDS,
     /// REDLINE_WORKTREE, REDLINE_API_URL, REDLINE_TOKEN, REDLINE_PROJECT) and the work
     /// (JSON: the group and its items) in the file REDLINE_WORK_FILE and on its standard
-    /// input. `redline done|reply|ask|shot|mcp` run by it write under that claim. When
-    /// CMD exits 0 with every item done, the changeset is merged into the branch this
-    /// checkout is on; otherwise it is left unmerged and each item not done says so in its
-    /// thread (unless it waits for an answer). Answers to questions start CMD again in
-    /// their changeset; items sent back as still wrong are claimed in a new one.
+    /// input. REDLINE_TOKEN is not yours: it is a token limited to the group's items
+    /// (show, ask, reply, shot, done), ended when CMD exits or the lease lapses.
+    /// `redline done|reply|ask|shot|show` run by it write under that claim. When CMD
+    /// exits 0 with every item done, the changeset is merged into the branch this
+    /// checkout is on (with --no-merge, left for you to merge); otherwise it is left
+    /// unmerged and each item not done says so in its thread (unless it waits for an
+    /// answer). Answers to questions start CMD again in their changeset; items sent back
+    /// as still wrong are claimed in a new one.
     ///
-    /// Exit status: 0 every changeset merged (or waiting for an answer), 2 nothing to do
-    /// (--once), 1 a changeset left unmerged or anything else, 130 stopped (Ctrl-C; the
-    /// agents are stopped, their leases lapse).
+    /// Exit status: 0 every changeset merged (or done with --no-merge, or waiting for an
+    /// answer), 2 nothing to do (--once), 1 a changeset left unmerged or anything else,
+    /// 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; the agents
+    /// are stopped, their leases lapse).
     Run(RunArgs),
     /// Print the skill that teaches a coding agent this loop, or install it.
     Skill(SkillArgs),
@@ -362,6 +366,10 @@ pub struct RunArgs {
     /// Seconds between polls when the event stream is unavailable (below 5 counts as 5).
     #[arg(long, value_name = "SECONDS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub interval: u64,
+    /// Merge nothing: a changeset whose items are all done keeps its branch and worktree,
+    /// for you to review and `redline merge --group-id` (or merge by hand).
+    #[arg(long)]
+    pub no_merge: bool,
     #[command(flatten)]
     pub api: ApiArgs,
 }

@@ -29,11 +29,11 @@ use super::CssDetail;
 use super::client::{Error, exit};
 use super::format::{self, LocalTime, done_text, shot_text};
 use super::git;
-use super::images::ImageRoots;
+use super::images::{self, ImageRoots};
 use super::next::{self, Found, Wait};
 use super::rules::parse_item;
 use super::session::{Ctx, now, save_images};
-use super::writes::{Image, OptionImages, Writer, check_options, file_label, read_image};
+use super::writes::{Image, OptionImages, Writer, check_options, file_label, image_of};
 use super::{ApiArgs, McpArgs, WriteArgs};
 
 mod texts;
@@ -208,8 +208,8 @@ pub enum AskOption {
 pub struct OptionWithImage {
     /// The option's label.
     pub label: String,
-    /// Its image: a png, jpeg or webp file under this checkout or the system temp
-    /// directory. Not with imageBase64.
+    /// Its image: a png, jpeg or webp file under this checkout or your temp
+    /// folder ($TMPDIR/redline-<uid>). Not with imageBase64.
     pub image_path: Option<String>,
     /// Its image, base64-encoded png, jpeg or webp (a data: URL works too). Not with
     /// imagePath.
@@ -241,8 +241,8 @@ pub struct ReplyParams {
     pub change_id: ItemRef,
     /// The message.
     pub message: String,
-    /// An image to attach: a png, jpeg or webp file under this checkout or the system
-    /// temp directory (a path relative to this server's working directory, or
+    /// An image to attach: a png, jpeg or webp file under this checkout or your temp
+    /// folder, $TMPDIR/redline-<uid> (a path relative to this server's working directory, or
     /// absolute). Not with imageBase64.
     pub image_path: Option<String>,
     /// An image to attach, base64-encoded png, jpeg or webp (a data: URL works too).
@@ -277,8 +277,8 @@ pub struct ShotParams {
     /// evidence (default) or option.
     #[serde(default)]
     pub kind: ShotKindParam,
-    /// The image: a png, jpeg or webp file under this checkout or the system temp
-    /// directory (relative to this server's working directory, or absolute). Give this
+    /// The image: a png, jpeg or webp file under this checkout or your temp
+    /// folder, $TMPDIR/redline-<uid> (relative to this server's working directory, or absolute). Give this
     /// or imageBase64.
     pub image_path: Option<String>,
     /// The image, base64-encoded png, jpeg or webp (a data: URL works too). Give this or
@@ -439,12 +439,13 @@ fn not_claimable(body: &ErrorBody, claimed_by: &str) -> CallToolResult {
 }
 
 /// Reads an image file named by the client, only from under the checkout this server
-/// runs in or the system temp directory ([`ImageRoots`]).
+/// runs in or this user's temp folder ([`ImageRoots`]).
 fn image_file(path: &Path) -> Result<Image, Error> {
     let cwd = std::env::current_dir().map_err(|e| Error::local(format!("no working directory: {e}")))?;
     let checkout = git::toplevel(&cwd).unwrap_or_else(|| cwd.clone());
-    let roots = ImageRoots::new(&checkout, &std::env::temp_dir());
-    read_image(&roots.resolve(&cwd, path).map_err(Error::Local)?)
+    let temp = images::own_temp_dir(&std::env::temp_dir()).map_err(Error::Local)?;
+    let roots = ImageRoots::new(&checkout, &temp);
+    image_of(path, roots.read(&cwd, path).map_err(Error::Local)?)
 }
 
 /// Reads an image given as a file or as base64: its type from its bytes, and base64.

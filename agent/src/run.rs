@@ -6,15 +6,21 @@
 //! claim in the environment and the work (the group and its items) in a file and on
 //! standard input. While CMD runs the lease is renewed (which keeps the fence). When CMD
 //! exits 0 with every item done, the changeset is merged into the branch this checkout
-//! is on; when every item not done waits for its filer's answer, it is parked until the
-//! answer; otherwise it stays unmerged and each item not done says so in its thread.
+//! is on (with `--no-merge`, left for the person); when every item not done waits for
+//! its filer's answer, it is parked until the answer; otherwise it stays unmerged and
+//! each item not done says so in its thread.
+//!
+//! CMD never gets the person's token: it gets a token limited to its group's items
+//! (`createGroupToken`), revoked when it exits (and dead anyway once the lease lapses).
+//! SIGINT, SIGTERM and SIGHUP all stop `run` alike: the agents are killed, their
+//! leases lapse.
 //!
 //! An answer to one of the agents' questions, for a group no agent is working on now,
 //! starts CMD again in that group's changeset; items sent back as still wrong are
 //! claimed as a new batch. Up to `--parallel` agents run at once; merges take turns,
 //! since they share this checkout.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex as StdMutex};
@@ -24,6 +30,7 @@ use redline_protocol::*;
 use serde::Serialize;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -37,8 +44,6 @@ use super::session::{Ctx, save_images};
 use super::writes::Writer;
 use super::{CLAIMED_BY_ENV, FENCE_ENV, GROUP_ID_ENV, RunArgs, WriteArgs};
 
-/// The exit status after Ctrl-C (128 + SIGINT), as shells report it.
-const INTERRUPTED: i32 = 130;
 /// How long `--loop` pauses after a look that started nothing (the look itself waited).
 const RELOOK_PAUSE: Duration = Duration::from_secs(1);
 
@@ -127,6 +132,8 @@ struct Job {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ending {
     Merged,
+    /// Every item done, the changeset left for the person to merge (`--no-merge`).
+    Kept,
     /// The agent exited 0 with every item not done waiting for its filer's answer.
     Parked,
     Unmerged,
@@ -141,12 +148,15 @@ struct Runner {
     exec: String,
     claimed_by: String,
     lease_minutes: Option<u32>,
+    /// `--no-merge`: a changeset whose items are all done is kept, not merged.
+    no_merge: bool,
     /// Merges take turns: they share the checkout.
     merging: Mutex<()>,
     /// The groups an agent is working on now.
     busy: StdMutex<HashSet<String>>,
-    /// The agents running now, by process id; each leads a process group of its own.
-    children: StdMutex<HashSet<u32>>,
+    /// The agents running now, by process id (each leads a process group of its own),
+    /// with the id of the group token each was given.
+    children: StdMutex<HashMap<u32, String>>,
 }
 
 /// Counts of how the agents ended.
@@ -158,7 +168,7 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, ended: Result<Ending, tokio::task::JoinError>) {
-        if !matches!(ended, Ok(Ending::Merged | Ending::Parked)) {
+        if !matches!(ended, Ok(Ending::Merged | Ending::Kept | Ending::Parked)) {
             self.unmerged += 1;
         }
     }
@@ -172,20 +182,28 @@ pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
         exec: a.exec.clone(),
         claimed_by: a.claimed_by.clone(),
         lease_minutes: a.lease_minutes,
+        no_merge: a.no_merge,
         merging: Mutex::new(()),
         busy: StdMutex::new(HashSet::new()),
-        children: StdMutex::new(HashSet::new()),
+        children: StdMutex::new(HashMap::new()),
     });
+    let mut stops = Stops::new()?;
     let mut agents = JoinSet::new();
     let finished = tokio::select! {
-        tally = dispatch(&runner, &mut agents, &a) => Some(tally),
-        _ = tokio::signal::ctrl_c() => None,
+        tally = dispatch(&runner, &mut agents, &a) => Ok(tally),
+        signal = stops.next() => Err(signal),
     };
-    let Some(tally) = finished else {
-        let killed = runner.kill_agents();
-        agents.shutdown().await;
-        eprintln!("redline: stopped; {killed} agent(s) killed, their leases lapse");
-        return Ok(INTERRUPTED);
+    let tally = match finished {
+        Ok(tally) => tally,
+        Err(signal) => {
+            let tokens = runner.kill_agents();
+            agents.shutdown().await;
+            for token_id in &tokens {
+                runner.revoke(token_id).await;
+            }
+            eprintln!("redline: stopped; {} agent(s) killed, their leases lapse", tokens.len());
+            return Ok(128 + signal);
+        }
     };
     let tally = tally?;
     Ok(match (tally.started, tally.unmerged) {
@@ -253,16 +271,42 @@ async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArg
 }
 
 impl Runner {
-    /// Kills every running agent with all it started (its process group); how many.
-    fn kill_agents(&self) -> usize {
+    /// Kills every running agent with all it started (its process group); the ids of
+    /// their group tokens.
+    fn kill_agents(&self) -> Vec<String> {
         let children = self.children.lock().expect("not poisoned");
-        for &pid in children.iter() {
+        for &pid in children.keys() {
             if let Ok(pid) = i32::try_from(pid) {
                 // SAFETY: kill(2) takes any pid; a negative one names a process group.
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
             }
         }
-        children.len()
+        children.values().cloned().collect()
+    }
+
+    /// A token limited to the group's items, for its agent: never the person's own.
+    async fn group_token(&self, group_id: &str) -> Result<GroupToken, Error> {
+        let input =
+            CreateGroupTokenInput { project_id: self.ctx.project_id.clone(), group_id: group_id.to_owned() };
+        self.ctx.api.call::<CreateGroupToken>(input).await.map_err(|e| {
+            if e.status() == Some(404) && e.code().is_none() {
+                Error::local(format!(
+                    "this server cannot make a token limited to a group ({e}); \
+                     `redline run` gives its agents no other token"
+                ))
+            } else {
+                e
+            }
+        })
+    }
+
+    /// Ends an agent's group token (else it ends with the lease); a failure is said.
+    async fn revoke(&self, token_id: &str) {
+        let input =
+            RevokeGroupTokenInput { project_id: self.ctx.project_id.clone(), token_id: token_id.to_owned() };
+        if let Err(e) = self.ctx.api.call::<RevokeGroupToken>(input).await {
+            warn(&format!("could not revoke the agent's token {token_id} (it ends with the lease): {e}"));
+        }
     }
 
     fn is_busy(&self, group_id: &str) -> bool {
@@ -491,7 +535,8 @@ impl Runner {
         let json = serde_json::to_vec_pretty(&work).expect("work files serialise");
         let file = write_work_file(&json)?;
         let ids: Vec<&str> = job.items.iter().map(|(c, _, _)| c.change_id.as_str()).collect();
-        let mut child = Command::new("sh")
+        let credential = self.group_token(&g.group_id).await?;
+        let child = Command::new("sh")
             .arg("-c")
             .arg(&self.exec)
             .current_dir(&worktree)
@@ -502,16 +547,22 @@ impl Runner {
             .env("REDLINE_WORKTREE", &worktree)
             .env("REDLINE_WORK_FILE", file.path())
             .env("REDLINE_API_URL", &self.ctx.api_url)
-            .env("REDLINE_TOKEN", self.ctx.api.token())
+            .env("REDLINE_TOKEN", &credential.token)
             .env("REDLINE_PROJECT", &self.ctx.project_id)
             .stdin(Stdio::piped())
             // A group of its own, so stopping `run` stops whatever the agent started.
             .process_group(0)
             .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| Error::local(format!("starting sh -c {:?}: {e}", self.exec)))?;
+            .spawn();
+        let mut child = match child {
+            Ok(child) => child,
+            Err(e) => {
+                self.revoke(&credential.token_id).await;
+                return Err(Error::local(format!("starting sh -c {:?}: {e}", self.exec)));
+            }
+        };
         let pid = child.id().unwrap_or(0);
-        self.children.lock().expect("not poisoned").insert(pid);
+        self.children.lock().expect("not poisoned").insert(pid, credential.token_id.clone());
         if let Some(mut stdin) = child.stdin.take() {
             // In a task of its own: an agent that never reads its input must not block us.
             tokio::spawn(async move {
@@ -534,6 +585,7 @@ impl Runner {
             }
         };
         self.children.lock().expect("not poisoned").remove(&pid);
+        self.revoke(&credential.token_id).await;
         let code = status.map_err(|e| Error::local(format!("waiting for the agent: {e}")))?.code();
         self.say("exited", &g.group_id, || {
             let how = code.map_or_else(|| "by a signal".to_owned(), |c| format!("with code {c}"));
@@ -555,6 +607,12 @@ impl Runner {
         };
         let group = group.unwrap_or_else(|| job.group.clone());
         let left = changeset::unfinished(&items);
+        if code == Some(0) && left.is_empty() && self.no_merge {
+            self.say("kept", &cs.group_id, || {
+                format!("every item is done; {} is left unmerged (--no-merge)", cs.branch)
+            });
+            return Ending::Kept;
+        }
         if code == Some(0) && left.is_empty() {
             let _turn = self.merging.lock().await;
             match changeset::merge(&self.checkout, cs, &group, &items) {
@@ -604,6 +662,34 @@ impl Runner {
         let text = text();
         let json = serde_json::json!({ "event": event, "groupId": group_id, "text": text });
         self.ctx.print(&json, || text.clone());
+    }
+}
+
+/// The signals that stop `run`: SIGINT (Ctrl-C), SIGTERM and SIGHUP, all alike.
+struct Stops {
+    interrupt: Signal,
+    terminate: Signal,
+    hang_up: Signal,
+}
+
+impl Stops {
+    fn new() -> Result<Stops, Error> {
+        let listen =
+            |kind: SignalKind| signal(kind).map_err(|e| Error::local(format!("listening for signals: {e}")));
+        Ok(Stops {
+            interrupt: listen(SignalKind::interrupt())?,
+            terminate: listen(SignalKind::terminate())?,
+            hang_up: listen(SignalKind::hangup())?,
+        })
+    }
+
+    /// The number of the first of them to arrive.
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.interrupt.recv() => libc::SIGINT,
+            _ = self.terminate.recv() => libc::SIGTERM,
+            _ = self.hang_up.recv() => libc::SIGHUP,
+        }
     }
 }
 

@@ -240,7 +240,11 @@ impl<'a> Writer<'a> {
 
 /// An image file as the protocol takes it: its type from its bytes, and base64.
 pub(crate) fn read_image(path: &Path) -> Result<Image, Error> {
-    let bytes = images::read_bounded(path).map_err(Error::Local)?;
+    image_of(path, images::read_bounded(path).map_err(Error::Local)?)
+}
+
+/// The image file `path` held `bytes`: its type from them, and base64.
+pub(crate) fn image_of(path: &Path, bytes: Vec<u8>) -> Result<Image, Error> {
     let kind = ImageType::sniff(&bytes)
         .ok_or_else(|| Error::local(format!("{} is not a png, jpeg or webp image", path.display())))?;
     Ok(Image { kind, base64: STANDARD.encode(&bytes) })

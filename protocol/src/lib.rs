@@ -19,6 +19,7 @@
 pub mod bounded;
 pub mod client;
 pub mod element_path;
+pub mod group_token;
 pub mod records;
 pub mod rpc;
 pub mod rules;
@@ -31,6 +32,7 @@ mod time;
 pub mod wire;
 
 pub use client::*;
+pub use group_token::*;
 pub use records::*;
 pub use rpc::*;
 pub use rules::*;

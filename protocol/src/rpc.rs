@@ -10,6 +10,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::group_token::*;
 use crate::records::*;
 use crate::{Scope, Timestamp};
 
@@ -74,6 +75,11 @@ rpcs! {
     AcknowledgeChangeMessages = "acknowledgeChangeMessages", Some(Scope::Write), AcknowledgeChangeMessagesInput => AcknowledgeChangeMessagesOutput;
     /// **(ours)** The project's agents: which is waiting now, when each was last seen.
     ListAgents = "listAgents", Some(Scope::Read), ListAgentsInput => ListAgentsOutput;
+    /// Agent **(ours)**: a token limited to one claimed group's items, for the agent
+    /// process `redline run` starts on that group.
+    CreateGroupToken = "createGroupToken", Some(Scope::Write), CreateGroupTokenInput => GroupToken;
+    /// Agent **(ours)**: end a token [`CreateGroupToken`] made.
+    RevokeGroupToken = "revokeGroupToken", Some(Scope::Write), RevokeGroupTokenInput => RevokeGroupTokenOutput;
     /// Agent: ask the filer a question (→ `needs_answer`).
     AskChangeQuestion = "askChangeQuestion", Some(Scope::Write), AskChangeQuestionInput => MessageOutput;
     /// Agent: add a message to the thread.

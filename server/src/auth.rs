@@ -42,6 +42,9 @@ pub struct Principal {
     pub user_id: String,
     pub user_name: String,
     pub scopes: Vec<Scope>,
+    /// A group token's group (`createGroupToken`): such a token has no scopes and may
+    /// call only what `crate::ops::group_token` allows, on that group's items.
+    pub group_id: Option<String>,
 }
 
 impl Principal {
@@ -263,12 +266,14 @@ fn expired(end: Timestamp) -> ApiError {
     ApiError::unauthorized(format!("this token expired at {end}"))
 }
 
-/// Reads the token whose secret hashes to `hash` at `now`.
+/// Reads the token whose secret hashes to `hash` at `now`. A group token ends with its
+/// group's lease: its check is reused no later than the lease's end.
 async fn read(store: Store, hash: String, now: Timestamp) -> Result<Checked, ApiError> {
     let row = sqlx::query(
         "SELECT t.token_id, t.project_id, p.name AS project_name, t.user_id, u.name AS user_name, t.scopes, \
-         t.expires_at, t.revoked_at \
+         t.expires_at, t.revoked_at, t.group_id, g.claim_expires_at AS lease_end \
          FROM tokens t JOIN projects p ON p.project_id = t.project_id JOIN users u ON u.user_id = t.user_id \
+         LEFT JOIN claim_groups g ON g.group_id = t.group_id \
          WHERE t.token_hash = $1",
     )
     .bind(&hash)
@@ -278,11 +283,19 @@ async fn read(store: Store, hash: String, now: Timestamp) -> Result<Checked, Api
     if opt_ts(&row, "revoked_at")?.is_some() {
         return Err(ApiError::unauthorized("this token has been revoked"));
     }
-    let expires_at = opt_ts(&row, "expires_at")?;
+    let mut expires_at = opt_ts(&row, "expires_at")?;
     if let Some(end) = expires_at
         && end <= now
     {
         return Err(expired(end));
+    }
+    let group_id: Option<String> = row.try_get("group_id")?;
+    if group_id.is_some() {
+        let lease_end = opt_ts(&row, "lease_end")?.filter(|end| now < *end);
+        let Some(lease_end) = lease_end else {
+            return Err(ApiError::unauthorized("this token's group has ended (its lease lapsed)"));
+        };
+        expires_at = Some(expires_at.map_or(lease_end, |end| end.min(lease_end)));
     }
     let scopes: String = row.try_get("scopes")?;
     let who = Principal {
@@ -292,6 +305,7 @@ async fn read(store: Store, hash: String, now: Timestamp) -> Result<Checked, Api
         user_id: row.try_get("user_id")?,
         user_name: row.try_get("user_name")?,
         scopes: stored_scopes(&scopes),
+        group_id,
     };
     Ok(Checked { who, expires_at, at: now })
 }
@@ -346,6 +360,7 @@ mod tests {
             user_id: "u".to_owned(),
             user_name: name.to_owned(),
             scopes: vec![Scope::Read],
+            group_id: None,
         };
         Checked { who, expires_at: None, at: NOW }
     }

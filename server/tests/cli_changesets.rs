@@ -65,7 +65,8 @@ impl Drop for RemoveChangesets {
 }
 
 /// `done` records the commit whose trailer names the item, not HEAD, so items close in
-/// any order; with no such commit it refuses and says the trailer to add.
+/// any order, never another item's; with no such commit it refuses and says the trailer
+/// to add.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn done_finds_the_commit_by_its_trailer() {
     let s = server().await;
@@ -76,7 +77,11 @@ async fn done_finds_the_commit_by_its_trailer() {
     let id1 = filed[0]["changeId"].as_str().unwrap();
     let c1 = commit(repo.path(), &format!("fix(a): #1 first\n\nChange-Id: {id1}"));
     let c2 = commit(repo.path(), "fix(a): #2 second\n\nChange: #2");
-    commit(repo.path(), "chore: unrelated");
+    // Another item's commit (its Change-Id says so) and a #3 in another trailer are not #3's.
+    commit(
+        repo.path(),
+        "chore: unrelated\n\nChange-Id: 00000000-0000-4000-8000-000000000000\nChange: #3\nRefs: #3",
+    );
 
     // #2 first, then #1: each gets its own commit, neither HEAD.
     let done = a.run_in(repo.path(), &["done", "--change-id", "2", "--json"]).await.ok().json();
@@ -458,4 +463,137 @@ async fn a_conflicting_merge_leaves_the_checkout_as_it_was() {
     assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), before);
     assert_eq!(git(repo.path(), &["status", "--porcelain"]), "", "no merge left half done");
     assert!(wt.is_dir(), "the changeset stays");
+}
+
+/// The agent command of the group-token test: it keeps its environment, tries to read
+/// and write both items (one is its group's, the other not), then closes its own.
+const SCOPED_SCRIPT: &str = r#"set -e
+env > "$RUN_DIR/env-$REDLINE_GROUP_ID"
+try() {
+  what=$1; shift
+  if "$@" >/dev/null 2>>"$RUN_DIR/stderr-$REDLINE_GROUP_ID"; then how=ok; else how=refused; fi
+  echo "$REDLINE_GROUP_ID $what $how" >> "$RUN_DIR/tries.log"
+}
+for n in 1 2; do
+  try "show $n" redline show "$n"
+  try "reply $n" redline reply --change-id "$n" --message "hello from $REDLINE_GROUP_ID"
+done
+for id in $(grep -o '"id": "[^"]*"' "$REDLINE_WORK_FILE" | cut -d'"' -f4); do
+  echo "$id" > "item-$id.txt"
+  git add "item-$id.txt"
+  git commit -q -m "fix(page): $id" -m "Change-Id: $id"
+  redline done --change-id "$id"
+done
+"#;
+
+/// The `REDLINE_TOKEN` an agent was started with, from the environment it kept.
+fn token_in(env: &str) -> String {
+    env.lines().find_map(|l| l.strip_prefix("REDLINE_TOKEN=")).expect("REDLINE_TOKEN is set").to_owned()
+}
+
+/// Waits until `token` is refused (its revocation is seen at most a second late).
+async fn until_refused(s: &TestServer, token: &str) {
+    let read = json!({"changeId": "1", "projectId": s.project_id});
+    until("token refused", || async { s.call(token, "getChange", read.clone()).await.0 == 401 }).await;
+}
+
+/// `run` gives each agent a token limited to its group, never the person's: it reads
+/// and writes its own items, is refused (403) on the other group's, and is revoked once
+/// the agent exits. With `--no-merge` the done changesets keep their branches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_gives_each_agent_a_token_for_its_group_only_and_no_merge_keeps_the_changesets() {
+    let s = server().await;
+    file_on(&s, &["/a", "/b"]).await;
+    let mut a = agent(&s);
+    let (run_dir, exec) = with_script(&mut a, SCOPED_SCRIPT);
+    let (repo, first) = git_repo();
+    let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
+    let out = a
+        .run_in(repo.path(), &["run", "--exec", &exec, "--once", "--no-merge", "--claimed-by", "runner"])
+        .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout.matches("is left unmerged (--no-merge)").count(), 2, "{out:?}");
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), first, "nothing merged");
+    for branch in ["changeset/changes-on-a", "changeset/changes-on-b"] {
+        assert_eq!(branches(repo.path(), branch), branch, "{branch} is kept");
+    }
+
+    let tries = std::fs::read_to_string(run_dir.join("tries.log")).unwrap();
+    for (mine, other) in [("1", "2"), ("2", "1")] {
+        let got = get(&s, mine).await;
+        assert_eq!(got["change"]["status"], "done");
+        let group = got["change"]["groupId"].as_str().unwrap();
+        for line in [
+            format!("{group} show {mine} ok"),
+            format!("{group} reply {mine} ok"),
+            format!("{group} show {other} refused"),
+            format!("{group} reply {other} refused"),
+        ] {
+            assert!(tries.lines().any(|l| l == line), "no {line:?} in {tries}");
+        }
+        let errors = std::fs::read_to_string(run_dir.join(format!("stderr-{group}"))).unwrap();
+        assert!(errors.contains(&format!("this token is limited to the items of group {group}")), "{errors}");
+        let bodies: Vec<String> = get(&s, other).await["thread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["body"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!bodies.contains(&format!("hello from {group}")), "#{other} was written: {bodies:?}");
+
+        let env = std::fs::read_to_string(run_dir.join(format!("env-{group}"))).unwrap();
+        assert!(!env.contains(&s.agent), "the person's token reached the agent");
+        let token = token_in(&env);
+        assert!(token.starts_with("rl_") && token != s.agent, "{token}");
+        until_refused(&s, &token).await;
+    }
+}
+
+/// The agent command of the signal test: keeps its token, then runs until stopped.
+const SLEEPY_SCRIPT: &str = r#"echo "$REDLINE_TOKEN" > "$RUN_DIR/token"
+sleep 120 &
+echo $! > "$RUN_DIR/sleepy.pid"
+wait
+"#;
+
+/// SIGTERM and SIGHUP stop `run` as Ctrl-C does: exit 128 + the signal, the agent and
+/// what it started killed, its lease left to lapse, its token revoked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_stops_its_agents_on_sigterm_and_sighup() {
+    let s = server().await;
+    let mut a = agent(&s);
+    let (run_dir, exec) = with_script(&mut a, SLEEPY_SCRIPT);
+    let (repo, _) = git_repo();
+    let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
+    for (n, signal, code) in [(1, "TERM", 143), (2, "HUP", 129)] {
+        file(&s, &s.ann, &format!("Sleepy {signal}"), &format!("/{signal}")).await;
+        release(&s, &s.ann).await;
+        let pid_file = run_dir.join("sleepy.pid");
+        let _ = std::fs::remove_file(&pid_file);
+        let mut command = a.command(&["run", "--exec", &exec, "--loop", "--claimed-by", "runner"]);
+        command.current_dir(repo.path());
+        let running = a.spawn_command(command);
+        let run_pid = running.child.id().unwrap();
+        until("sleeping agent", || async { pid_file.exists() }).await;
+        let sleeper = std::fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+        std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &run_pid.to_string()])
+            .status()
+            .unwrap();
+        let (out, _) = running.finish(std::time::Duration::from_secs(10)).await;
+        assert_eq!(out.code, code, "SIG{signal}: {out:?}");
+        assert!(out.stderr.contains("stopped; 1 agent(s) killed, their leases lapse"), "{out:?}");
+        until("sleeper killed", || async {
+            std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+                .map_or(true, |stat| stat.contains(") Z "))
+        })
+        .await;
+        assert_eq!(
+            get(&s, &n.to_string()).await["change"]["status"],
+            "claimed",
+            "its lease is left to lapse"
+        );
+        let token = std::fs::read_to_string(run_dir.join("token")).unwrap().trim().to_owned();
+        until_refused(&s, &token).await;
+    }
 }

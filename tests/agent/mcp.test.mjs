@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -76,6 +76,7 @@ async function connect(env, cwd) {
         ...getDefaultEnvironment(),
         XDG_CONFIG_HOME: tempDir("config"),
         XDG_CACHE_HOME: tempDir("cache"),
+        TMPDIR: tmpdir(),
         RUST_LOG: "warn",
         ...env,
       }).filter(([, value]) => value !== undefined),
@@ -358,6 +359,24 @@ test("failures are tool errors that say what to do", async () => {
   const elsewhere = await call(client, "changes_reply", { changeId: item.shortId, message: "see", imagePath: "/etc/hostname" });
   assert.equal(elsewhere.isError, true);
   assert.match(textOf(elsewhere), /is not under the places images are read from: .+ or .+ \(put the image there, or send imageBase64\)/);
+  // The shared temp dir is not one of them: only this user's own folder in it, 0700.
+  const shared = join(tempDir("shared"), "shot.png");
+  writeFileSync(shared, Buffer.from(PNG, "base64"));
+  const inShared = await call(client, "changes_reply", { changeId: item.shortId, message: "see", imagePath: shared });
+  assert.equal(inShared.isError, true);
+  assert.match(textOf(inShared), /is not under the places images are read from/);
+  const own = join(tmpdir(), `redline-${process.getuid()}`);
+  mkdirSync(own, { recursive: true, mode: 0o700 });
+  const mine = join(own, `mcp-${process.pid}.png`);
+  writeFileSync(mine, Buffer.from(PNG, "base64"));
+  temps.push(mine);
+  const inOwn = await call(client, "changes_reply", { changeId: item.shortId, message: "see", imagePath: mine });
+  assert.notEqual(inOwn.isError, true, textOf(inOwn));
+  // A FIFO is refused at once (opening it to read would wait for a writer forever).
+  execFileSync("mkfifo", [join(repo, "pipe.png")]);
+  const pipe = await call(client, "changes_reply", { changeId: item.shortId, message: "see", imagePath: "pipe.png" });
+  assert.equal(pipe.isError, true);
+  assert.match(textOf(pipe), /pipe\.png is not a regular file/);
 
   const nameless = await call(client, "changes_next", { claim: true });
   assert.equal(nameless.isError, true);

@@ -17,7 +17,7 @@ use crate::AppState;
 use crate::error::ApiError;
 use crate::http::transport::Answer;
 use crate::limit::{ClientAddr, Deadlines, Hold, Holder, MAX_BODY_BYTES};
-use crate::ops::{AnonymousOp, Ctx, Op};
+use crate::ops::{AnonymousOp, Ctx, Op, group_token};
 
 /// `createChange`'s body cap: twice the largest filing the extension makes (500
 /// elements with 200-character texts and names, the first 20 with their styles, a
@@ -71,6 +71,8 @@ macro_rules! with_served_rpcs {
             ReleaseGroup,
             AcknowledgeChangeMessages,
             ListAgents,
+            CreateGroupToken,
+            RevokeGroupToken,
             ListWebhooks,
             GetStats,
             AskChangeQuestion,
@@ -104,7 +106,7 @@ pub async fn handle(
     with_served_rpcs!(served)
 }
 
-async fn call<R: Op>(
+async fn call<R: Op<Input: std::any::Any + Sync>>(
     state: &AppState,
     name: &str,
     client: ClientAddr,
@@ -113,8 +115,13 @@ async fn call<R: Op>(
 ) -> Result<Response, ApiError> {
     let who = state.authenticate(headers, client).await?;
     state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
-    if let Some(scope) = R::SCOPE {
-        who.require(scope)?;
+    let group = who.group_id.clone();
+    match (&group, R::SCOPE) {
+        (Some(_), _) if !group_token::allows(name) => {
+            return Err(ApiError::forbidden(format!("a group token may not call {name}")));
+        }
+        (None, Some(scope)) => who.require(scope)?,
+        _ => {}
     }
     let address = client.key(headers, state.client_ip_header.as_ref());
     let holders = || vec![Holder::Token(&who.token_id).key(), Holder::Client(&address).key()];
@@ -126,6 +133,9 @@ async fn call<R: Op>(
     let answer_holders = holders();
     state.answer_budget.check_room(&answer_holders)?;
     let ctx = Ctx { state, who, base_url: base_url(state, headers), now: state.clock.now() };
+    if let Some(group) = &group {
+        group_token::check_item(&ctx, group, &input).await?;
+    }
     let output = R::run(&ctx, input).await?;
     answer(state, &output, answer_holders)
 }

@@ -5,6 +5,7 @@ mod agent;
 mod claim;
 mod ctx;
 mod filer;
+pub mod group_token;
 pub mod presence;
 mod read;
 mod session;

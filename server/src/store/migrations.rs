@@ -34,6 +34,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (18, "0018_sign_in_origin.sql", include_str!("../../migrations/sqlite/0018_sign_in_origin.sql")),
     (19, "0019_list_summaries.sql", include_str!("../../migrations/sqlite/0019_list_summaries.sql")),
     (20, "0020_bounds_and_owners.sql", include_str!("../../migrations/sqlite/0020_bounds_and_owners.sql")),
+    (21, "0021_group_tokens.sql", include_str!("../../migrations/sqlite/0021_group_tokens.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../../migrations/postgres/0001_init.sql")),
@@ -56,6 +57,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (18, "0018_sign_in_origin.sql", include_str!("../../migrations/postgres/0018_sign_in_origin.sql")),
     (19, "0019_list_summaries.sql", include_str!("../../migrations/postgres/0019_list_summaries.sql")),
     (20, "0020_bounds_and_owners.sql", include_str!("../../migrations/postgres/0020_bounds_and_owners.sql")),
+    (21, "0021_group_tokens.sql", include_str!("../../migrations/postgres/0021_group_tokens.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after
