@@ -225,7 +225,7 @@ enum WebhookCommand {
         /// replied, shot, done, live (an item's fix became live), verified, or all.
         #[arg(long, value_delimiter = ',', required = true)]
         events: Vec<String>,
-        /// `json` (signed, README "Webhooks and Slack") or `slack` (a Slack message).
+        /// `json` (signed, docs/webhooks.md) or `slack` (a Slack message).
         #[arg(long, value_enum, default_value = "json")]
         format: WebhookFormatArg,
         /// A file holding the signing secret (`whsec_…`, or any text).

@@ -1,5 +1,5 @@
 //! Outgoing webhooks against real `redline serve` processes and a receiver on loopback
-//! that checks each request's signature the way README "Webhooks and Slack" tells a
+//! that checks each request's signature the way docs/webhooks.md tells a
 //! receiver to: delivery in order, retries while the receiver is down, a server killed
 //! mid-delivery, several processes on one Postgres database, the Slack format, and the
 //! refusal of private addresses.
@@ -25,7 +25,7 @@ use sha2::Sha256;
 /// A secret in the `whsec_` form, as `webhook add --secret-file` reads it.
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-/// README's receiver-side check: the HMAC-SHA256 of "{id}.{timestamp}.{body}", keyed by
+/// docs/webhooks.md's receiver-side check: the HMAC-SHA256 of "{id}.{timestamp}.{body}", keyed by
 /// the base64 after `whsec_`, is one of the `webhook-signature` header's `v1,` values.
 fn signature_holds(headers: &HeaderMap, body: &str) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();

@@ -1,6 +1,6 @@
 // The plugin in real Next.js builds (App Router, Turbopack, static export) of next-app:
 // with the SWC plugin (withRedlineAnchors in next.config.mjs) on, off and absent, and
-// with the Babel plugin (a babel.config.js written for that build only, as the README
+// with the Babel plugin (a babel.config.js written for that build only, as docs/anchors.md
 // says). On, the exported page carries the anchors, test ids and commit, and the SWC
 // build is circled through the extension; off is byte-identical to absent; Babel and
 // SWC stamp the same page.

@@ -398,7 +398,7 @@ export async function fileCircled(server, { page, overlay }, box, text) {
   }
 }
 
-/** With REDLINE_PANEL_SCREENSHOTS=DIR, saves `panel` as NAME-light.png and NAME-dark.png (the README's pictures). */
+/** With REDLINE_PANEL_SCREENSHOTS=DIR, saves `panel` as NAME-light.png and NAME-dark.png (docs/using.md's pictures). */
 export async function savePanelScreenshots(panel, name) {
   const dir = process.env.REDLINE_PANEL_SCREENSHOTS;
   if (!dir) return;

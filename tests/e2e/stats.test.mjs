@@ -1,5 +1,5 @@
 // The panel's views of #26 against the real server: the Stats view (getStats; its
-// pictures in the README with REDLINE_PANEL_SCREENSHOTS=docs), the
+// pictures in docs/using.md with REDLINE_PANEL_SCREENSHOTS=docs), the
 // project's webhooks in Settings for an admin (listWebhooks) and nothing for anyone
 // else, and a done item's commit and pull request links. A server build that does not
 // serve an RPC yet answers 404: the tests that need it say so and skip; the panel's own

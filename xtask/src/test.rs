@@ -132,7 +132,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
     phases.push(("end-to-end in Chromium", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
-    tally.check("the README's install puts a working `redline` in a prefix", install_into_a_prefix);
+    tally.check("docs/agents.md's install puts a working `redline` in a prefix", install_into_a_prefix);
     phases.push(("install", phase.elapsed().as_secs_f64()));
 
     tally.finish(&phases, started)
@@ -242,7 +242,7 @@ fn fuzz(tally: &mut Tally, redline: &Path, cluster: &postgres::Cluster) {
     }
 }
 
-/// The README's install command for an agent's machine, into a temporary prefix, then
+/// docs/agents.md's install command for an agent's machine, into a temporary prefix, then
 /// `redline --version` from there. With `--debug`: the install is the same (the locked
 /// dependencies, the binary, the prefix) and reuses the debug build the other phases made,
 /// where the release profile's LTO would rebuild everything for ten minutes of CI.

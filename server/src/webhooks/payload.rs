@@ -4,7 +4,7 @@
 //! Requests are signed as the Standard Webhooks convention says (the headers
 //! `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of
 //! "{id}.{timestamp}.{body}">`, keyed by the base64 after `whsec_`), so receivers can
-//! check them with a few lines or an existing library; README "Webhooks and Slack".
+//! check them with a few lines or an existing library; docs/webhooks.md.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
