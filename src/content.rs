@@ -264,7 +264,7 @@ fn captured(
 /// the page is next idle after the screenshot taken ahead, and throws it away, unless a
 /// circle was released before. The first release in a page took 13–27 ms to capture on
 /// the demo stage, the second and third in the same tab 2–11 (the `redline:capture`
-/// measure; BENCHMARKS.md, "Instant"): the browser compiles this module's code as it
+/// measure; docs/benchmarks-history.md, "Instant"): the browser compiles this module's code as it
 /// is first called, and the release is where most of it is. The rehearsal posts nothing.
 fn rehearse_capture_when_idle(after: Option<js_sys::Promise>) {
     wasm_bindgen_futures::spawn_local(async move {

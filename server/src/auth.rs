@@ -4,11 +4,11 @@
 //! token is refused.
 //!
 //! A token's check is reused for [`CHECK_REUSE_MS`]: every request names its token, and
-//! reading it from the store each time was a round trip per request (BENCHMARKS.md).
-//! So a token revoked by `redline token revoke` (run in another process, which cannot
-//! tell this one) is refused at most that long after; an expiry is exact. Requests
-//! that find no reusable check while one is being read wait for that read instead of
-//! each reading the token again.
+//! reading it from the store each time was a round trip per request
+//! (docs/benchmarks-history.md, "Where it stands"). So a token revoked by `redline
+//! token revoke` (run in another process, which cannot tell this one) is refused at
+//! most that long after; an expiry is exact. Requests that find no reusable check
+//! while one is being read wait for that read instead of each reading the token again.
 //!
 //! A request whose token must be read from the store first takes a call from its client
 //! address's [`TOKEN_READS`] bucket, given back once the token turns out to be known: so

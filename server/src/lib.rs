@@ -226,7 +226,7 @@ async fn shutdown_signal() {
 /// with mimalloc. A request's allocations move between threads (rows are made on
 /// SQLite's worker thread and dropped on the runtime's), which glibc's allocator pays
 /// for in locks and consolidation: a fifth of the CPU of a claim burst went to it
-/// (BENCHMARKS.md has the runs).
+/// (docs/benchmarks-history.md, "Allocator, the committer's own connection").
 #[cfg(not(test))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

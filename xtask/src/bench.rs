@@ -46,7 +46,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
 const INSTANT_BEFORE: &str = "17e1d56";
 
 /// Gesture → overlay ready and release → composer open on the demo stage and a large
-/// page, this build against [`INSTANT_BEFORE`]'s in the same run (BENCHMARKS.md,
+/// page, this build against [`INSTANT_BEFORE`]'s in the same run (docs/benchmarks-history.md,
 /// "Instant").
 fn instant() -> Result<()> {
     let before = build_of_commit(INSTANT_BEFORE)?;
@@ -89,7 +89,7 @@ fn build_of_commit(sha: &str) -> Result<PathBuf> {
 
 /// The side panel on a 10,000-item project read a page at a time: first paint, a further
 /// page, 1,000 rows built again, one event applied as one row and as a re-read
-/// (BENCHMARKS.md, "Side panel"), against plain DOM code measured in the same run.
+/// (docs/benchmarks-history.md, "Side panel"), against plain DOM code measured in the same run.
 fn panel() -> Result<()> {
     let mut bench = cmd("node");
     bench.arg("tests/bench/panel.mjs");
@@ -98,8 +98,8 @@ fn panel() -> Result<()> {
     process::run(&mut bench)
 }
 
-/// Circle → item on a 10,000-element page with a real server (BENCHMARKS.md, "Circle
-/// and file").
+/// Circle → item on a 10,000-element page with a real server (docs/benchmarks-history.md,
+/// "Circle and file").
 fn capture() -> Result<()> {
     let mut bench = cmd("node");
     bench.arg("tests/bench/capture.mjs");
@@ -110,8 +110,8 @@ fn capture() -> Result<()> {
     process::run(&mut bench)
 }
 
-/// CSS paths against @medv/finder on `tests/fixtures/pages` (BENCHMARKS.md, "CSS
-/// paths vs @medv/finder"). Our generator is built with its bench-only export (feature
+/// CSS paths against @medv/finder on `tests/fixtures/pages` (docs/benchmarks-history.md,
+/// "CSS paths vs @medv/finder"). Our generator is built with its bench-only export (feature
 /// `selector-bench`) into `target/bench/selectors/`, never into `extension/`: as it
 /// ships (wasm2js) and as plain wasm.
 fn selectors() -> Result<()> {

@@ -83,8 +83,9 @@ pub fn extension(profile: Profile) -> Result<Report> {
 const MOUNT_SCRIPT: &str = "content.js";
 
 /// What the content side may load into a stage page, gzipped: the goal of circle and
-/// file (BENCHMARKS.md, "Sizes"). Every page the filer circles on pays it, so a build
-/// over it fails here rather than being noticed in a benchmark later.
+/// file (BENCHMARKS.md; docs/benchmarks-history.md, "Sizes"). Every page the filer
+/// circles on pays it, so a build over it fails here rather than being noticed in a
+/// benchmark later.
 const CONTENT_BUDGET_GZIPPED: u64 = 150_000;
 
 fn check_content_budget(content: &[Artifact]) -> Result<()> {
@@ -92,7 +93,7 @@ fn check_content_budget(content: &[Artifact]) -> Result<()> {
     if gzipped > CONTENT_BUDGET_GZIPPED {
         anyhow::bail!(
             "the content side is {gzipped} bytes gzipped, over its budget of {CONTENT_BUDGET_GZIPPED}: \
-             what a stage page loads must stay small (see BENCHMARKS.md, \"Sizes\")"
+             what a stage page loads must stay small (see docs/benchmarks-history.md, \"Sizes\")"
         );
     }
     Ok(())

@@ -8,6 +8,10 @@
 //!   [`ALLOWED_CYCLES`] is where one would have to be argued.
 //! - **Files stay readable.** No source file over [`MAX_LINES`] lines, but for those in
 //!   [`ALLOWED_LONG_FILES`], which may not grow past their listed size.
+//! - **Every file says what it is.** Each `.rs` file opens with a `//!` doc comment.
+//! - **Docs are read in minutes.** README, ARCHITECTURE and BENCHMARKS stay within
+//!   [`WORD_BUDGETS`], counting the words a reader reads (table bars and rules are
+//!   none); detail and history belong in `docs/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +27,16 @@ const ALLOWED_LONG_FILES: &[(&str, usize)] = &[
     ("src/capture/selector.rs", 1_500),
     ("src/ui/overlay.rs", 940),
 ];
+
+/// The docs a newcomer reads first, each with the most words it may have (issue #32:
+/// all three read in about 15 minutes).
+const WORD_BUDGETS: &[(&str, usize)] =
+    &[("README.md", 2_000), ("ARCHITECTURE.md", 3_500), ("BENCHMARKS.md", 1_500)];
+
+/// Where `.rs` files are not the workspace's own: build output, npm packages, hidden
+/// folders (`.git`), and the anchors' SWC plugin, a workspace of its own that the
+/// other checks leave out too.
+const NOT_OURS: &[&str] = &["target", "node_modules", "plugins/redline-anchors/swc"];
 
 /// The crates whose modules are checked, by source root (the directory holding
 /// `lib.rs` or `main.rs`).
@@ -84,6 +98,10 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') || NOT_OURS.iter().any(|n| path.ends_with(n))
+        {
+            continue;
+        }
         if path.is_dir() {
             collect_rs(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
@@ -245,6 +263,26 @@ fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<Str
     walk.out
 }
 
+/// Words a reader reads: runs between whitespace and table bars holding a letter or a
+/// digit, so a table counts its cells' words however tightly it is written, and its bars,
+/// rules (`---`) and lone dashes count nothing.
+fn word_count(text: &str) -> usize {
+    text.split(|c: char| c.is_whitespace() || c == '|')
+        .filter(|run| run.chars().any(char::is_alphanumeric))
+        .count()
+}
+
+/// What to report when `name`, whose text is `text`, is over its `budget` of words.
+fn over_word_budget(name: &str, text: &str, budget: usize) -> Option<String> {
+    let words = word_count(text);
+    (words > budget).then(|| format!("{name}: {words} words (at most {budget})"))
+}
+
+/// Whether a source file opens with its module's doc comment, on its first line.
+fn opens_with_module_doc(text: &str) -> bool {
+    text.starts_with("//!")
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_owned()
 }
@@ -314,4 +352,58 @@ fn finds_a_cycle_and_only_it() {
             .collect();
     let cycles: Vec<_> = strongly_connected(&edges).into_iter().filter(|c| c.len() > 1).collect();
     assert_eq!(cycles, vec![vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]]);
+}
+
+#[test]
+fn every_file_opens_with_a_module_doc() {
+    let mut files = Vec::new();
+    collect_rs(&workspace(), &mut files);
+    let mut missing: Vec<String> = files
+        .iter()
+        .filter(|file| !opens_with_module_doc(&std::fs::read_to_string(file).unwrap_or_default()))
+        .map(|file| file.strip_prefix(workspace()).unwrap_or(file).to_string_lossy().into_owned())
+        .collect();
+    missing.sort();
+    assert!(files.len() > 100, "found only {} .rs files: is the walk right?", files.len());
+    assert!(
+        missing.is_empty(),
+        "open these with a `//!` comment saying what the file is:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn docs_within_their_word_budgets() {
+    let over: Vec<String> = WORD_BUDGETS
+        .iter()
+        .filter_map(|(name, budget)| {
+            let text =
+                std::fs::read_to_string(workspace().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            over_word_budget(name, &text, *budget)
+        })
+        .collect();
+    assert!(over.is_empty(), "cut these (detail and history go to docs/):\n{}", over.join("\n"));
+}
+
+#[test]
+fn counts_the_words_a_reader_reads() {
+    assert_eq!(word_count(""), 0);
+    assert_eq!(word_count(" \n\t "), 0);
+    assert_eq!(word_count("one\ttwo\n\n  three — |a|b|\n"), 5);
+    assert_eq!(word_count("|a|b c|\n|---|---|\n| 1 ms | — |"), 5, "bars, rules and dashes are no words");
+}
+
+#[test]
+fn a_doc_over_its_budget_is_named_with_its_count() {
+    assert_eq!(over_word_budget("X.md", "a b c", 3), None);
+    assert_eq!(over_word_budget("X.md", "a b\nc d", 3), Some("X.md: 4 words (at most 3)".to_owned()));
+}
+
+#[test]
+fn a_module_doc_comes_first() {
+    assert!(opens_with_module_doc("//! What this file is.\nuse std::fs;\n"));
+    assert!(!opens_with_module_doc("use std::fs;\n//! Too late.\n"));
+    assert!(!opens_with_module_doc("/// An item's doc.\nfn f() {}\n"));
+    assert!(!opens_with_module_doc("// A plain comment.\n"));
+    assert!(!opens_with_module_doc(""));
 }

@@ -1,3 +1,6 @@
+//! Unit tests of what the agent CLI prints: items and threads, stats, durations and
+//! local times, styles and failed requests, why nothing was claimed, and shell quoting.
+
 use redline_protocol::{Attachment, Capture, Element, ElementStyles, FailedRequest, Rect, Viewport};
 
 use super::*;

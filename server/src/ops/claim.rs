@@ -4,8 +4,8 @@
 //! items and the events in a fixed handful of statements, however many claims there
 //! are. Every statement of a write is a round trip while the project's other writes
 //! wait, so claims taken one by one would make each agent wait for the statements of
-//! every agent ahead of it (BENCHMARKS.md has the numbers). A claim naming a `groupId`
-//! renews its lease in a write of its own.
+//! every agent ahead of it (docs/benchmarks-history.md, "Claims taken together"). A
+//! claim naming a `groupId` renews its lease in a write of its own.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

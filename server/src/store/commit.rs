@@ -49,7 +49,7 @@ pub const CHECKPOINT_FRAMES: u32 = 250;
 /// instead, when [`CHECKPOINT_FRAMES`] frames wait, so the cost falls on the time the
 /// next writes take to arrive; it is small enough to end in that time, mostly. On the
 /// writer task, not beside it: a checkpoint's fsync running beside a commit's delays
-/// that commit (measured in BENCHMARKS.md).
+/// that commit (docs/benchmarks-history.md, "Checkpoints after the answers").
 #[derive(Clone, Debug)]
 pub struct WalCheckpoints {
     /// The WAL index (`DB-shm`), whose header counts the frames.
