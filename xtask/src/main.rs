@@ -24,6 +24,7 @@ mod stage;
 mod start;
 mod swc_plugin;
 mod test;
+mod test_build;
 #[cfg(test)]
 mod tidy;
 

@@ -15,6 +15,7 @@ use crate::build::{self, Profile};
 use crate::process::{self, cmd};
 use crate::s3;
 use crate::setup::{self, WASM_TARGET};
+use crate::test_build::TestBuild;
 use crate::{fuzz, postgres, swc_plugin};
 
 pub fn run(only: Option<&str>) -> Result<()> {
@@ -50,6 +51,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
 
     let phase = Instant::now();
     tally.run(cmd("cargo").args(["test", "--workspace"]))?;
+    let built = TestBuild::list()?;
     phases.push(("native tests", phase.elapsed().as_secs_f64()));
     // Each phase installs what it needs again if this failed, and says why.
     if let Some(prefetch) = prefetch {
@@ -60,46 +62,41 @@ pub fn run(only: Option<&str>) -> Result<()> {
     // ignored elsewhere, like the `postgres_` ones).
     let phase = Instant::now();
     let s3 = s3::S3Server::start()?;
-    let mut on_s3 = cmd("cargo");
-    on_s3.args(["test", "--package", "redline-server", "--test", "blob_stores", "--", "--ignored", "s3_"]);
-    tally.run(on_s3.envs(s3.env()))?;
+    let mut on_s3 = built.server_test("blob_stores")?;
+    tally.run(on_s3.args(["--ignored", "s3_"]).envs(s3.env()))?;
     drop(s3);
     phases.push(("images on S3", phase.elapsed().as_secs_f64()));
 
     // The agent's MCP server (`redline mcp`) driven over stdio by an independent client,
     // the official TypeScript SDK, against a real server.
     let phase = Instant::now();
-    let redline = crate::start::build_server()?;
+    let redline = &built.redline;
     let mut agent = cmd("node");
     agent.args(["--test", "--test-force-exit", "--test-timeout=120000", "--test-concurrency=1"]);
     agent.args(["--test-reporter=spec", "tests/agent/"]);
-    agent.env("REDLINE_BIN", &redline);
+    agent.env("REDLINE_BIN", redline);
     tally.run(&mut agent)?;
     phases.push(("agent over MCP", phase.elapsed().as_secs_f64()));
 
     // The anchors' builds (Node, mostly one core) run beside the server's Postgres suite
     // and the fuzzing (a database and one Python process), which leave a core idle.
-    let beside = Beside::start(&redline);
+    let beside = Beside::start(redline);
 
     // The server's suite once more, on Postgres: one code path, both engines.
     let phase = Instant::now();
     let cluster = postgres::Cluster::start()?;
-    tally.run(
-        cmd("cargo")
-            .args(["test", "--package", "redline-server"])
-            .env("REDLINE_TEST_DATABASE_URL", &cluster.url),
-    )?;
+    for mut suite in built.server_tests(&[]) {
+        tally.run(suite.env("REDLINE_TEST_DATABASE_URL", &cluster.url))?;
+    }
     // The tests that only Postgres can run (`postgres_…`) are ignored elsewhere, so they
     // are counted as ignored on SQLite rather than as passed; here they run.
-    tally.run(
-        cmd("cargo")
-            .args(["test", "--package", "redline-server", "--tests", "--", "--ignored", "postgres_"])
-            .env("REDLINE_TEST_DATABASE_URL", &cluster.url),
-    )?;
+    for mut suite in built.server_tests(&["--ignored", "postgres_"]) {
+        tally.run(suite.env("REDLINE_TEST_DATABASE_URL", &cluster.url))?;
+    }
     phases.push(("server tests on Postgres", phase.elapsed().as_secs_f64()));
 
     let phase = Instant::now();
-    fuzz(&mut tally, &redline, &cluster);
+    fuzz(&mut tally, redline, &cluster);
     drop(cluster);
     phases.push(("API fuzzed", phase.elapsed().as_secs_f64()));
 
@@ -124,7 +121,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
     // three minutes and still exits (the harness kills what it started) rather than hang CI.
     e2e.args(["--test", "--test-force-exit", "--test-timeout=180000", "--test-concurrency=1"]);
     e2e.args(["--test-reporter=spec", "tests/e2e/"]);
-    e2e.env("REDLINE_BIN", &redline);
+    e2e.env("REDLINE_BIN", redline);
     e2e.env("XTASK_BIN", std::env::current_exe()?);
     e2e.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     e2e.env("CHROMIUM", setup::CHROMIUM);
@@ -244,8 +241,8 @@ fn fuzz(tally: &mut Tally, redline: &Path, cluster: &postgres::Cluster) {
 
 /// docs/agents.md's install command for an agent's machine, into a temporary prefix, then
 /// `redline --version` from there. With `--debug`: the install is the same (the locked
-/// dependencies, the binary, the prefix) and reuses the debug build the other phases made,
-/// where the release profile's LTO would rebuild everything for ten minutes of CI.
+/// dependencies, the binary, the prefix) without the release profile's LTO, which took ten
+/// minutes of CI on its own.
 fn install_into_a_prefix() -> Result<()> {
     let prefix = std::env::temp_dir().join(format!("redline-install-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&prefix);
