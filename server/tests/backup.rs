@@ -94,22 +94,22 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
             })
         })
         .collect();
-    // The backup begins once items are being filed: after 300 ms, and after the first
-    // few are acknowledged (on a loaded machine the first took longer than 300 ms).
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    for _ in 0..3000 {
-        if filed.load(Ordering::Relaxed) >= 4 {
-            break;
+    // The backup begins once items are being filed: the first few are acknowledged.
+    let filed_at_least = |n: usize| {
+        let filed = filed.clone();
+        async move {
+            common::until(&format!("{n} items filed"), || async { filed.load(Ordering::Relaxed) >= n }).await
         }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    };
+    filed_at_least(4).await;
 
     let file = s.dir.path().join("copy.db");
     let began = Instant::now();
     let out =
         redline(&["backup", "--to", file.to_str().unwrap(), "--data", s.dir.path().to_str().unwrap()]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // Writes go on after the backup: a few more are acknowledged before the writers stop.
+    filed_at_least(filed.load(Ordering::Relaxed) + 4).await;
     stop.store(true, Ordering::Relaxed);
     let mut acked = Vec::new();
     for w in writers {

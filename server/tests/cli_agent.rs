@@ -17,8 +17,8 @@ async fn server() -> TestServer {
     s
 }
 
-/// The whole loop: next --claim, show, ask with options, the answer waking
-/// `next --claimed-by` within a second, shot, reply, done with the checkout's commit.
+/// The whole loop: next --claim, show, ask with options, the answer's event waking
+/// `next --claimed-by`, shot, reply, done with the checkout's commit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_loop() {
     let s = server().await;
@@ -115,19 +115,16 @@ async fn the_agent_loop() {
     let item = s.ok(&s.agent, "getChange", json!({"changeId": "1", "projectId": s.project_id})).await;
     assert_eq!(item["change"]["status"], "needs_answer");
 
-    // The answer wakes `next --claimed-by` within a second.
+    // The answer's event wakes `next --claimed-by` (its timeout, 30 s, is far off).
     let mut waiting = agent.spawn(&["next", "--claimed-by", "agent-a", "--timeout", "30"]);
-    waiting.wait_for("event stream connected", Duration::from_secs(10)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let answered_at = Instant::now();
+    waiting.wait_until_only_an_event_wakes_it().await;
     let answer = json!({
         "changeId": "1", "projectId": s.project_id, "body": "The standard one", "chosenOption": options[0]["key"]
     });
     s.ok(&s.ann, "answerChangeQuestion", answer).await;
-    let (out, _) = waiting.finish(Duration::from_secs(10)).await;
-    let woke = answered_at.elapsed();
+    let (out, seen) = waiting.finish(Duration::from_secs(10)).await;
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(woke < Duration::from_secs(1), "woke {woke:?} after the answer");
+    assert!(seen.iter().any(|l| l.contains("event wakes next")), "woken by the answer's event: {seen:#?}");
     assert!(out.stdout.contains("1 item answered:\n  #1  Total ignores tax"), "{}", out.stdout);
     assert!(out.stdout.contains("Question (answered): Which tax rate?"), "{}", out.stdout);
     assert!(out.stdout.contains("1. Standard VAT  (key "), "{}", out.stdout);
@@ -267,13 +264,11 @@ async fn next_wakes_when_the_filer_sends_now() {
     file(&s, &s.ann, "Logo blurry", "/").await;
     let agent = Agent::new(&s, &s.agent);
     let mut waiting = agent.spawn(&["next", "--claim", "--claimed-by", "agent-a", "--timeout", "30"]);
-    waiting.wait_for("event stream connected", Duration::from_secs(10)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let released = Instant::now();
+    waiting.wait_until_only_an_event_wakes_it().await;
     release(&s, &s.ann).await;
-    let (out, _) = waiting.finish(Duration::from_secs(10)).await;
+    let (out, seen) = waiting.finish(Duration::from_secs(10)).await;
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(released.elapsed() < Duration::from_secs(1), "{:?}", released.elapsed());
+    assert!(seen.iter().any(|l| l.contains("event wakes next")), "woken by the release's event: {seen:#?}");
     assert!(out.stdout.starts_with("Claimed 1 item as \"Changes on /\" for agent-a"), "{}", out.stdout);
 }
 
@@ -351,7 +346,8 @@ async fn next_polls_when_the_server_has_no_stream() {
     agent.env.push(("REDLINE_TOKEN".into(), s.agent.clone()));
     let mut waiting = agent.spawn(&["next", "--timeout", "20", "--interval", "5"]);
     waiting.wait_for("no event stream; polling", Duration::from_secs(10)).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The first look found nothing: the item is found by the poll after it.
+    waiting.wait_for("waiting for an event", Duration::from_secs(10)).await;
     file(&s, &s.ann, "Found by polling", "/").await;
     release(&s, &s.ann).await;
     let started = waiting.started;

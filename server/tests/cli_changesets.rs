@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use cli_support::*;
-use common::TestServer;
+use common::{TestServer, until};
 use serde_json::{Value, json};
 
 async fn server() -> TestServer {
@@ -323,15 +323,6 @@ fn with_script(a: &mut Agent, script: &str) -> (PathBuf, String) {
     a.env.push(("PATH".into(), search));
     a.env.push(("RUN_DIR".into(), run_dir.display().to_string()));
     (run_dir, format!("sh {}", path.display()))
-}
-
-/// Waits (up to 30 s) until `ready` says yes.
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !ready().await {
-        assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
 }
 
 /// `run --loop`: a question parks the item (no "left unmerged" reply on it); the answer

@@ -515,7 +515,14 @@ async fn a_write_that_reads_first_is_not_failed_by_another_writer() {
                 .await
         })
     };
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The read took the write lock: a writer that will not wait is refused now, so the
+    // other writer, whenever it comes before the commit, waits.
+    let impatient = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("redline.db"))
+        .busy_timeout(std::time::Duration::ZERO);
+    let mut impatient = sqlx::ConnectOptions::connect(&impatient).await.unwrap();
+    let refused = sqlx::query("BEGIN IMMEDIATE").execute(&mut impatient).await.unwrap_err();
+    assert!(refused.to_string().contains("locked"), "{refused}");
     sqlx::query("INSERT INTO users (user_id, name, created_at) VALUES ('u-first', 'first', 0)")
         .execute(&mut *tx)
         .await

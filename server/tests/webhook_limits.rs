@@ -46,7 +46,7 @@ impl Receiver {
             let got = self.got.lock().unwrap();
             got.iter().filter(|(s, _)| *s == 200).map(|(_, b)| serde_json::from_str(b).unwrap()).collect()
         };
-        until(|| accepted().len() >= n).await;
+        common::until(&format!("{n} deliveries accepted"), || async { accepted().len() >= n }).await;
         accepted()
     }
 }
@@ -62,15 +62,6 @@ async fn receive(
         headers.insert("retry-after", HeaderValue::from_str(&wait).unwrap());
     }
     (StatusCode::from_u16(status).unwrap(), headers)
-}
-
-/// Waits (at most 20 s) until `holds`.
-async fn until(holds: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !holds() {
-        assert!(start.elapsed() < Duration::from_secs(20), "timed out");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A server whose sender keeps at most `backlog` deliveries pending per webhook, and a

@@ -321,8 +321,8 @@ async fn a_receiver_down_for_a_while_then_up_gets_every_event_once_in_order() {
     for i in 0..5 {
         setup.file(&url, &format!("item {i}")).await;
     }
-    // Down long enough for a few retries of the first delivery, and nothing after it.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Down while the first delivery is retried, and nothing after it.
+    common::until("a retry", || async { receiver.got().len() >= 2 }).await;
     let tried = receiver.got();
     assert!(tried.len() >= 2, "retried while down: {tried:?}");
     assert!(
@@ -356,7 +356,7 @@ async fn a_server_killed_mid_delivery_sends_it_again_after_restart() {
         setup.file(&url, &format!("item {i}")).await;
     }
     // The first request is in flight (the receiver holds it): kill the sender's process.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    common::until("the first request", || async { !receiver.arrived.lock().unwrap().is_empty() }).await;
     server.start_kill().unwrap(); // SIGKILL
     server.wait().await.unwrap();
     receiver.delay_ms.store(0, Ordering::SeqCst);
@@ -530,8 +530,12 @@ async fn postgres_three_instances_deliver_each_event_once() {
         setup.file(&servers[i % 3].1, &format!("item {i}")).await;
     }
     let got = receiver.wait_for(30, Duration::from_secs(60)).await;
-    // Settle, then nothing came twice.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Every delivery's answer recorded (a sender records it after the receiver answered),
+    // then nothing came twice.
+    common::until("every delivery recorded", || async {
+        setup.redline(&["webhook", "list"]).unwrap()[0]["pending"] == 0
+    })
+    .await;
     assert_eq!(receiver.got().len(), 30, "each event once: {:?}", receiver.got());
     assert_in_order_once(&got);
 }

@@ -155,22 +155,33 @@ pub struct Running {
 impl Running {
     /// Waits (at most `within`) for a stderr line containing `needle`.
     pub async fn wait_for(&mut self, needle: &str, within: Duration) {
+        self.wait_for_nth(needle, 1, within).await;
+    }
+
+    /// Waits (at most `within`) for the `n`th stderr line containing `needle`.
+    pub async fn wait_for_nth(&mut self, needle: &str, n: usize, within: Duration) {
         let deadline = tokio::time::Instant::now() + within;
-        if self.seen.iter().any(|l| l.contains(needle)) {
-            return;
-        }
-        loop {
+        let mut hits = self.seen.iter().filter(|l| l.contains(needle)).count();
+        while hits < n {
             match tokio::time::timeout_at(deadline, self.stderr.recv()).await {
                 Ok(Some(line)) => {
-                    let hit = line.contains(needle);
+                    hits += usize::from(line.contains(needle));
                     self.seen.push(line);
-                    if hit {
-                        return;
-                    }
                 }
-                _ => panic!("no {needle:?} on stderr within {within:?}; saw:\n{}", self.seen.join("\n")),
+                _ => {
+                    panic!("no {n} × {needle:?} on stderr within {within:?}; saw:\n{}", self.seen.join("\n"))
+                }
             }
         }
+    }
+
+    /// Waits until `next` follows the event stream and has made the look the connection
+    /// wakes: from then on only an event (or its timeout) ends its wait.
+    pub async fn wait_until_only_an_event_wakes_it(&mut self) {
+        self.wait_for("event stream connected", Duration::from_secs(10)).await;
+        // A look before the stream was up, and the one its connection wakes (the
+        // connection may come before, during or after the first: one look follows it).
+        self.wait_for_nth("waiting for an event", 2, Duration::from_secs(10)).await;
     }
 
     /// Waits for the process to exit (at most `within`); returns its output and the

@@ -196,6 +196,15 @@ pub async fn open_store(dir: &std::path::Path) -> Store {
     }
 }
 
+/// Waits (up to 30 s) until `ready` says yes, looking every 20 ms.
+pub async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready().await {
+        assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// An HTTP client. The crate's reqwest is built without a default TLS crypto
 /// provider (the agent CLI picks ring), so one is installed first.
 pub fn http_client() -> reqwest::Client {
