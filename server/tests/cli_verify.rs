@@ -11,13 +11,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use cli_support::*;
-use common::TestServer;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_still_wrong_verdict_comes_back_to_the_agent_that_did_the_work() {
-    let s = TestServer::start().await;
-    follow_real_time(&s.clock);
+    let s = real_time_server().await;
     file(&s, &s.ann, "Total is red", "/orders").await;
     file(&s, &s.ann, "Save button is grey", "/orders").await;
     release(&s, &s.ann).await;

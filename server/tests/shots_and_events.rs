@@ -227,9 +227,7 @@ async fn postgres_wakes_the_streams_of_other_server_processes() {
     let other = redline_server::Store::open_url(url).await.unwrap();
     let state =
         redline_server::AppState::new(other, s.clock.clone(), s.dir.path().join("blobs-2")).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(redline_server::serve(listener, state));
+    let base = common::listen(state).await;
     let mut res = s
         .http
         .get(format!("{base}/events/changes:{}", s.project_id))

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::common::TestServer;
+pub use crate::common::Out;
+use crate::common::{self, TestServer};
 
 /// A 1×1 PNG.
 pub const PNG_B64: &str =
@@ -41,25 +42,11 @@ pub fn follow_real_time(clock: &Clock) {
     });
 }
 
-/// A finished run of the binary.
-#[derive(Debug)]
-pub struct Out {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Out {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
-    }
-
-    #[track_caller]
-    pub fn ok(self) -> Out {
-        assert_eq!(self.code, 0, "{self:?}");
-        self
-    }
+/// A test server whose clock follows real time, as the agent commands need.
+pub async fn real_time_server() -> TestServer {
+    let s = TestServer::start().await;
+    follow_real_time(&s.clock);
+    s
 }
 
 /// One agent (or filer) at a terminal: a config dir of its own, and the environment
@@ -91,20 +78,15 @@ impl Agent {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
+        let mut cmd = common::command(args);
         // Saved screenshots go to the agent's own temp dir, removed with it.
-        cmd.args(args)
-            .current_dir(&self.cwd)
+        cmd.current_dir(&self.cwd)
             .env("HOME", self.home.path())
             .env("TMPDIR", self.home.path())
             .env_remove("XDG_CONFIG_HOME");
-        for var in ["REDLINE_API_URL", "REDLINE_TOKEN", "REDLINE_PROJECT", "RUST_LOG"] {
-            cmd.env_remove(var);
-        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd.stdin(Stdio::null()).kill_on_drop(true);
         cmd
     }
 
@@ -113,12 +95,7 @@ impl Agent {
     }
 
     pub async fn run_in(&self, dir: &Path, args: &[&str]) -> Out {
-        let out = self.command(args).current_dir(dir).output().await.unwrap();
-        Out {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Out::from_output(self.command(args).current_dir(dir).output().await.unwrap())
     }
 
     /// Starts a long-running command (`next`) with debug logs of the CLI on stderr.
