@@ -256,6 +256,9 @@ pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
             _ => 0,
         };
         slept_for = None;
+        // Said so that a watcher (the tests) knows the look is over and only an event,
+        // the timer or the stream's state can end the wait.
+        tracing::debug!("waiting for an event");
         // Wait for an event, the timer, or a change of the stream's state (which
         // changes whether to poll).
         loop {

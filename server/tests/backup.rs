@@ -8,73 +8,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use axum::body::{Body, to_bytes};
-use axum::http::Request;
-use redline_protocol::Scope;
-use redline_server::admin;
+use common::{Binary, TestServer, redline};
 use redline_server::limit::RateLimit;
-use redline_server::{AppState, Clock, Store, app};
+use redline_server::{AppState, Clock, Store};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
-async fn redline(args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_redline")).args(args).output().await.unwrap()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A server on a SQLite store in its own directory, whatever engine the suite runs on
-/// (backups are of SQLite stores), with a filer's and an agent's token.
-struct Sqlite {
-    base: String,
-    http: reqwest::Client,
-    dir: tempfile::TempDir,
-    stage_id: String,
-    filer: String,
-    agent: String,
-}
-
-impl Sqlite {
-    async fn start() -> Sqlite {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_dir(dir.path()).await.unwrap();
-        let now = common::START;
-        let (_, stage_id) = common::add_demo(&store, None, now).await;
-        let token = |scopes: &'static [Scope]| {
-            let store = store.clone();
-            async move { admin::create_token(&store, "demo", scopes, "t", None, now).await.unwrap().token }
-        };
-        let (filer, agent) = (token(&[Scope::File]).await, token(&[Scope::Read, Scope::Write]).await);
-        let mut state = AppState::new(store, Clock::manual(now), dir.path().join("blobs")).await.unwrap();
-        state.rate_limit = RateLimit { per_second: 1e6, burst: 1e6 };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(redline_server::serve(listener, state));
-        Sqlite { base, http: common::http_client(), dir, stage_id, filer, agent }
-    }
-
-    /// Files an item; returns its id once the server has acknowledged it.
-    async fn file(&self, title: String) -> String {
-        let item = json!({"stageId": self.stage_id, "title": title, "body": "x".repeat(200)});
-        let res = self
-            .http
-            .post(format!("{}/rpc/createChange", self.base))
-            .bearer_auth(&self.filer)
-            .json(&item)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
-        let body: Value = res.json().await.unwrap();
-        body["change"]["changeId"].as_str().unwrap().to_owned()
-    }
+/// Files an item as the filer without read access; returns its id once the server has
+/// acknowledged it.
+async fn file(s: &TestServer, title: String) -> String {
+    let item = json!({"stageId": s.stage_id, "title": title, "body": "x".repeat(200)});
+    s.ok(&s.file_only, "createChange", item).await["change"]["changeId"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
-    let s = Arc::new(Sqlite::start().await);
+    // Backups are of SQLite stores.
+    let s = Arc::new(
+        TestServer::start_sqlite(|state| state.rate_limit = RateLimit { per_second: 1e6, burst: 1e6 }).await,
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let filed = Arc::new(AtomicUsize::new(0));
     let writers: Vec<_> = (0..4)
@@ -86,7 +37,7 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let id = s.file(format!("w{w} #{i}")).await;
+                    let id = file(&s, format!("w{w} #{i}")).await;
                     acked.push((id, Instant::now()));
                     filed.fetch_add(1, Ordering::Relaxed);
                 }
@@ -94,22 +45,20 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
             })
         })
         .collect();
-    // The backup begins once items are being filed: after 300 ms, and after the first
-    // few are acknowledged (on a loaded machine the first took longer than 300 ms).
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    for _ in 0..3000 {
-        if filed.load(Ordering::Relaxed) >= 4 {
-            break;
+    // The backup begins once items are being filed: the first few are acknowledged.
+    let filed_at_least = |n: usize| {
+        let filed = filed.clone();
+        async move {
+            common::until(&format!("{n} items filed"), || async { filed.load(Ordering::Relaxed) >= n }).await
         }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    };
+    filed_at_least(4).await;
 
     let file = s.dir.path().join("copy.db");
     let began = Instant::now();
-    let out =
-        redline(&["backup", "--to", file.to_str().unwrap(), "--data", s.dir.path().to_str().unwrap()]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let out = Binary::on_dir(s.dir.path()).run(&["backup", "--to", file.to_str().unwrap()]).await.ok();
+    // Writes go on after the backup: a few more are acknowledged before the writers stop.
+    filed_at_least(filed.load(Ordering::Relaxed) + 4).await;
     stop.store(true, Ordering::Relaxed);
     let mut acked = Vec::new();
     for w in writers {
@@ -134,7 +83,7 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
     let all: std::collections::HashSet<&str> = acked.iter().map(|(id, _)| id.as_str()).collect();
     assert!(in_copy.iter().all(|id| all.contains(id.as_str())), "the copy holds only items that were filed");
     assert!(in_copy.len() < acked.len(), "writes went on during and after the backup");
-    let printed = String::from_utf8_lossy(&out.stdout);
+    let printed = &out.stdout;
     assert!(printed.contains(&format!("backed up {} items", in_copy.len())), "{printed}");
     #[cfg(unix)]
     {
@@ -151,19 +100,17 @@ async fn a_backup_taken_while_items_are_filed_has_every_acknowledged_item() {
 
     // A server on the restored store serves the copied items to the same tokens.
     let state = AppState::new(store, Clock::System, restored.path().join("blobs")).await.unwrap();
-    let call = json!({"changeId": before.last().unwrap()}).to_string();
-    let res = app(state)
-        .oneshot(
-            Request::post("/rpc/getChange")
-                .header("authorization", format!("Bearer {}", s.agent))
-                .header("content-type", "application/json")
-                .body(Body::from(call))
-                .unwrap(),
-        )
+    let restored_url = common::listen(state).await;
+    let res = s
+        .http
+        .post(format!("{restored_url}/rpc/getChange"))
+        .bearer_auth(&s.agent)
+        .json(&json!({"changeId": before.last().unwrap()}))
+        .send()
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    let body: Value = serde_json::from_slice(&to_bytes(res.into_body(), 1 << 20).await.unwrap()).unwrap();
+    let body: Value = res.json().await.unwrap();
     assert_eq!(body["change"]["changeId"].as_str(), before.last().copied());
 }
 
@@ -176,30 +123,27 @@ async fn a_backup_refuses_postgres_an_existing_file_a_missing_folder_and_a_missi
 
     let out =
         redline(&["backup", "--to", &to("pg.db"), "--database-url", "postgres://u@127.0.0.1:1/db"]).await;
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("pg_dump"), "{}", stderr(&out));
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("pg_dump"), "{}", out.stderr);
     assert!(!Path::new(&to("pg.db")).exists());
 
     let out = redline(&["backup", "--to", &to("none.db"), "--data", data]).await;
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("there is no store"), "{}", stderr(&out));
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("there is no store"), "{}", out.stderr);
     assert!(!Path::new(data).exists(), "a backup creates no store");
 
-    let out = redline(&["project", "add", "demo", "--data", data]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
+    redline(&["project", "add", "demo", "--data", data]).await.ok();
     std::fs::write(to("kept.db"), "precious").unwrap();
     let out = redline(&["backup", "--to", &to("kept.db"), "--data", data]).await;
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("already exists"), "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(to("kept.db")).unwrap(), "precious");
 
     let out = redline(&["backup", "--to", &to("nowhere/x.db"), "--data", data]).await;
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("is not a folder"), "{}", stderr(&out));
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("is not a folder"), "{}", out.stderr);
 
-    let out = redline(&["--json", "backup", "--to", &to("ok.db"), "--data", data]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let printed = redline(&["--json", "backup", "--to", &to("ok.db"), "--data", data]).await.ok().json();
     assert_eq!(printed["changes"], 0);
     assert!(printed["bytes"].as_u64().unwrap() > 0);
 }

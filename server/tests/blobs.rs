@@ -170,7 +170,10 @@ async fn a_stalled_read_loses_its_turn() {
         .unwrap();
     let mut stalled = stalled.await.unwrap();
     assert_eq!(s.http.get(&url).send().await.unwrap().status(), 503, "the one turn is taken");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    common::until("the stalled read's turn to run out", || async {
+        s.http.get(&url).send().await.unwrap().status() != 503
+    })
+    .await;
     let res = s.http.get(&url).send().await.unwrap();
     assert_eq!(res.status(), 200, "the stalled read's turn ran out");
     assert_eq!(res.bytes().await.unwrap().len(), 1000);

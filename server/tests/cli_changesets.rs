@@ -7,14 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use cli_support::*;
-use common::TestServer;
+use common::{TestServer, until};
 use serde_json::{Value, json};
-
-async fn server() -> TestServer {
-    let s = TestServer::start().await;
-    follow_real_time(&s.clock);
-    s
-}
 
 /// An agent whose git commits and merges have an author (its HOME has no git config).
 fn agent(s: &TestServer) -> Agent {
@@ -69,7 +63,7 @@ impl Drop for RemoveChangesets {
 /// to add.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn done_finds_the_commit_by_its_trailer() {
-    let s = server().await;
+    let s = real_time_server().await;
     let filed = file_on(&s, &["/a", "/a", "/a"]).await;
     let a = agent(&s);
     a.run(&["claim", "--claimed-by", "agent-a"]).await.ok();
@@ -109,7 +103,7 @@ async fn done_finds_the_commit_by_its_trailer() {
 /// `Changeset:` trailer and removes the worktree and the branch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claim_worktree_then_merge() {
-    let s = server().await;
+    let s = real_time_server().await;
     file_on(&s, &["/orders", "/orders"]).await;
     let a = agent(&s);
     let (repo, _) = git_repo();
@@ -200,7 +194,7 @@ done
 /// once, each item by one of them; both are merged into the checkout's branch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_works_two_changesets_in_parallel_and_merges_both() {
-    let s = server().await;
+    let s = real_time_server().await;
     let filed = file_on(&s, &["/a", "/b", "/a", "/b"]).await;
     let mut a = agent(&s);
     let (run_dir, exec) = with_script(&mut a, AGENT_SCRIPT);
@@ -258,7 +252,7 @@ async fn run_works_two_changesets_in_parallel_and_merges_both() {
 /// An agent that fails leaves its changeset unmerged, and each item says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_agent_leaves_its_changeset_unmerged() {
-    let s = server().await;
+    let s = real_time_server().await;
     file_on(&s, &["/a", "/a"]).await;
     let a = agent(&s);
     let (repo, first) = git_repo();
@@ -325,21 +319,12 @@ fn with_script(a: &mut Agent, script: &str) -> (PathBuf, String) {
     (run_dir, format!("sh {}", path.display()))
 }
 
-/// Waits (up to 30 s) until `ready` says yes.
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !ready().await {
-        assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-}
-
 /// `run --loop`: a question parks the item (no "left unmerged" reply on it); the answer
 /// starts the agent again in the same changeset, which then merges; Ctrl-C stops `run`
 /// (exit 130) and kills the agent it was running, with what that agent started.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_loop_takes_answers_and_stops_on_ctrl_c() {
-    let s = server().await;
+    let s = real_time_server().await;
     file_on(&s, &["/a"]).await;
     let mut a = agent(&s);
     let (run_dir, exec) = with_script(&mut a, ASKING_SCRIPT);
@@ -405,7 +390,7 @@ done
 /// new changeset whose work file says so, fixed and merged again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_takes_back_what_a_person_sent_back() {
-    let s = server().await;
+    let s = real_time_server().await;
     file_on(&s, &["/a"]).await;
     let mut a = agent(&s);
     let (run_dir, exec) = with_script(&mut a, FIXING_SCRIPT);
@@ -436,7 +421,7 @@ async fn run_takes_back_what_a_person_sent_back() {
 /// undone, so the checkout is as it was, and the changeset stays to be merged by hand.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conflicting_merge_leaves_the_checkout_as_it_was() {
-    let s = server().await;
+    let s = real_time_server().await;
     file_on(&s, &["/a", "/b"]).await;
     let (repo, _) = git_repo();
     let _cleanup = RemoveChangesets(changesets_dir(repo.path()));
@@ -502,7 +487,7 @@ async fn until_refused(s: &TestServer, token: &str) {
 /// the agent exits. With `--no-merge` the done changesets keep their branches.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_gives_each_agent_a_token_for_its_group_only_and_no_merge_keeps_the_changesets() {
-    let s = server().await;
+    let s = real_time_server().await;
     file_on(&s, &["/a", "/b"]).await;
     let mut a = agent(&s);
     let (run_dir, exec) = with_script(&mut a, SCOPED_SCRIPT);
@@ -560,7 +545,7 @@ wait
 /// what it started killed, its lease left to lapse, its token revoked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_stops_its_agents_on_sigterm_and_sighup() {
-    let s = server().await;
+    let s = real_time_server().await;
     let mut a = agent(&s);
     let (run_dir, exec) = with_script(&mut a, SLEEPY_SCRIPT);
     let (repo, _) = git_repo();

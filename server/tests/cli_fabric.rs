@@ -6,19 +6,12 @@ mod cli_support;
 mod common;
 
 use cli_support::*;
-use common::TestServer;
 use serde_json::json;
-
-async fn server() -> TestServer {
-    let s = TestServer::start().await;
-    follow_real_time(&s.clock);
-    s
-}
 
 /// Every Fabric form, in the order an agent meets them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fabric_forms_work_verbatim() {
-    let s = server().await;
+    let s = real_time_server().await;
     for title in ["Header too dark", "Footer overlaps", "Logo blurry"] {
         file(&s, &s.ann, title, "/").await;
     }
@@ -162,7 +155,7 @@ async fn fabric_forms_work_verbatim() {
 /// "no work").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_item_given_twice_or_not_at_all_is_a_usage_error() {
-    let s = server().await;
+    let s = real_time_server().await;
     let agent = Agent::new(&s, &s.agent);
     for args in [
         &["show", "1", "--change-id", "1"][..],
@@ -191,7 +184,7 @@ async fn an_item_given_twice_or_not_at_all_is_a_usage_error() {
 /// no escape sequence can retitle, clear or rewrite the terminal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_prints_no_terminal_control_characters() {
-    let s = server().await;
+    let s = real_time_server().await;
     let stage_id = s.stage_id.clone();
     s.ok(
         &s.ann,

@@ -16,8 +16,7 @@ use serde_json::{Value, json};
 
 /// The queue: three items on `/`, then two on `/customers`, claimable now.
 async fn two_routes() -> TestServer {
-    let s = TestServer::start().await;
-    follow_real_time(&s.clock);
+    let s = real_time_server().await;
     for (title, route) in [
         ("Header too dark", "/"),
         ("Logo blurry", "/"),
@@ -80,8 +79,7 @@ async fn two_agents_each_claim_one_route_and_a_third_finds_nothing() {
 /// claimed twice, none is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_agents_claiming_at_once_get_different_routes() {
-    let s = TestServer::start().await;
-    follow_real_time(&s.clock);
+    let s = real_time_server().await;
     for (title, route) in [("Header too dark", "/"), ("Logo blurry", "/"), ("Table cut off", "/customers")] {
         file(&s, &s.ann, title, route).await;
     }

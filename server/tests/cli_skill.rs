@@ -95,8 +95,7 @@ async fn skill_prints_and_installs_as_written() {
 /// images the skill names, and a person answers its question while it waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_command_of_the_skill_runs_against_a_real_server() {
-    let s = TestServer::start().await;
-    follow_real_time(&s.clock);
+    let s = real_time_server().await;
     let agent = Agent::bare();
     let (repo, _) = git_repo();
     for name in ["dark.png", "light.png"] {

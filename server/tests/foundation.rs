@@ -4,7 +4,7 @@ mod common;
 
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode};
-use common::TestServer;
+use common::{Binary, TestServer};
 use redline_protocol::Scope;
 use redline_server::auth::CHECK_REUSE_MS;
 use redline_server::{AppState, Clock, Store, admin, app};
@@ -196,38 +196,19 @@ async fn a_changed_migration_stops_the_server() {
 
 // ---- the admin commands, through the real binary ----
 
-fn redline(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
-        .args(args)
-        .arg("--data")
-        .arg(dir)
-        .output()
-        .unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
-
-fn redline_json(dir: &std::path::Path, args: &[&str]) -> Value {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let (ok, out, err) = redline(dir, &all);
-    assert!(ok, "redline {args:?}: {err}");
-    serde_json::from_str(&out).unwrap()
-}
-
-#[test]
-fn admin_commands_via_the_binary() {
+#[tokio::test]
+async fn admin_commands_via_the_binary() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (ok, out, _) = redline(d, &["project", "add", "shop"]);
-    assert!(ok && out.starts_with("project shop added"), "{out}");
-    let project = redline_json(d, &["project", "add", "blog", "--grace-seconds", "5"]);
+    let d = &Binary::on_dir(dir.path());
+    let out = d.run(&["project", "add", "shop"]).await.ok().stdout;
+    assert!(out.starts_with("project shop added"), "{out}");
+    let project = d.json(&["project", "add", "blog", "--grace-seconds", "5"]).await;
     assert_eq!((project["name"].as_str(), project["graceSeconds"].as_i64()), (Some("blog"), Some(5)));
-    let (ok, _, err) = redline(d, &["project", "add", "shop"]);
-    assert!(!ok && err.contains("already exists"), "{err}");
+    let err = d.run(&["project", "add", "shop"]).await.failed().stderr;
+    assert!(err.contains("already exists"), "{err}");
 
-    let stage = redline_json(
-        d,
-        &[
+    let stage = d
+        .json(&[
             "stage",
             "add",
             "--project",
@@ -238,18 +219,17 @@ fn admin_commands_via_the_binary() {
             "https://shop.example",
             "--sha",
             "ABC1234",
-        ],
-    );
+        ])
+        .await;
     assert_eq!((stage["type"].as_str(), stage["gitSha"].as_str()), (Some("production"), Some("abc1234")));
     // A stage's gitSha is compared with items' commit ids: nothing else is one.
     for sha in ["abc", "--output=x", "abc1234..HEAD"] {
         let args = ["stage", "add", "--project", "shop", "--branch", "main", "--url", "https://shop.example"];
-        let (ok, _, err) = redline(d, &[&args[..], &[&format!("--sha={sha}")]].concat());
-        assert!(!ok && err.contains("is not a commit id (7 to 40 hex digits)"), "{sha}: {err}");
+        let err = d.run(&[&args[..], &[&format!("--sha={sha}")]].concat()).await.failed().stderr;
+        assert!(err.contains("is not a commit id (7 to 40 hex digits)"), "{sha}: {err}");
     }
-    let preview = redline_json(
-        d,
-        &[
+    let preview = d
+        .json(&[
             "stage",
             "add",
             "--project",
@@ -258,12 +238,11 @@ fn admin_commands_via_the_binary() {
             "feat-x",
             "--url",
             "https://x.example",
-        ],
-    );
+        ])
+        .await;
     assert_eq!(preview["type"], "preview");
-    let off = redline_json(
-        d,
-        &[
+    let off = d
+        .json(&[
             "stage",
             "add",
             "--project",
@@ -274,12 +253,11 @@ fn admin_commands_via_the_binary() {
             "https://shop.example",
             "--changes-enabled",
             "false",
-        ],
-    );
+        ])
+        .await;
     assert_eq!((off["changesEnabled"].as_bool(), off["gitSha"].as_str()), (Some(false), Some("abc1234")));
-    let (ok, _, err) = redline(
-        d,
-        &[
+    let err = d
+        .run(&[
             "stage",
             "add",
             "--project",
@@ -290,13 +268,14 @@ fn admin_commands_via_the_binary() {
             "https://d.example",
             "--type",
             "production",
-        ],
-    );
-    assert!(!ok && err.contains("main"), "{err}");
+        ])
+        .await
+        .failed()
+        .stderr;
+    assert!(err.contains("main"), "{err}");
 
-    let token = redline_json(
-        d,
-        &[
+    let token = d
+        .json(&[
             "token",
             "create",
             "--project",
@@ -305,54 +284,54 @@ fn admin_commands_via_the_binary() {
             "changes:project:read,changes:project:write",
             "--name",
             "bot",
-        ],
-    );
+        ])
+        .await;
     assert!(token["token"].as_str().unwrap().starts_with("rl_"));
     assert_eq!(token["scopes"], json!(["changes:project:read", "changes:project:write"]));
-    let (ok, out, _) = redline(
-        d,
-        &["token", "create", "--project", "shop", "--scope", "changes:project:file", "--name", "Ann"],
-    );
-    assert!(ok && out.starts_with("rl_"), "{out}");
-    let (ok, _, err) = redline(
-        d,
-        &["token", "create", "--project", "nope", "--scope", "changes:project:file", "--name", "Ann"],
-    );
-    assert!(!ok && err.contains("no project"), "{err}");
+    let out = d
+        .run(&["token", "create", "--project", "shop", "--scope", "changes:project:file", "--name", "Ann"])
+        .await
+        .ok()
+        .stdout;
+    assert!(out.starts_with("rl_"), "{out}");
+    let err = d
+        .run(&["token", "create", "--project", "nope", "--scope", "changes:project:file", "--name", "Ann"])
+        .await
+        .failed()
+        .stderr;
+    assert!(err.contains("no project"), "{err}");
 
-    let expiring_for = |days: &str| {
+    let expiring_for = |days: &'static str| async move {
         let args =
             ["token", "create", "--project", "shop", "--scope", "changes:project:read", "--name", "Cy"];
         let mut all = args.to_vec();
         all.extend(["--expires-in-days", days]);
-        redline(d, &all)
+        d.run(&all).await
     };
-    let (ok, out_cy, err) = expiring_for("30");
-    assert!(ok, "{err}");
-    let expiring = redline_json(d, &["token", "list"])[2].clone();
+    let out_cy = expiring_for("30").await.ok().stdout;
+    let expiring = d.json(&["token", "list"]).await[2].clone();
     assert!(out_cy.contains(expiring["tokenId"].as_str().unwrap()), "{out_cy}");
     let at = |field: &str| redline_protocol::Timestamp::parse(expiring[field].as_str().unwrap()).unwrap();
     let (expires, created) = (at("expiresAt"), at("createdAt"));
     assert_eq!(expires, created.plus_minutes(30 * 24 * 60));
-    let listed = redline_json(d, &["token", "list", "--project", "shop"]);
+    let listed = d.json(&["token", "list", "--project", "shop"]).await;
     let names: Vec<&str> = listed.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["bot", "Ann", "Cy"]);
     assert!(!listed.to_string().contains("rl_"), "no secret is listed: {listed}");
     // Revoked by id, or by the secret itself; the secret is never echoed.
-    let revoked = redline_json(d, &["token", "revoke", token["tokenId"].as_str().unwrap()]);
+    let revoked = d.json(&["token", "revoke", token["tokenId"].as_str().unwrap()]).await;
     assert_eq!((revoked["name"].as_str(), revoked["revokedAt"].is_string()), (Some("bot"), true));
-    let (ok, out, _) = redline(d, &["token", "revoke", out.lines().next().unwrap()]);
-    assert!(ok && out.starts_with("revoked: ") && out.contains("Ann") && !out.contains("rl_"), "{out}");
-    let (ok, _, err) = redline(d, &["token", "revoke", "rl_nothing"]);
-    assert!(!ok && err.contains("no token") && !err.contains("rl_nothing"), "{err}");
-    let (ok, out, _) = redline(d, &["token", "list"]);
-    assert!(ok && out.lines().filter(|l| l.contains("revoked")).count() == 2, "{out}");
-    let (ok, _, err) = expiring_for("0");
-    assert!(!ok && err.contains("expires-in-days"), "{err}");
+    let out = d.run(&["token", "revoke", out.lines().next().unwrap()]).await.ok().stdout;
+    assert!(out.starts_with("revoked: ") && out.contains("Ann") && !out.contains("rl_"), "{out}");
+    let err = d.run(&["token", "revoke", "rl_nothing"]).await.failed().stderr;
+    assert!(err.contains("no token") && !err.contains("rl_nothing"), "{err}");
+    let out = d.run(&["token", "list"]).await.ok().stdout;
+    assert!(out.lines().filter(|l| l.contains("revoked")).count() == 2, "{out}");
+    let err = expiring_for("0").await.failed().stderr;
+    assert!(err.contains("expires-in-days"), "{err}");
 
-    let (ok, _, err) = redline(
-        d,
-        &[
+    let err = d
+        .run(&[
             "auth",
             "approve",
             "bcdf-ghjk",
@@ -362,70 +341,40 @@ fn admin_commands_via_the_binary() {
             "changes:project:read",
             "--name",
             "Ann",
-        ],
-    );
-    assert!(!ok && err.contains("BCDF-GHJK is unknown"), "{err}");
+        ])
+        .await
+        .failed()
+        .stderr;
+    assert!(err.contains("BCDF-GHJK is unknown"), "{err}");
 }
 
-/// A child process that is killed when the test ends, even by a panic.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-#[test]
-fn serve_prints_the_real_port_and_never_logs_tokens() {
-    use std::io::{BufRead, BufReader};
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_prints_the_real_port_and_never_logs_tokens() {
     let dir = tempfile::tempdir().unwrap();
-    let project = redline_json(dir.path(), &["project", "add", "shop"]);
+    let d = Binary::on_dir(dir.path());
+    let project = d.json(&["project", "add", "shop"]).await;
     let project_id = project["projectId"].as_str().unwrap().to_owned();
-    let token = redline_json(
-        dir.path(),
-        &["token", "create", "--project", "shop", "--scope", "changes:project:read", "--name", "Ann"],
-    );
+    let token = d
+        .json(&["token", "create", "--project", "shop", "--scope", "changes:project:read", "--name", "Ann"])
+        .await;
     let token = token["token"].as_str().unwrap().to_owned();
     let log_path = dir.path().join("stderr.log");
-    let mut child = KillOnDrop(
-        std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--data"])
-            .arg(dir.path())
-            .env("RUST_LOG", "trace")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::fs::File::create(&log_path).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
+    let mut serve = common::command(["serve", "--addr", "127.0.0.1:0"]);
+    serve.args(&d.store_args).env("RUST_LOG", "trace").stderr(std::fs::File::create(&log_path).unwrap());
+    let (mut child, url) = common::serve_command(serve).await;
     assert!(!url.ends_with(":0"), "{url}");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let (health, session, bad, stopped) = rt.block_on(async {
-        let http = common::http_client();
-        let health = http.get(format!("{url}/healthz")).send().await.unwrap().status();
-        let call = |t: String| http.post(format!("{url}/rpc/getSession")).bearer_auth(t).body("{}").send();
-        let session = call(token.clone()).await.unwrap().status();
-        let bad = call(format!("{token}x")).await.unwrap().status();
-        // An open event stream must not keep a stopping server alive.
-        let mut events =
-            http.get(format!("{url}/events/changes:{project_id}")).bearer_auth(&token).send().await.unwrap();
-        assert!(events.chunk().await.unwrap().is_some());
-        let pid = child.0.id().to_string();
-        assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-        let mut stopped = false;
-        for _ in 0..50 {
-            if child.0.try_wait().unwrap().is_some() {
-                stopped = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-        (health, session, bad, stopped)
-    });
+    let http = common::http_client();
+    let health = http.get(format!("{url}/healthz")).send().await.unwrap().status();
+    let call = |t: String| http.post(format!("{url}/rpc/getSession")).bearer_auth(t).body("{}").send();
+    let session = call(token.clone()).await.unwrap().status();
+    let bad = call(format!("{token}x")).await.unwrap().status();
+    // An open event stream must not keep a stopping server alive.
+    let mut events =
+        http.get(format!("{url}/events/changes:{project_id}")).bearer_auth(&token).send().await.unwrap();
+    assert!(events.chunk().await.unwrap().is_some());
+    let pid = child.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let stopped = tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await.is_ok();
     assert!(stopped, "SIGTERM should stop the server within 5 s, open event streams included");
     assert_eq!((health.as_u16(), session.as_u16(), bad.as_u16()), (200, 200, 401));
     let log = std::fs::read_to_string(&log_path).unwrap();
@@ -515,7 +464,14 @@ async fn a_write_that_reads_first_is_not_failed_by_another_writer() {
                 .await
         })
     };
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The read took the write lock: a writer that will not wait is refused now, so the
+    // other writer, whenever it comes before the commit, waits.
+    let impatient = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("redline.db"))
+        .busy_timeout(std::time::Duration::ZERO);
+    let mut impatient = sqlx::ConnectOptions::connect(&impatient).await.unwrap();
+    let refused = sqlx::query("BEGIN IMMEDIATE").execute(&mut impatient).await.unwrap_err();
+    assert!(refused.to_string().contains("locked"), "{refused}");
     sqlx::query("INSERT INTO users (user_id, name, created_at) VALUES ('u-first', 'first', 0)")
         .execute(&mut *tx)
         .await

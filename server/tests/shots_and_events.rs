@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{TestServer, connect, data_lines, read_sse};
@@ -229,9 +227,7 @@ async fn postgres_wakes_the_streams_of_other_server_processes() {
     let other = redline_server::Store::open_url(url).await.unwrap();
     let state =
         redline_server::AppState::new(other, s.clock.clone(), s.dir.path().join("blobs-2")).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(redline_server::serve(listener, state));
+    let base = common::listen(state).await;
     let mut res = s
         .http
         .get(format!("{base}/events/changes:{}", s.project_id))
@@ -241,8 +237,18 @@ async fn postgres_wakes_the_streams_of_other_server_processes() {
         .unwrap();
     let mut text = String::new();
     read_sse(&mut res, &mut text, |t| t.contains(": connected")).await;
-    // Let the second server's listener subscribe before the write.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Both servers' listeners (this test's and the second's) subscribed before the write.
+    common::until("both servers listening", || async {
+        let listening: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND query LIKE 'LISTEN %' AND state = 'idle'",
+        )
+        .fetch_one(s.store.pool())
+        .await
+        .unwrap();
+        listening == 2
+    })
+    .await;
     s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t"})).await;
     read_sse(&mut res, &mut text, |t| t.contains("\"filed\"")).await;
 }

@@ -46,7 +46,7 @@ impl Receiver {
             let got = self.got.lock().unwrap();
             got.iter().filter(|(s, _)| *s == 200).map(|(_, b)| serde_json::from_str(b).unwrap()).collect()
         };
-        until(|| accepted().len() >= n).await;
+        common::until(&format!("{n} deliveries accepted"), || async { accepted().len() >= n }).await;
         accepted()
     }
 }
@@ -62,15 +62,6 @@ async fn receive(
         headers.insert("retry-after", HeaderValue::from_str(&wait).unwrap());
     }
     (StatusCode::from_u16(status).unwrap(), headers)
-}
-
-/// Waits (at most 20 s) until `holds`.
-async fn until(holds: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !holds() {
-        assert!(start.elapsed() < Duration::from_secs(20), "timed out");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A server whose sender keeps at most `backlog` deliveries pending per webhook, and a
@@ -101,14 +92,8 @@ async fn webhook(s: &TestServer) -> WebhookInfo {
 }
 
 /// `redline webhook list`'s line for the one webhook.
-fn listed(s: &TestServer) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
-        .args(["webhook", "list"])
-        .args(s.store_args())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+async fn listed(s: &TestServer) -> String {
+    s.binary().run(&["webhook", "list"]).await.ok().stdout
 }
 
 async fn file(s: &TestServer, title: &str) {
@@ -132,7 +117,7 @@ async fn a_backlog_keeps_its_newest_deliveries_and_counts_the_dropped() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(capped.failed, 0);
-    let line = listed(&s);
+    let line = listed(&s).await;
     assert!(line.contains("3 pending, 0 failed, 3 dropped"), "{line}");
 
     // The receiver is back and the retry comes due: the newest three arrive, in order.
@@ -160,7 +145,11 @@ async fn a_receivers_retry_after_is_waited_for() {
     };
     // Two minutes from the attempt (the clock stands still), not the back-off's second.
     assert_eq!(tried.next_attempt_at, Some(START.plus_seconds(120)));
-    assert!(listed(&s).contains(&format!("next attempt {}", START.plus_seconds(120))), "{}", listed(&s));
+    assert!(
+        listed(&s).await.contains(&format!("next attempt {}", START.plus_seconds(120))),
+        "{}",
+        listed(&s).await
+    );
     receiver.status.store(200, Ordering::SeqCst);
     s.advance_secs(120);
     assert_eq!(receiver.accepted(1).await[0]["change"]["title"], "item");

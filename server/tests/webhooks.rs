@@ -16,6 +16,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use common::Binary;
 use hmac::{Hmac, KeyInit, Mac};
 use redline_protocol::Scope;
 use redline_server::{Clock, admin};
@@ -121,7 +122,8 @@ struct Setup {
     filer: String,
     agent: String,
     admin: String,
-    store_args: Vec<String>,
+    /// The binary on the store.
+    binary: Binary,
 }
 
 impl Setup {
@@ -144,28 +146,15 @@ impl Setup {
         }
         store.pool().close().await;
         std::fs::write(dir.path().join("secret"), format!("{SECRET}\n")).unwrap();
-        Setup { _dir: dir, stage_id, project_id, filer, agent, admin, store_args }
-    }
-
-    /// Runs an admin command of the binary on the store; its JSON output, or its error.
-    fn redline(&self, args: &[&str]) -> Result<Value, String> {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_redline"))
-            .arg("--json")
-            .args(args)
-            .args(&self.store_args)
-            .output()
-            .unwrap();
-        match out.status.success() {
-            true => Ok(serde_json::from_slice(&out.stdout).unwrap()),
-            false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
-        }
+        Setup { _dir: dir, stage_id, project_id, filer, agent, admin, binary: Binary { store_args } }
     }
 
     /// Adds a webhook for `events` (allowed on loopback); returns its id.
-    fn add_webhook(&self, url: &str, events: &str, format: &str) -> String {
+    async fn add_webhook(&self, url: &str, events: &str, format: &str) -> String {
         let secret = self._dir.path().join("secret");
         let added = self
-            .redline(&[
+            .binary
+            .json(&[
                 "webhook",
                 "add",
                 "--project",
@@ -179,13 +168,13 @@ impl Setup {
                 secret.to_str().unwrap(),
                 "--allow-private-webhooks",
             ])
-            .unwrap();
+            .await;
         assert!(added.get("secret").is_none(), "a given secret is not printed back");
         added["webhookId"].as_str().unwrap().to_owned()
     }
 
     async fn serve(&self, allow_private: bool) -> (tokio::process::Child, String) {
-        let mut args = self.store_args.clone();
+        let mut args = self.binary.store_args.clone();
         if allow_private {
             args.push("--allow-private-webhooks".into());
         }
@@ -248,7 +237,7 @@ fn assert_in_order_once(got: &[Received]) {
 async fn a_signed_delivery_of_each_event_reaches_the_receiver_in_order() {
     let setup = Setup::new().await;
     let (receiver, hook_url) = Receiver::start().await;
-    setup.add_webhook(&hook_url, "all", "json");
+    setup.add_webhook(&hook_url, "all", "json").await;
     let (_server, url) = setup.serve(true).await;
     let id = setup.file(&url, "Total is red").await;
     setup.claim_and_ask(&url, &id, "Which red?").await;
@@ -293,7 +282,7 @@ async fn a_signed_delivery_of_each_event_reaches_the_receiver_in_order() {
     assert_eq!(of("verified")["change"]["verifiedBy"], "Ann");
 
     // The operator sees the webhook's state; an admin token sees it without the URL's path.
-    let listed = &setup.redline(&["webhook", "list", "--project", "demo"]).unwrap()[0];
+    let listed = &setup.binary.json(&["webhook", "list", "--project", "demo"]).await[0];
     assert_eq!((listed["pending"].as_u64(), listed["failed"].as_u64()), (Some(0), Some(0)));
     assert_eq!(listed["lastAttempt"]["ok"], true);
     let shown = setup.call(&url, &setup.admin, "listWebhooks", json!({"projectId": setup.project_id})).await;
@@ -315,21 +304,21 @@ async fn a_signed_delivery_of_each_event_reaches_the_receiver_in_order() {
 async fn a_receiver_down_for_a_while_then_up_gets_every_event_once_in_order() {
     let setup = Setup::new().await;
     let (receiver, hook_url) = Receiver::start().await;
-    let webhook_id = setup.add_webhook(&hook_url, "filed", "json");
+    let webhook_id = setup.add_webhook(&hook_url, "filed", "json").await;
     let (_server, url) = setup.serve(true).await;
     receiver.status.store(503, Ordering::SeqCst);
     for i in 0..5 {
         setup.file(&url, &format!("item {i}")).await;
     }
-    // Down long enough for a few retries of the first delivery, and nothing after it.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Down while the first delivery is retried, and nothing after it.
+    common::until("a retry", || async { receiver.got().len() >= 2 }).await;
     let tried = receiver.got();
     assert!(tried.len() >= 2, "retried while down: {tried:?}");
     assert!(
         tried.iter().all(|r| r.id == tried[0].id),
         "nothing overtakes the failing first delivery: {tried:?}"
     );
-    let listed = &setup.redline(&["webhook", "list"]).unwrap()[0];
+    let listed = &setup.binary.json(&["webhook", "list"]).await[0];
     assert_eq!(listed["webhookId"], webhook_id.as_str());
     assert_eq!(listed["pending"], 5);
     assert!(listed["lastAttempt"]["error"].as_str().unwrap().contains("503"), "{listed}");
@@ -349,14 +338,14 @@ async fn a_receiver_down_for_a_while_then_up_gets_every_event_once_in_order() {
 async fn a_server_killed_mid_delivery_sends_it_again_after_restart() {
     let setup = Setup::new().await;
     let (receiver, hook_url) = Receiver::start().await;
-    setup.add_webhook(&hook_url, "filed", "json");
+    setup.add_webhook(&hook_url, "filed", "json").await;
     let (mut server, url) = setup.serve(true).await;
     receiver.delay_ms.store(1_500, Ordering::SeqCst);
     for i in 0..3 {
         setup.file(&url, &format!("item {i}")).await;
     }
     // The first request is in flight (the receiver holds it): kill the sender's process.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    common::until("the first request", || async { !receiver.arrived.lock().unwrap().is_empty() }).await;
     server.start_kill().unwrap(); // SIGKILL
     server.wait().await.unwrap();
     receiver.delay_ms.store(0, Ordering::SeqCst);
@@ -372,7 +361,7 @@ async fn a_server_killed_mid_delivery_sends_it_again_after_restart() {
 async fn slack_messages_hold_to_slacks_block_kit_fields() {
     let setup = Setup::new().await;
     let (receiver, hook_url) = Receiver::start().await;
-    setup.add_webhook(&hook_url, "asked", "slack");
+    setup.add_webhook(&hook_url, "asked", "slack").await;
     let (_server, url) = setup.serve(true).await;
     let id = setup.file(&url, "Total <!channel> is *red*").await;
     setup.claim_and_ask(&url, &id, "Which <https://evil.example|red>?").await;
@@ -430,20 +419,28 @@ fn check_slack_message(message: &Value) {
 async fn a_loopback_url_is_refused_without_the_operators_leave() {
     let setup = Setup::new().await;
     let (receiver, hook_url) = Receiver::start().await;
-    let refused =
-        setup.redline(&["webhook", "add", "--project", "demo", &hook_url, "--events", "filed"]).unwrap_err();
+    let refused = setup
+        .binary
+        .run(&["webhook", "add", "--project", "demo", &hook_url, "--events", "filed"])
+        .await
+        .failed()
+        .stderr;
     assert!(refused.contains("refused: 127.0.0.1 is a loopback address"), "{refused}");
     let localhost = hook_url.replace("127.0.0.1", "localhost");
-    let refused =
-        setup.redline(&["webhook", "add", "--project", "demo", &localhost, "--events", "filed"]).unwrap_err();
+    let refused = setup
+        .binary
+        .run(&["webhook", "add", "--project", "demo", &localhost, "--events", "filed"])
+        .await
+        .failed()
+        .stderr;
     assert!(refused.contains("is a loopback address"), "a name resolving to loopback: {refused}");
     // Added with leave, but the server was not given it: nothing is sent.
-    setup.add_webhook(&hook_url, "filed", "json");
+    setup.add_webhook(&hook_url, "filed", "json").await;
     let (_server, url) = setup.serve(false).await;
     setup.file(&url, "item").await;
     let start = Instant::now();
     let error = loop {
-        let listed = &setup.redline(&["webhook", "list"]).unwrap()[0];
+        let listed = &setup.binary.json(&["webhook", "list"]).await[0];
         if let Some(error) = listed["lastAttempt"]["error"].as_str() {
             break error.to_owned();
         }
@@ -462,7 +459,7 @@ async fn delivery_latency_and_throughput() {
     const BACKLOG: usize = 300;
     let setup = Setup::new().await;
     let (receiver, hook_url) = Receiver::start().await;
-    setup.add_webhook(&hook_url, "filed", "json");
+    setup.add_webhook(&hook_url, "filed", "json").await;
     let (mut server, url) = setup.serve(true).await;
     let mut answered = HashMap::new();
     for i in 0..PACED {
@@ -488,8 +485,8 @@ async fn delivery_latency_and_throughput() {
     }
     server.start_kill().unwrap();
     server.wait().await.unwrap();
-    let store = match setup.store_args.iter().position(|a| a == "--database-url") {
-        Some(at) => redline_server::Store::open_url(&setup.store_args[at + 1]).await.unwrap(),
+    let store = match setup.binary.store_args.iter().position(|a| a == "--database-url") {
+        Some(at) => redline_server::Store::open_url(&setup.binary.store_args[at + 1]).await.unwrap(),
         None => redline_server::Store::open_dir(setup._dir.path()).await.unwrap(),
     };
     sqlx::query("UPDATE webhook_deliveries SET next_attempt_at = 0").execute(store.pool()).await.unwrap();
@@ -501,7 +498,8 @@ async fn delivery_latency_and_throughput() {
     let got = receiver.wait_for(PACED + BACKLOG, Duration::from_secs(120)).await;
     let drained = got.last().unwrap().at - start;
     assert_in_order_once(&got);
-    let engine = if setup.store_args.iter().any(|a| a == "--database-url") { "postgres" } else { "sqlite" };
+    let engine =
+        if setup.binary.store_args.iter().any(|a| a == "--database-url") { "postgres" } else { "sqlite" };
     println!(
         "webhooks ({engine}): filing answered → receiver p50 {:.1} ms, p99 {:.1} ms over {PACED} paced filings; \
          a backlog of {BACKLOG} drained in {:.2} s ({:.0} deliveries/s, one webhook, in order)",
@@ -519,9 +517,9 @@ async fn delivery_latency_and_throughput() {
             REDLINE_TEST_DATABASE_URL=postgres://… cargo test -p redline-server --tests -- --ignored postgres_"]
 async fn postgres_three_instances_deliver_each_event_once() {
     let setup = Setup::new().await;
-    assert!(setup.store_args.iter().any(|a| a == "--database-url"), "needs REDLINE_TEST_DATABASE_URL");
+    assert!(setup.binary.store_args.iter().any(|a| a == "--database-url"), "needs REDLINE_TEST_DATABASE_URL");
     let (receiver, hook_url) = Receiver::start().await;
-    setup.add_webhook(&hook_url, "filed", "json");
+    setup.add_webhook(&hook_url, "filed", "json").await;
     let mut servers = Vec::new();
     for _ in 0..3 {
         servers.push(setup.serve(true).await);
@@ -530,8 +528,12 @@ async fn postgres_three_instances_deliver_each_event_once() {
         setup.file(&servers[i % 3].1, &format!("item {i}")).await;
     }
     let got = receiver.wait_for(30, Duration::from_secs(60)).await;
-    // Settle, then nothing came twice.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Every delivery's answer recorded (a sender records it after the receiver answered),
+    // then nothing came twice.
+    common::until("every delivery recorded", || async {
+        setup.binary.json(&["webhook", "list"]).await[0]["pending"] == 0
+    })
+    .await;
     assert_eq!(receiver.got().len(), 30, "each event once: {:?}", receiver.got());
     assert_in_order_once(&got);
 }

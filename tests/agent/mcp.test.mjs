@@ -39,6 +39,7 @@ const tempDir = (name) => {
 
 let server; // the `redline serve` child
 let api; // its URL
+let metrics; // a promise of its `/metrics` URL
 let filerToken;
 let agentToken;
 let stageId;
@@ -47,6 +48,8 @@ let repo; // the agent's checkout: the MCP server's working directory
 let headCommit;
 let client;
 let stderr = "";
+/** What each `redline mcp` wrote on stderr so far, by its client. */
+const stderrOf = new Map();
 let item; // the filed item: { changeId, shortId, title }
 let team; // a second project, for agents sharing its queue: { projectId, stageId, filer, agent }
 
@@ -83,12 +86,37 @@ async function connect(env, cwd) {
     ),
     stderr: "pipe",
   });
+  let own = "";
   transport.stderr?.on("data", (chunk) => {
     stderr += chunk;
+    own += chunk;
   });
   const c = new Client({ name: "redline-mcp-test", version: "1.0.0" });
+  stderrOf.set(c, () => own);
   await c.connect(transport, CALL);
   return c;
+}
+
+/** Waits (at most 10 s) until `holds()` (or what it promises), looking every 20 ms. */
+async function until(what, holds) {
+  const deadline = performance.now() + 10_000;
+  while (!(await holds())) {
+    if (performance.now() > deadline) throw new Error(`no ${what} within 10 s`);
+    await sleep(20);
+  }
+}
+
+const count = (text, needle) => text.split(needle).length - 1;
+
+/** Whether a wait whose log is `log` follows the event stream and has made the look
+ * before the stream was up and the one its connection wakes: from then on only an event
+ * ends it (or, were the stream down, a poll 15 s on; or its timeout). */
+const waitsOnTheStream = (log) => log.includes("event stream connected") && count(log, "waiting for an event") >= 2;
+
+/** How many event streams the server has open. */
+async function openStreams() {
+  const text = await (await fetch(await metrics, { signal: AbortSignal.timeout(10_000) })).text();
+  return Number(text.match(/^redline_event_streams_open (\d+)$/m)[1]);
 }
 
 const call = (c, name, args, options = CALL) => c.callTool({ name, arguments: args }, undefined, options);
@@ -110,7 +138,17 @@ before(async () => {
   team.filer = admin("token", "create", "--project", "team", "--name", "Bo", "--scope", "changes:project:read,changes:project:file").token;
   team.agent = admin("token", "create", "--project", "team", "--name", "agents", "--scope", "changes:project:read,changes:project:write").token;
 
-  server = spawn(BIN, ["serve", "--addr", "127.0.0.1:0", "--data", data], { stdio: ["ignore", "pipe", "inherit"] });
+  server = spawn(BIN, ["serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--data", data], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // Its log goes on to the test's; the line naming the metrics listener is kept.
+  metrics = new Promise((resolve) => {
+    createInterface({ input: server.stderr }).on("line", (line) => {
+      process.stderr.write(`${line}\n`);
+      const addr = line.includes("serving /metrics") && line.match(/local=(\S+)/)?.[1];
+      if (addr) resolve(`http://${addr}/metrics`);
+    });
+  });
   api = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("the server did not start within 30 s")), 30_000);
     createInterface({ input: server.stdout }).on("line", (line) => {
@@ -158,7 +196,9 @@ before(async () => {
   item = change;
   assert.equal(change.held, false, "grace 0: the item is claimable at once");
 
-  client = await connect({ REDLINE_API_URL: api, REDLINE_TOKEN: agentToken }, repo);
+  // Its waits say (at debug) when the stream connects, when a look is over and what wakes it.
+  const debugWaits = "warn,redline_agent::next=debug,redline_agent::sse=debug";
+  client = await connect({ REDLINE_API_URL: api, REDLINE_TOKEN: agentToken, RUST_LOG: debugWaits }, repo);
 });
 
 after(async () => {
@@ -276,9 +316,11 @@ test("changes_ask offers three options, and a waiting changes_next wakes on the 
   assert.ok(!idle.isError);
   assert.match(textOf(idle), /^nothing yet/);
 
+  const log = stderrOf.get(client);
+  const since = log().length;
   const started = performance.now();
   const waiting = call(client, "changes_next", { claimedBy: AGENT, timeoutSeconds: 30 });
-  await sleep(1000);
+  await until("wait on the event stream", () => waitsOnTheStream(log().slice(since)));
   const answer = await rpc(
     "answerChangeQuestion",
     { changeId: item.changeId, body: "keep it on one line if it fits", chosenOption: askKeys.Wrap },
@@ -289,7 +331,10 @@ test("changes_ask offers three options, and a waiting changes_next wakes on the 
   const wokeAt = performance.now();
   answerWait = wokeAt - started;
   assert.ok(!woke.isError, textOf(woke));
-  assert.ok(wokeAt - started >= 1000, "changes_next waited for the answer");
+  // Woken by the answer's event: the stream says so, and it came long before the first
+  // poll a dropped stream would fall back to (15 s).
+  assert.match(log().slice(since), /event wakes next/);
+  assert.ok(wokeAt - answeredAt < 15_000, `woke ${Math.round(wokeAt - answeredAt)} ms after the answer`);
   const wokeText = textOf(woke);
   assert.match(wokeText, /^1 item answered:/);
   assert.ok(wokeText.includes(answer.message.body), wokeText);
@@ -400,14 +445,21 @@ test("failures are tool errors that say what to do", async () => {
 });
 
 test("a changes_next the client gave up on claims nothing filed after it", async () => {
-  // The client's own timeout cancels the call (notifications/cancelled) long before its
-  // 30 s wait would end; an item filed afterwards must stay unclaimed.
-  await assert.rejects(
-    call(client, "changes_next", { claim: true, claimedBy: AGENT, timeoutSeconds: 30 }, { timeout: 500 }),
-    /timed out/i,
+  // The client gives up on the call (notifications/cancelled) once it waits on the event
+  // stream, long before its 30 s wait would end; an item filed afterwards must stay unclaimed.
+  const log = stderrOf.get(client);
+  const since = log().length;
+  const giveUp = new AbortController();
+  const gaveUp = assert.rejects(
+    call(client, "changes_next", { claim: true, claimedBy: AGENT, timeoutSeconds: 30 }, { ...CALL, signal: giveUp.signal }),
   );
+  await until("wait on the event stream", () => waitsOnTheStream(log().slice(since)));
+  assert.equal(await openStreams(), 1, "the wait's stream is the one open");
+  giveUp.abort();
+  await gaveUp;
+  // The wait is over: its stream is closed (no other is open now).
+  await until("the given-up wait's stream closed", async () => (await openStreams()) === 0);
   const { change } = await rpc("createChange", { stageId, title: "The footer overlaps", route: "/orders" }, filerToken);
-  await sleep(1500);
   const after = await rpc("getChange", { changeId: change.changeId }, agentToken);
   assert.equal(after.change.status, "open", "nothing claimed it");
   assert.equal(after.change.groupId, null);
@@ -488,5 +540,6 @@ test("agents sharing a queue: each changes_wait claims one route, a third finds 
   } finally {
     await Promise.all(agents.map((x) => x.close()));
   }
-  assert.ok(!stderr.includes("INFO"), `redline mcp logs warnings only: ${stderr}`);
+  const logged = agents.map((a) => stderrOf.get(a)()).join("");
+  assert.ok(!/INFO|DEBUG/.test(logged), `redline mcp logs warnings only: ${logged}`);
 });

@@ -352,7 +352,24 @@ describe("circle and file", () => {
     const { page, overlay } = await openStage("/");
     await fileAround(page, overlay, "orders.title", "Heading is too big");
     const row = overlay.locator(".tray-item", { hasText: "Heading is too big" });
-    await row.getByText(/held · goes to the agent in \d+\u00a0s/).waitFor();
+    const countdown = row.getByText(/held · goes to the agent in \d+\u00a0s/);
+    await countdown.waitFor();
+    const secondsShown = async () => Number((await countdown.textContent()).match(/in (\d+)\u00a0s/)[1]);
+    // The count is the server's hold: no more than what is left of it (rounded up).
+    const shown = await secondsShown();
+    const held = (await changes()).find((c) => c.title === "Heading is too big");
+    const left = Math.ceil((Date.parse(held.heldUntil) - Date.now()) / 1000);
+    assert.ok(shown > 1 && shown <= left + 1, `shows ${shown} s with ${left} s of the hold left`);
+    // And it counts down: a lower number comes while the item is still held.
+    await overlay.waitForFunction(
+      (shown) =>
+        [...document.querySelectorAll(".tray-item")].some((item) => {
+          const seconds = item.textContent.includes("Heading is too big") && item.textContent.match(/goes to the agent in (\d+)\u00a0s/);
+          return seconds && Number(seconds[1]) < shown;
+        }),
+      shown,
+      { polling: 100 },
+    );
     await overlay.getByRole("button", { name: "Send now" }).click();
     await row.getByText("sent to the agent").waitFor();
     const filed = (await changes()).find((c) => c.title === "Heading is too big");

@@ -59,8 +59,16 @@ describe("styles and failed requests", () => {
       await new Promise((resolve) => (image.onerror = resolve));
       await fetch("index.html?ok=1");
     }, refused);
-    // Resource Timing reports the image to the buffer's observer a moment after it failed.
-    await page.waitForTimeout(300);
+    // Resource Timing reports the image to the buffer's observer a moment after it failed:
+    // ask the buffer (in the page's world, as the content script does) until it has it.
+    await page.waitForFunction(() => {
+      let kept = "";
+      const answer = (event) => (kept = event.detail);
+      document.addEventListener("redline:console-errors", answer);
+      document.dispatchEvent(new Event("redline:console-request"));
+      document.removeEventListener("redline:console-errors", answer);
+      return kept.includes("missing-logo.png");
+    });
 
     const button = page.getByTestId("orders.export");
     const computed = await button.evaluate((b) => {

@@ -90,9 +90,23 @@ describe("the extension's foundation", () => {
       assert.ok(overlay, "the overlay frame is an extension page");
       await overlay.getByText("Circle what is wrong").waitFor();
 
-      // A second gesture keeps the one overlay rather than stacking another.
-      await panel.getByRole("button", { name: "Circle" }).click();
-      await page.waitForTimeout(200);
+      // A second gesture keeps the one overlay rather than stacking another. The button is
+      // disabled until the worker answers, which it does once the mount script has run in
+      // the tab: the count is taken after that.
+      const circle = panel.getByRole("button", { name: "Circle" });
+      const answered = circle.evaluate(
+        (button) =>
+          new Promise((resolve) => {
+            new MutationObserver((_, observer) => {
+              if (!button.disabled) {
+                observer.disconnect();
+                resolve();
+              }
+            }).observe(button, { attributes: true, attributeFilter: ["disabled"] });
+          }),
+      );
+      await circle.click();
+      await answered;
       assert.equal(await page.locator(HOST).count(), 1);
 
       // Esc goes to the overlay's frame, which has focus. Its key-up is sent only once the

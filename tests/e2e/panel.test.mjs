@@ -77,6 +77,14 @@ describe("the side panel", () => {
     await panel.getByTestId("scope-line").getByText("Stage main").waitFor();
     await panel.getByTestId("link-state").getByText("live").waitFor();
     await panel.getByTestId("queue-empty").waitFor();
+    // Live: what happens on the server reaches the panel by itself, with no reload and no
+    // click: an item filed elsewhere comes, and goes once dismissed elsewhere.
+    const change = await file("Filed from another tab");
+    await waitingRow("Filed from another tab").waitFor();
+    await server.rpc("setChangeStatus", { changeId: change.changeId, status: "dismissed" });
+    await row("Filed from another tab").waitFor({ state: "detached" });
+    await panel.getByTestId("queue-empty").waitFor();
+    await panel.getByTestId("link-state").getByText("live").waitFor();
   });
 
   /** Fails when the panel, `width` px wide, scrolls sideways. */

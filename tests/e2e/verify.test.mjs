@@ -141,14 +141,13 @@ describe("checking a fix on the stage", () => {
     }
     assert.ok(shownOn, "a stage tab shows the new build with the outline");
     step("the stage tab shows the new build, outlined");
-    // The after-shot is of the tab in front (taken 0.2 s after the outline, at most two a
-    // second): the panel, in the background meanwhile, comes back after that.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    await panel.bringToFront();
+    // The after-shot is of the tab in front: the panel, in the background meanwhile, comes
+    // back once it shows the shot (or that one could not be taken).
     await check.getByTestId("check-located").waitFor({ timeout: 30_000 }).catch(async (error) => {
       throw new Error(`${error.message}\nthe check says: ${await check.innerText()}`);
     });
     await check.locator('[data-testid="after"] img, [data-testid="needs-toolbar-click"]').first().waitFor({ timeout: 30_000 });
+    await panel.bringToFront();
     return { check, shownOn };
   }
 

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::common::TestServer;
+pub use crate::common::Out;
+use crate::common::{self, TestServer};
 
 /// A 1×1 PNG.
 pub const PNG_B64: &str =
@@ -41,25 +42,11 @@ pub fn follow_real_time(clock: &Clock) {
     });
 }
 
-/// A finished run of the binary.
-#[derive(Debug)]
-pub struct Out {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Out {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
-    }
-
-    #[track_caller]
-    pub fn ok(self) -> Out {
-        assert_eq!(self.code, 0, "{self:?}");
-        self
-    }
+/// A test server whose clock follows real time, as the agent commands need.
+pub async fn real_time_server() -> TestServer {
+    let s = TestServer::start().await;
+    follow_real_time(&s.clock);
+    s
 }
 
 /// One agent (or filer) at a terminal: a config dir of its own, and the environment
@@ -91,20 +78,15 @@ impl Agent {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_redline"));
+        let mut cmd = common::command(args);
         // Saved screenshots go to the agent's own temp dir, removed with it.
-        cmd.args(args)
-            .current_dir(&self.cwd)
+        cmd.current_dir(&self.cwd)
             .env("HOME", self.home.path())
             .env("TMPDIR", self.home.path())
             .env_remove("XDG_CONFIG_HOME");
-        for var in ["REDLINE_API_URL", "REDLINE_TOKEN", "REDLINE_PROJECT", "RUST_LOG"] {
-            cmd.env_remove(var);
-        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd.stdin(Stdio::null()).kill_on_drop(true);
         cmd
     }
 
@@ -113,12 +95,7 @@ impl Agent {
     }
 
     pub async fn run_in(&self, dir: &Path, args: &[&str]) -> Out {
-        let out = self.command(args).current_dir(dir).output().await.unwrap();
-        Out {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Out::from_output(self.command(args).current_dir(dir).output().await.unwrap())
     }
 
     /// Starts a long-running command (`next`) with debug logs of the CLI on stderr.
@@ -155,22 +132,33 @@ pub struct Running {
 impl Running {
     /// Waits (at most `within`) for a stderr line containing `needle`.
     pub async fn wait_for(&mut self, needle: &str, within: Duration) {
+        self.wait_for_nth(needle, 1, within).await;
+    }
+
+    /// Waits (at most `within`) for the `n`th stderr line containing `needle`.
+    pub async fn wait_for_nth(&mut self, needle: &str, n: usize, within: Duration) {
         let deadline = tokio::time::Instant::now() + within;
-        if self.seen.iter().any(|l| l.contains(needle)) {
-            return;
-        }
-        loop {
+        let mut hits = self.seen.iter().filter(|l| l.contains(needle)).count();
+        while hits < n {
             match tokio::time::timeout_at(deadline, self.stderr.recv()).await {
                 Ok(Some(line)) => {
-                    let hit = line.contains(needle);
+                    hits += usize::from(line.contains(needle));
                     self.seen.push(line);
-                    if hit {
-                        return;
-                    }
                 }
-                _ => panic!("no {needle:?} on stderr within {within:?}; saw:\n{}", self.seen.join("\n")),
+                _ => {
+                    panic!("no {n} × {needle:?} on stderr within {within:?}; saw:\n{}", self.seen.join("\n"))
+                }
             }
         }
+    }
+
+    /// Waits until `next` follows the event stream and has made the look the connection
+    /// wakes: from then on only an event (or its timeout) ends its wait.
+    pub async fn wait_until_only_an_event_wakes_it(&mut self) {
+        self.wait_for("event stream connected", Duration::from_secs(10)).await;
+        // A look before the stream was up, and the one its connection wakes (the
+        // connection may come before, during or after the first: one look follows it).
+        self.wait_for_nth("waiting for an event", 2, Duration::from_secs(10)).await;
     }
 
     /// Waits for the process to exit (at most `within`); returns its output and the

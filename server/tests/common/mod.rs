@@ -1,4 +1,6 @@
-//! A server on a real listener with a manual clock, a project, a stage and tokens.
+//! The tests' two harnesses: a server in the test's process ([`TestServer`], on a real
+//! listener with a manual clock, a project, a stage and tokens) and the real binary
+//! (`binary.rs`).
 #![allow(dead_code)] // each test binary uses a different part of this helper
 
 use redline_protocol::{Scope, Timestamp};
@@ -7,6 +9,10 @@ use redline_server::store::blobs::BlobStoreSpec;
 use redline_server::{AppState, Clock, Store};
 use serde_json::Value;
 use std::time::Duration;
+
+mod binary;
+#[allow(unused_imports)] // as dead_code above
+pub use binary::{Binary, Out, command, redline, serve, serve_command};
 
 pub const START: Timestamp = Timestamp::from_unix_millis(1_795_973_727_000);
 
@@ -47,10 +53,27 @@ impl TestServer {
         images: Option<BlobStoreSpec>,
         configure: impl FnOnce(&mut AppState),
     ) -> TestServer {
-        // Show server errors (e.g. the cause of a 500) in the failing test's output.
-        let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("warn").try_init();
         let dir = tempfile::tempdir().unwrap();
         let store = open_store(dir.path()).await;
+        Self::start_in(dir, store, images, configure).await
+    }
+
+    /// Starts on a SQLite store whatever engine the suite runs on (for what only SQLite
+    /// stores have: backups).
+    pub async fn start_sqlite(configure: impl FnOnce(&mut AppState)) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        Self::start_in(dir, store, None, configure).await
+    }
+
+    async fn start_in(
+        dir: tempfile::TempDir,
+        store: Store,
+        images: Option<BlobStoreSpec>,
+        configure: impl FnOnce(&mut AppState),
+    ) -> TestServer {
+        // Show server errors (e.g. the cause of a 500) in the failing test's output.
+        let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("warn").try_init();
         let clock = Clock::manual(START);
         let project = admin::add_project(&store, "demo", None, START).await.unwrap();
         let stage = admin::add_stage(
@@ -76,14 +99,12 @@ impl TestServer {
         let bob = token(&[Scope::Read, Scope::File], "Bob").await;
         let reader = token(&[Scope::Read], "Rita").await;
         let file_only = token(&[Scope::File], "Fay").await;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
         let images = BlobStoreSpec::open(images.as_ref(), &store, dir.path().join("blobs")).await.unwrap();
         let mut state = AppState::with_blob_store(store.clone(), clock.clone(), images).await.unwrap();
         state.keep_alive = std::time::Duration::from_millis(300);
         configure(&mut state);
         let blobs = state.blobs.clone();
-        tokio::spawn(redline_server::serve(listener, state));
+        let base = listen(state).await;
         TestServer {
             base,
             http: http_client(),
@@ -157,9 +178,22 @@ impl TestServer {
         }
     }
 
+    /// The binary pointed at this server's store.
+    pub fn binary(&self) -> Binary {
+        Binary { store_args: self.store_args() }
+    }
+
     pub fn advance_secs(&self, secs: i64) {
         self.clock.advance_millis(secs * 1000);
     }
+}
+
+/// Serves `state` in this process on a free port of loopback; returns its URL.
+pub async fn listen(state: AppState) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(redline_server::serve(listener, state));
+    base
 }
 
 /// Adds the project `demo` (its grace `grace_seconds`, or the default) with a `main` stage
@@ -193,6 +227,15 @@ pub async fn open_store(dir: &std::path::Path) -> Store {
             Store::open_url(&format!("{base}/{name}")).await.unwrap()
         }
         _ => Store::open_dir(dir).await.unwrap(),
+    }
+}
+
+/// Waits (up to 30 s) until `ready` says yes, looking every 20 ms.
+pub async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !ready().await {
+        assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -233,21 +276,4 @@ pub async fn connect(s: &TestServer, last_event_id: Option<&str>, encoded_colon:
 
 pub fn data_lines(text: &str) -> Vec<Value> {
     text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
-}
-
-/// Starts the real `redline serve` on a free port of loopback with `store_args`; returns
-/// the child (killed when dropped) and its URL.
-pub async fn serve(store_args: &[String]) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_redline"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(store_args)
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    tokio::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).await.unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_owned();
-    (child, url)
 }
