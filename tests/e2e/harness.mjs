@@ -209,14 +209,16 @@ async function freePort() {
  * The changes server set up (project, stage at `stageUrl`, token) on an address chosen
  * now, but not running: `start()` and `stop()` bring it up and down on the same address
  * and store, for testing what the extension does while the server is away. With
- * `metrics`, it also serves `/metrics` (read by `metrics()`).
+ * `metrics`, it also serves `/metrics` (read by `metrics()`); `graceSeconds` sets the
+ * project's hold (default 60).
  */
-export async function prepareServer({ stageUrl, metrics = false }) {
+export async function prepareServer({ stageUrl, metrics = false, graceSeconds }) {
   const bin = env("REDLINE_BIN");
   const data = mkdtempSync(join(tmpdir(), "redline-e2e-data-"));
   // Bounded: this blocks the test's event loop, so a command that hung would hang the file.
   const admin = (...args) => JSON.parse(execFileSync(bin, [...args, "--data", data, "--json"], { encoding: "utf8", timeout: 60_000 }));
-  const { projectId } = admin("project", "add", "dev");
+  const grace = graceSeconds === undefined ? [] : ["--grace-seconds", String(graceSeconds)];
+  const { projectId } = admin("project", "add", "dev", ...grace);
   const { stageId } = admin("stage", "add", "--project", "dev", "--branch", "main", "--url", `${stageUrl}/`);
   const { token } = admin(
     "token", "create", "--project", "dev", "--name", "dev",
