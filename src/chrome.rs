@@ -740,20 +740,34 @@ pub async fn session_remove(key: &str) -> Result<(), ChromeError> {
 /// Calls `on_set` whenever `key` of `chrome.storage.session` is set (not when it is
 /// removed). The listener stays until the returned guard is dropped.
 pub fn on_session_key_set(key: &'static str, on_set: impl Fn() + 'static) -> StorageListener {
+    on_session_value::<serde::de::IgnoredAny>(key, move |_| on_set())
+}
+
+/// Calls `on_value` with the new value of `key` of `chrome.storage.session` whenever it
+/// is set (not when it is removed; a value that does not read as `T` is skipped). The
+/// listener stays until the returned guard is dropped.
+pub fn on_session_value<T: DeserializeOwned>(
+    key: &'static str,
+    on_value: impl Fn(T) + 'static,
+) -> StorageListener {
     let listener = Closure::<dyn Fn(JsValue, JsValue)>::new(move |changes: JsValue, area: JsValue| {
-        let set = area.as_string().as_deref() == Some("session")
-            && Reflect::get(&changes, &JsValue::from_str(key))
-                .and_then(|change| Reflect::has(&change, &JsValue::from_str("newValue")))
-                .unwrap_or(false);
-        if set {
-            on_set();
+        if area.as_string().as_deref() != Some("session") {
+            return;
+        }
+        let value = Reflect::get(&changes, &JsValue::from_str(key))
+            .and_then(|change| Reflect::get(&change, &JsValue::from_str("newValue")));
+        if let Ok(value) = value
+            && !value.is_undefined()
+            && let Ok(value) = serde_wasm_bindgen::from_value(value)
+        {
+            on_value(value);
         }
     });
     storage_on_changed_add_listener(listener.as_ref().unchecked_ref());
     StorageListener(listener)
 }
 
-/// The listener of [`on_session_key_set`]; dropping it removes it.
+/// The listener of [`on_session_value`]; dropping it removes it.
 pub struct StorageListener(Closure<dyn Fn(JsValue, JsValue)>);
 
 impl Drop for StorageListener {

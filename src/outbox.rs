@@ -288,6 +288,22 @@ pub struct OutboxItem {
     pub next_attempt_at: Option<Millis>,
 }
 
+/// The `chrome.storage.session` key where the worker publishes the outbox
+/// ([`Published`]) each time it changes: the tray and the panel subscribe to it.
+pub const PUBLISHED_KEY: &str = "outbox";
+
+/// The outbox as the worker publishes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Published {
+    /// Oldest first ([`items`]).
+    pub items: Vec<OutboxItem>,
+    /// When the worker wrote it. Chrome tells subscribers only of a value that changed:
+    /// with this, every write reaches them, also one whose items read the same as the
+    /// write before (an item queued and delivered between two writes).
+    pub published_at: Millis,
+}
+
 /// The outbox as the tray and panel show it ("waiting to send (n)"), oldest first.
 pub fn items(entries: &[Entry]) -> Vec<OutboxItem> {
     let mut items: Vec<(Millis, OutboxItem)> = entries

@@ -2,6 +2,7 @@
 //! that the content script mounts over the page. One wasm module serves both.
 
 mod held;
+mod outbox;
 mod overlay;
 mod panel;
 mod shot;

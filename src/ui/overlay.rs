@@ -2,18 +2,18 @@
 //! batch. It lives in an extension-page iframe, so it runs wasm even on pages whose CSP
 //! forbids it; the content script in the page does the DOM reading and the screenshot.
 
+mod tray;
+
 use leptos::ev;
 use leptos::prelude::*;
-use redline_protocol::rpc::{
-    GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput, ResolveStage, ResolveStageInput,
-};
+use redline_protocol::rpc::{ResolveStage, ResolveStageInput};
 use redline_protocol::{Element, ElementStyles, Point, Rect, ResolvedStage, Viewport};
 use serde::Serialize;
 use wasm_bindgen::prelude::{Closure, JsCast, JsValue};
 use web_sys::{MessageEvent, MessagePort};
 
+use super::ErrorLine;
 use super::shot::{self, PageShot, PageShots, Shot};
-use super::{ErrorLine, held};
 use crate::api::{ApiError, Client};
 use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
 use crate::chip::ChipName;
@@ -22,7 +22,8 @@ use crate::compose;
 use crate::messages::{self, Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
 use crate::redact::{Edit, HiddenArea, Redactions};
 use crate::settings::{self, Settings};
-use crate::tray::{self, TrayItem};
+use crate::tray::TrayItem;
+use tray::Tray;
 
 /// The page this overlay covers, as the content script named it (`?page=`).
 #[derive(Debug, Clone)]
@@ -840,89 +841,6 @@ fn Chip(element: Element, on_remove: impl Fn() + 'static) -> impl IntoView {
         <li class="chip" title=(!tooltip.is_empty()).then_some(tooltip)>
             <span>{label.clone()}</span>
             <button type="button" aria-label=format!("Remove {label}") on:click=move |_| on_remove()>"×"</button>
-        </li>
-    }
-}
-
-/// This batch: each item with where it stands and, while held, edit, withdraw and send
-/// now. Refreshed every second from the outbox and the server.
-#[component]
-fn Tray(items: RwSignal<Vec<TrayItem>>, target: LocalResource<Result<Target, String>>) -> impl IntoView {
-    let now = RwSignal::new(js_sys::Date::now() as i64);
-    let waiting = RwSignal::new(0u32);
-    let refresh = move || {
-        now.set(js_sys::Date::now() as i64);
-        leptos::task::spawn_local(async move {
-            let Ok(WorkerReply::Outbox { waiting: n, items: in_outbox }) =
-                chrome::send_message::<_, WorkerReply>(&WorkerRequest::OutboxStatus).await
-            else {
-                return;
-            };
-            waiting.set(n);
-            let Some(Ok(target)) = target.get_untracked() else { return };
-            for item in tray::to_refresh(&items.get_untracked(), &in_outbox) {
-                let input = GetChangeInput { change_id: item.change_id.clone(), ..GetChangeInput::default() };
-                if let Ok(found) = target.client.call::<GetChange>(input).await {
-                    items.update(|all| {
-                        if let Some(i) = all.iter_mut().find(|i| i.change_id == item.change_id) {
-                            i.update(&found.change);
-                        }
-                    });
-                }
-            }
-        });
-    };
-    if let Ok(handle) = set_interval_with_handle(refresh, std::time::Duration::from_secs(1)) {
-        on_cleanup(move || handle.clear());
-    }
-    let send_now = Action::new_local(move |_: &()| async move {
-        let target = target.await?;
-        let input = ReleaseChangesInput { stage_id: target.stage.stage_id.clone() };
-        target.client.call::<ReleaseChanges>(input).await.map(drop).map_err(|e| e.to_string())
-    });
-
-    view! {
-        <Show when=move || !items.get().is_empty()>
-            <section class="tray" aria-label="This batch">
-                <header>
-                    <strong>"This batch"</strong>
-                    {move || tray::waiting_label(waiting.get()).map(|l| view! { <span class="hint">{l}</span> })}
-                    <Show when=move || items.get().iter().any(TrayItem::is_held)>
-                        <button type="button" on:click=move |_| { send_now.dispatch(()); }>"Send now"</button>
-                    </Show>
-                </header>
-                <ul>
-                    <For each=move || items.get() key=|item| (item.change_id.clone(), item.title.clone(), item.state.clone()) let(item)>
-                        <TrayRow item=item now target />
-                    </For>
-                </ul>
-                {move || send_now.value().get().and_then(Result::err).map(|m| view! {
-                    <ErrorLine message=m retry=Callback::new(move |_| { send_now.dispatch(()); }) />
-                })}
-            </section>
-        </Show>
-    }
-}
-
-#[component]
-fn TrayRow(
-    item: TrayItem,
-    now: RwSignal<i64>,
-    target: LocalResource<Result<Target, String>>,
-) -> impl IntoView {
-    let status = {
-        let item = item.clone();
-        Signal::derive(move || item.status_line(now.get()))
-    };
-    let client = Signal::derive_local(move || match target.get() {
-        Some(Ok(target)) => Ok(target.client),
-        Some(Err(error)) => Err(error),
-        None => Err("not connected yet".to_owned()),
-    });
-    view! {
-        <li class="tray-item">
-            <held::HeldItem change_id=item.change_id.clone() title=item.title.clone() status
-                held=item.is_held() client />
         </li>
     }
 }

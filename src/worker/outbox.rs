@@ -1,10 +1,13 @@
 //! The worker's side of the outbox: it queues what the composer files (IndexedDB
 //! first, then the reply), delivers it — `uploadShot`, then `createChange` — one run
 //! at a time, and keeps a `chrome.alarms` alarm at the next attempt, so delivery goes
-//! on after Chrome stops the worker or the browser restarts. The policy is
-//! `crate::outbox`'s; the store is `crate::idb`.
+//! on after Chrome stops the worker or the browser restarts. After each change it
+//! publishes the outbox to `chrome.storage.session` (`outbox::PUBLISHED_KEY`), which the
+//! tray and the panel subscribe to. The policy is `crate::outbox`'s; the store is
+//! `crate::idb`.
 
 use std::cell::Cell;
+use std::thread::LocalKey;
 
 use redline_protocol::rpc::{CreateChange, UploadShot};
 use wasm_bindgen::prelude::*;
@@ -13,7 +16,7 @@ use crate::api::Client;
 use crate::chrome::{self, Alarm};
 use crate::idb::{IdbError, OutboxStore};
 use crate::messages::WorkerReply;
-use crate::outbox::{self, Draft, Entry, Failure, Step};
+use crate::outbox::{self, Draft, Entry, Failure, Published, Step};
 use crate::settings::{self, Settings};
 use crate::timer;
 
@@ -35,12 +38,53 @@ enum Run {
 thread_local! {
     /// One delivery run at a time, so an item is never uploaded twice at once.
     static RUN: Cell<Run> = const { Cell::new(Run::Idle) };
+    /// One write of the published outbox at a time, so an older reading of the store is
+    /// never written over a newer one.
+    static PUBLISH: Cell<Run> = const { Cell::new(Run::Idle) };
 }
 
-/// `WorkerRequest::File`: stores the draft, then answers; delivery starts after.
+/// Runs `pass` unless a run of it is going (`run` says), in which case that run goes
+/// round once more when done: so the last pass starts after the last call.
+async fn once_more<F: Future<Output = ()>>(run: &'static LocalKey<Cell<Run>>, pass: impl Fn() -> F) {
+    if run.get() != Run::Idle {
+        run.set(Run::Again);
+        return;
+    }
+    run.set(Run::Running);
+    loop {
+        pass().await;
+        if run.get() == Run::Again {
+            run.set(Run::Running);
+        } else {
+            run.set(Run::Idle);
+            return;
+        }
+    }
+}
+
+/// Publishes the outbox after a change ([`Published`]).
+async fn publish() {
+    once_more(&PUBLISH, || async {
+        if let Err(error) = write_published().await {
+            web_sys::console::error_1(&format!("Redline outbox: {error}").into());
+        }
+    })
+    .await;
+}
+
+async fn write_published() -> Result<(), String> {
+    let store = OutboxStore::open().await.map_err(|e| e.to_string())?;
+    let items = outbox::items(&store.all().await.map_err(|e| e.to_string())?);
+    let published = Published { items, published_at: timer::now_ms() };
+    chrome::session_set(outbox::PUBLISHED_KEY, &published).await.map_err(|e| e.to_string())
+}
+
+/// `WorkerRequest::File`: stores and publishes the draft, then answers; delivery starts
+/// after.
 pub async fn file(draft: Draft) -> WorkerReply {
     match queue(draft).await {
         Ok(change_id) => {
+            publish().await;
             wasm_bindgen_futures::spawn_local(deliver());
             WorkerReply::Queued { change_id }
         }
@@ -121,27 +165,18 @@ pub async fn on_storage_changed(changes: JsValue, area: String) -> Result<(), Js
 
 /// Runs delivery unless a run is going, in which case that run goes round again.
 async fn deliver() {
-    if RUN.get() != Run::Idle {
-        RUN.set(Run::Again);
-        return;
-    }
-    RUN.set(Run::Running);
-    loop {
+    once_more(&RUN, || async {
         if let Err(error) = run_once().await {
             web_sys::console::error_1(&format!("Redline outbox: {error}").into());
             // The run may have stopped before setting the alarm: come back anyway.
             let _ = chrome::set_alarm(ALARM, timer::now_ms() + outbox::MAX_RETRY_MS).await;
         }
-        if RUN.get() == Run::Again {
-            RUN.set(Run::Running);
-        } else {
-            RUN.set(Run::Idle);
-            return;
-        }
-    }
+    })
+    .await;
 }
 
-/// One pass: every due entry, oldest first; then the alarm for the next.
+/// One pass: every due entry, oldest first; then the published outbox and the alarm for
+/// the next.
 async fn run_once() -> Result<(), String> {
     let store = OutboxStore::open().await.map_err(|e| e.to_string())?;
     let due = outbox::due(store.all().await.map_err(|e| e.to_string())?, timer::now_ms());
@@ -152,6 +187,7 @@ async fn run_once() -> Result<(), String> {
         };
         sent.map_err(|e| e.to_string())?;
     }
+    publish().await;
     let entries = store.all().await.map_err(|e| e.to_string())?;
     let scheduled = match outbox::next_wake(&entries) {
         Some(when) => chrome::set_alarm(ALARM, when).await,
@@ -172,7 +208,11 @@ async fn send_all(store: &OutboxStore, client: &Client, due: Vec<Entry>) -> Resu
     let mut due = due.into_iter();
     while let Some(mut entry) = due.next() {
         match send(store, client, &mut entry).await? {
-            Ok(()) => store.delete(entry.change_id()).await?,
+            Ok(()) => {
+                store.delete(entry.change_id()).await?;
+                // The tray reads the item from the server once it left the outbox.
+                publish().await;
+            }
             Err(failure) => {
                 fail(store, entry, &failure).await?;
                 if failure.is_server_wide() {

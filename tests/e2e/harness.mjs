@@ -208,14 +208,17 @@ async function freePort() {
 /**
  * The changes server set up (project, stage at `stageUrl`, token) on an address chosen
  * now, but not running: `start()` and `stop()` bring it up and down on the same address
- * and store, for testing what the extension does while the server is away.
+ * and store, for testing what the extension does while the server is away. With
+ * `metrics`, it also serves `/metrics` (read by `metrics()`); `graceSeconds` sets the
+ * project's hold (default 60).
  */
-export async function prepareServer({ stageUrl }) {
+export async function prepareServer({ stageUrl, metrics = false, graceSeconds }) {
   const bin = env("REDLINE_BIN");
   const data = mkdtempSync(join(tmpdir(), "redline-e2e-data-"));
   // Bounded: this blocks the test's event loop, so a command that hung would hang the file.
   const admin = (...args) => JSON.parse(execFileSync(bin, [...args, "--data", data, "--json"], { encoding: "utf8", timeout: 60_000 }));
-  const { projectId } = admin("project", "add", "dev");
+  const grace = graceSeconds === undefined ? [] : ["--grace-seconds", String(graceSeconds)];
+  const { projectId } = admin("project", "add", "dev", ...grace);
   const { stageId } = admin("stage", "add", "--project", "dev", "--branch", "main", "--url", `${stageUrl}/`);
   const { token } = admin(
     "token", "create", "--project", "dev", "--name", "dev",
@@ -223,6 +226,7 @@ export async function prepareServer({ stageUrl }) {
   );
   const addr = `127.0.0.1:${await freePort()}`;
   const url = `http://${addr}`;
+  const metricsAddr = metrics ? `127.0.0.1:${await freePort()}` : undefined;
   let child;
   const stop = async () => {
     if (child?.exitCode === null) {
@@ -240,7 +244,17 @@ export async function prepareServer({ stageUrl }) {
     /** Runs an admin command on this server's store (e.g. `auth approve`); resolves with its JSON. */
     admin: async (...args) => admin(...args),
     async start() {
-      ({ child } = await spawnUntilUrl(bin, ["serve", "--addr", addr, "--data", data], /listening/));
+      const serve = ["serve", "--addr", addr, "--data", data, ...(metricsAddr ? ["--metrics-addr", metricsAddr] : [])];
+      ({ child } = await spawnUntilUrl(bin, serve, /listening/));
+    },
+    /** The RPC calls answered so far, by RPC name (all status classes), from `/metrics`. */
+    async metrics() {
+      const text = await (await fetch(`http://${metricsAddr}/metrics`)).text();
+      const calls = {};
+      for (const [, rpc, n] of text.matchAll(/^redline_rpc_requests_total\{rpc="([^"]+)",status="[^"]+"\} (\d+)$/gm)) {
+        calls[rpc] = (calls[rpc] ?? 0) + Number(n);
+      }
+      return calls;
     },
     stop,
     async dispose() {

@@ -2,8 +2,9 @@
 //! Builds what ships, plus the alternative it was chosen over (one module for the worker
 //! and the pages), and measures both in Chromium in the same run. Then circle and file,
 //! the side panel, and CSS paths against @medv/finder (`selectors`); `cargo xtask bench
-//! capture` (or `panel`, or `instant`) builds what ships and runs only circle and file
-//! (or the panel, or the overlay's and the composer's waits against the commit before).
+//! capture` (or `panel`, or `instant`, or `held`) builds what ships and runs only circle and
+//! file (or the panel, or the overlay's and the composer's waits against the commit
+//! before, or the server calls of a held batch).
 
 use std::fs;
 use std::path::PathBuf;
@@ -23,7 +24,10 @@ pub fn run(only: Option<&str>) -> Result<()> {
         Some("capture") => return capture(),
         Some("panel") => return panel(),
         Some("instant") => return instant(),
-        Some(other) => anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel|instant]`"),
+        Some("held") => return held(),
+        Some(other) => {
+            anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel|instant|held]`")
+        }
     }
     let combined_dir = crate::root().join("target/bench/pkg");
     let combined = build::web_module("worker,ui", Profile::Release, &combined_dir, "combined")?;
@@ -93,6 +97,18 @@ fn build_of_commit(sha: &str) -> Result<PathBuf> {
 fn panel() -> Result<()> {
     let mut bench = cmd("node");
     bench.arg("tests/bench/panel.mjs");
+    bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+    bench.env("CHROMIUM", setup::CHROMIUM);
+    process::run(&mut bench)
+}
+
+/// The server calls a held batch of five costs, from filing until the tray says it went
+/// to the agent, counted by the server (`tests/bench/held-batch.mjs`).
+fn held() -> Result<()> {
+    let mut bench = cmd("node");
+    bench.arg("tests/bench/held-batch.mjs");
+    bench.env("REDLINE_BIN", crate::start::build_server()?);
+    bench.env("XTASK_BIN", std::env::current_exe()?);
     bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)

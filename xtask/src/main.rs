@@ -6,8 +6,9 @@
 //!   schemathesis, wasm in headless Chromium, end-to-end, the anchors plugin's builds
 //!   (`anchors` or `fuzz`: only those).
 //! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
-//! - `cargo xtask bench [capture|panel|instant]`: the numbers in BENCHMARKS.md (or only
-//!   circle and file, the side panel, or the overlay's and composer's waits).
+//! - `cargo xtask bench [capture|panel|instant|held]`: the numbers in BENCHMARKS.md (or only
+//!   circle and file, the side panel, the overlay's and composer's waits, or a held
+//!   batch's server calls).
 //! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
 //! - `cargo xtask serve-stage [--addr A] [--app DIR] [--sha SHA]`: serve the demo stage
 //!   alone (another build: a changed copy of `demo/`'s sources, built, as commit SHA).

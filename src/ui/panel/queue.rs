@@ -10,7 +10,6 @@ use redline_protocol::{AgentPresence, ChangeStatus, Timestamp};
 
 use super::reading::{Load, more, now, reload};
 use super::{Ctx, ErrorLine};
-use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::OutboxItem;
 use crate::pages::{self, Hints, Pages, Part};
 use crate::queue::{self, Diff, Queue, Row, Section};
@@ -169,21 +168,9 @@ impl Store {
 pub fn QueueView() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let store = ctx.store;
-    let outbox = RwSignal::new(Vec::<OutboxItem>::new());
-    let refresh_outbox = move || {
-        leptos::task::spawn_local(async move {
-            if let Ok(WorkerReply::Outbox { items, .. }) =
-                crate::chrome::send_message::<_, WorkerReply>(&WorkerRequest::OutboxStatus).await
-                && outbox.with_untracked(|o| *o != items)
-            {
-                outbox.set(items);
-            }
-        });
-    };
-    refresh_outbox();
-    if let Ok(handle) = set_interval_with_handle(refresh_outbox, std::time::Duration::from_secs(3)) {
-        on_cleanup(move || handle.clear());
-    }
+    let published = crate::ui::outbox::use_published();
+    let outbox =
+        Memo::new(move |_| published.with(|p| p.as_ref().map(|p| p.items.clone()).unwrap_or_default()));
     intern_row_strings();
     let has_held = move || store.sections.with(|s| s.iter().any(|(section, _)| *section == Section::Held));
     let empty = move || store.sections.with(Vec::is_empty) && outbox.with(Vec::is_empty);
@@ -340,7 +327,7 @@ fn QueueSection(section: Section) -> impl IntoView {
 /// Your held batch: countdown, edit, withdraw, send now; and what is still in the
 /// outbox ("waiting to send").
 #[component]
-fn HeldSection(outbox: RwSignal<Vec<OutboxItem>>) -> impl IntoView {
+fn HeldSection(outbox: Memo<Vec<OutboxItem>>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let ids = section_ids(ctx.store, Section::Held);
     let send_now = Action::new_local(move |_: &()| {
