@@ -26,6 +26,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use super::CssDetail;
+use super::anchors::Follower;
 use super::client::{Error, exit};
 use super::format::{self, LocalTime, done_text, shot_text};
 use super::git;
@@ -701,7 +702,10 @@ impl Tools {
             };
             images.push((caption, saved.attachments.get(&a.key)));
         }
-        let shown = format::show(&out, group.as_ref(), &saved, p.css.unwrap_or_default(), now(), &local());
+        // Anchors are followed in the checkout the MCP server was started in.
+        let anchors_now = Follower::here().follow_change(&out.change);
+        let css = p.css.unwrap_or_default();
+        let shown = format::show(&out, group.as_ref(), &saved, css, now(), &local(), &anchors_now);
         let mut content = vec![ContentBlock::text(format::terminal_safe(&with_filers_words(&shown)))];
         for (i, (caption, path)) in images.into_iter().enumerate() {
             if i == SHOW_IMAGES_MAX {
