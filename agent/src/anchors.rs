@@ -320,6 +320,17 @@ impl Follower {
             .collect()
     }
 
+    /// The source anchors of `c`'s elements, each as filed and at `HEAD`.
+    pub fn filed_anchors<'a>(&mut self, c: &'a Change) -> Vec<FiledAnchor<'a>> {
+        let elements = c.capture.as_ref().map(|cap| cap.elements.as_slice()).unwrap_or_default();
+        let sha = c.git_sha.as_deref();
+        elements
+            .iter()
+            .filter_map(|e| e.source_anchor.as_deref())
+            .map(|a| FiledAnchor { source_anchor: a, as_of: sha, source_anchor_now: self.follow(sha, a) })
+            .collect()
+    }
+
     /// Adds `sourceAnchorNow` beside each element's `sourceAnchor` in `value`, wherever
     /// an item (an object with `capture.elements`, its build in `gitSha`) is in it.
     pub fn annotate(&mut self, value: &mut Value) {
@@ -346,6 +357,16 @@ impl Follower {
             _ => {}
         }
     }
+}
+
+/// A source anchor as filed (`demo/index.html:12` as of the item's build) and where
+/// that line is now: what `redline run`'s work file lists for each item.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FiledAnchor<'a> {
+    pub source_anchor: &'a str,
+    pub as_of: Option<&'a str>,
+    pub source_anchor_now: AnchorNow,
 }
 
 /// Where `file` of `sha` is at `to`, given its fate in `git diff --name-status`.

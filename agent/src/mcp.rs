@@ -58,7 +58,8 @@ web app (a stage) and said what is wrong. Work it in a loop:
 items and claims one changeset (the ready items of one route, oldest route first) as one group with a 30-minute \
 lease; another agent's changes_wait takes the next route. Work one changeset at a time; items other agents hold \
 are theirs: never claim them, wait. \"nothing yet\" means nothing came: call it again.
-2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text, the \
+2. changes_show {changeId} for each item: what was circled (test ids, source file:line and where that line is \
+at this checkout's HEAD now: moved, unchanged or gone, CSS path, text, the \
 computed styles that differ; css: \"full\" for all, \"none\" for none), the body, console errors, failed requests, the \
 thread, and the screenshot as an image.
 3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} (an option \
@@ -538,7 +539,7 @@ impl Tools {
 
     #[tool(
         description = "Show an item: title, body, status and lease, the stage URL and route, the viewport, each \
-                       circled element (test id, component, source file:line as of the filed build, CSS path, \
+                       circled element (test id, component, source file:line as of the filed build and at HEAD now, CSS path, \
                        text, computed styles: css \"changed\" by default, \"full\" or \"none\"), console errors, \
                        the page's failed requests and the thread with its options. Returns the screenshot the filer \
                        took and the thread's option and evidence images as images (the screenshot is also \

@@ -35,7 +35,7 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::anchors::{AnchorNow, Follower};
+use super::anchors::{FiledAnchor, Follower};
 use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
 use super::format::{SavedImages, terminal_safe, warn};
@@ -90,17 +90,7 @@ pub struct WorkItem<'a> {
     /// This start is for a still-wrong verdict on it.
     pub sent_back: bool,
     /// The circled elements' source anchors, each as filed and at the worktree's `HEAD`.
-    pub anchors: Vec<WorkAnchor<'a>>,
-}
-
-/// A source anchor of a [`WorkItem`]: `demo/index.html:12` as of the item's build, and
-/// where that line is now.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkAnchor<'a> {
-    pub source_anchor: &'a str,
-    pub as_of: Option<&'a str>,
-    pub source_anchor_now: AnchorNow,
+    pub anchors: Vec<FiledAnchor<'a>>,
 }
 
 impl<'a> WorkItem<'a> {
@@ -115,16 +105,6 @@ impl<'a> WorkItem<'a> {
     ) -> WorkItem<'a> {
         let screenshots =
             saved.screenshot.iter().chain(saved.attachments.values()).map(String::as_str).collect();
-        let elements = c.capture.as_ref().map(|cap| cap.elements.as_slice()).unwrap_or_default();
-        let anchors = elements
-            .iter()
-            .filter_map(|e| e.source_anchor.as_deref())
-            .map(|a| WorkAnchor {
-                source_anchor: a,
-                as_of: c.git_sha.as_deref(),
-                source_anchor_now: follower.follow(c.git_sha.as_deref(), a),
-            })
-            .collect();
         WorkItem {
             number: &c.short_id,
             id: &c.change_id,
@@ -135,7 +115,7 @@ impl<'a> WorkItem<'a> {
             screenshots,
             answered: flagged && reason == Reason::Answered,
             sent_back: flagged && reason == Reason::SentBack,
-            anchors,
+            anchors: follower.filed_anchors(c),
         }
     }
 }
