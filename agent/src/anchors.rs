@@ -272,6 +272,10 @@ impl Follower {
         let Some(sha) = sha.map(str::trim).filter(|s| !s.is_empty()) else {
             return AnchorNow::unknown("the item names no build commit");
         };
+        // A commit id, never a branch or tag name that would resolve to something else.
+        if sha.len() < 4 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return AnchorNow::unknown(format!("the build {sha:?} is not a commit id"));
+        }
         let Some((file, line)) = parse_anchor(anchor) else {
             return AnchorNow::unknown("not a file:line anchor");
         };

@@ -266,6 +266,8 @@ fn follows_anchors_through_a_real_history() {
         follower.follow(None, "demo/index.html:3"),
         AnchorNow::unknown("the item names no build commit")
     );
+    let branch = follower.follow(Some("main"), "demo/index.html:3");
+    assert_eq!(branch, AnchorNow::unknown("the build \"main\" is not a commit id"));
     let outside = tempfile::tempdir().unwrap();
     let far = Follower::new(outside.path()).follow(sha, "demo/index.html:12");
     assert_eq!(far, AnchorNow::unknown("not in a git checkout"));
