@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use redline_protocol::*;
 use serde::Serialize;
 
+use super::anchors::Follower;
 use super::client::{Api, Error, call_anonymous, exit};
 use super::config::{ConfigStore, parse_api_url};
 use super::format::{self, done_text, shot_text};
@@ -210,7 +211,8 @@ async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
     }
 }
 
-/// `show`'s `--json`: the protocol's `getChange` output and where its images were saved.
+/// `show`'s `--json`: the protocol's `getChange` output (each element with its
+/// `sourceAnchorNow`) and where its images were saved.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ShowJson<'a> {
@@ -228,7 +230,11 @@ async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
     let saved = save_images(&ctx, &out.change, &out.thread).await;
     let shown =
         ShowJson { out: &out, screenshot_path: saved.screenshot.as_deref(), image_paths: &saved.attachments };
-    ctx.print(&shown, || format::show(&out, group.as_ref(), &saved, a.css, now(), &ctx.local()));
+    let mut follower = Follower::here();
+    ctx.print_items(&shown, &mut follower, |follower| {
+        let anchors_now = follower.follow_change(&out.change);
+        format::show(&out, group.as_ref(), &saved, a.css, now(), &ctx.local(), &anchors_now)
+    });
     Ok(exit::OK)
 }
 

@@ -13,6 +13,7 @@ use redline_protocol::{
 };
 
 use crate::CssDetail;
+use crate::anchors::{AnchorNow, now_text};
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
 /// offset from UTC, in seconds, at an instant.
@@ -226,7 +227,8 @@ pub struct SavedImages {
     pub attachments: BTreeMap<String, String>,
 }
 
-/// `show N`: everything an agent needs to act on an item.
+/// `show N`: everything an agent needs to act on an item; `anchors_now[i]` is where the
+/// source anchor of element `i` is at the checkout's `HEAD` (see [`crate::anchors`]).
 pub fn show(
     out: &GetChangeOutput,
     group: Option<&Group>,
@@ -234,6 +236,7 @@ pub fn show(
     css: CssDetail,
     now: Timestamp,
     local: &LocalTime<'_>,
+    anchors_now: &[Option<AnchorNow>],
 ) -> String {
     let c = &out.change;
     let mut s = String::new();
@@ -304,7 +307,8 @@ pub fn show(
                 let _ = writeln!(s, "     component: {t}");
             }
             if let Some(a) = &e.source_anchor {
-                let _ = writeln!(s, "     source:    {a} as of {build}");
+                let followed = anchors_now.get(i).and_then(Option::as_ref).map(|n| now_text(a, n));
+                let _ = writeln!(s, "     source:    {a} as of {build}{}", followed.unwrap_or_default());
             }
             if let Some(p) = &e.css_path {
                 let _ = writeln!(s, "     css:       {p}");

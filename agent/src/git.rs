@@ -2,7 +2,8 @@
 //! its trailer), `stage deploy` asks it whether a commit is contained in a deployed one,
 //! changesets are branches in worktrees of their own, merged back with `--no-ff`,
 //! `doctor` asks whether it has a remote, and `done` reads the remote's URL and its
-//! commit's trailers for the links `forge.rs` makes. Thin adapters over the `git` command; what
+//! commit's trailers for the links `forge.rs` makes, and `anchors.rs` follows filed lines
+//! through diffs from their commit to `HEAD`. Thin adapters over the `git` command; what
 //! they print is read by `changeset.rs`.
 
 use std::path::{Path, PathBuf};
@@ -69,6 +70,49 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
         (true, top) if !top.is_empty() => Some(top.into()),
         _ => None,
     }
+}
+
+/// Whether commit `sha` has `path` (from the top of the checkout).
+pub fn has_path(dir: &Path, sha: &str, path: &str) -> bool {
+    git(dir, &["cat-file", "-e", "--end-of-options", &format!("{sha}:{path}")]).is_some_and(|(ok, _)| ok)
+}
+
+/// `git diff --name-status -z -M FROM TO`: every file changed between two commits, with
+/// renames found.
+pub fn name_status(dir: &Path, from: &str, to: &str) -> Result<String, String> {
+    checked(dir, &["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--end-of-options", from, to, "--"])
+}
+
+/// The diff of `paths` from commit `from` to `to` with no context lines (renames found
+/// among `paths`), prefixes `a/` and `b/` whatever the config says, paths unquoted.
+pub fn diff_hunks(dir: &Path, from: &str, to: &str, paths: &[&str]) -> Result<String, String> {
+    let mut args = vec![
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "-U0",
+        "-M",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        "--end-of-options",
+        from,
+        to,
+        "--",
+    ];
+    args.extend(paths);
+    checked(dir, &args)
+}
+
+/// The commits after `from` up to `to` on `to`'s first-parent line that touched `paths`,
+/// oldest first.
+pub fn first_parent_commits(dir: &Path, from: &str, to: &str, paths: &[&str]) -> Result<Vec<String>, String> {
+    let range = format!("{from}..{to}");
+    let mut args = vec!["rev-list", "--first-parent", "--reverse", "--end-of-options", &range, "--"];
+    args.extend(paths);
+    Ok(checked(dir, &args)?.lines().map(str::to_owned).collect())
 }
 
 /// Runs git in `dir`; its standard output, or what it said on failure.
@@ -237,6 +281,10 @@ mod tests {
         let _ = set_config(d, "-Xk", "-Xv");
         let _ = config_matching(d, "-Xp");
         let _ = merge_no_ff(d, "-Xm", "-Xmessage");
+        let _ = has_path(d, "-Xh", "-Xf");
+        let _ = name_status(d, "-Xn", "-Xo");
+        let _ = diff_hunks(d, "-Xi", "-Xj", &["-Xq"]);
+        let _ = first_parent_commits(d, "-Xx", "-Xy", &["-Xz"]);
         let ran = RAN.with_borrow(Clone::clone);
         let mut seen = 0;
         for args in &ran {
@@ -247,7 +295,7 @@ mod tests {
                 assert!(guarded, "{arg:?} may be read as an option in {args:?}");
             }
         }
-        assert!(seen >= 14, "only {seen} values were passed in {ran:?}");
+        assert!(seen >= 21, "only {seen} values were passed in {ran:?}");
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! by the MCP server (`redline mcp`); `redline doctor` checks an agent's set-up. It
 //! depends on the protocol crate only, never on the server.
 //!
-//! The commands mirror Fabric's `pikku changes …`. Pure decisions live in [`rules`], [`format`](mod@format) and
-//! [`sse`]'s parser (unit-tested); the rest talks to the server through [`client`].
+//! The commands mirror Fabric's `pikku changes …`. Pure decisions live in [`rules`], [`format`](mod@format),
+//! [`sse`]'s parser and [`anchors`]' diff mapping (unit-tested); the rest talks to the server through [`client`].
 
+pub mod anchors;
 pub mod changeset;
 pub mod client;
 mod commands;

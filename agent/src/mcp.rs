@@ -26,6 +26,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use super::CssDetail;
+use super::anchors::Follower;
 use super::client::{Error, exit};
 use super::format::{self, LocalTime, done_text, shot_text};
 use super::git;
@@ -57,7 +58,8 @@ web app (a stage) and said what is wrong. Work it in a loop:
 items and claims one changeset (the ready items of one route, oldest route first) as one group with a 30-minute \
 lease; another agent's changes_wait takes the next route. Work one changeset at a time; items other agents hold \
 are theirs: never claim them, wait. \"nothing yet\" means nothing came: call it again.
-2. changes_show {changeId} for each item: what was circled (test ids, source file:line, CSS path, text, the \
+2. changes_show {changeId} for each item: what was circled (test ids, source file:line and where that line is \
+at this checkout's HEAD now: moved, unchanged or gone, CSS path, text, the \
 computed styles that differ; css: \"full\" for all, \"none\" for none), the body, console errors, failed requests, the \
 thread, and the screenshot as an image.
 3. Fix it in the code. If you need the person to decide, changes_ask {changeId, question, options} (an option \
@@ -537,7 +539,7 @@ impl Tools {
 
     #[tool(
         description = "Show an item: title, body, status and lease, the stage URL and route, the viewport, each \
-                       circled element (test id, component, source file:line as of the filed build, CSS path, \
+                       circled element (test id, component, source file:line as of the filed build and at HEAD now, CSS path, \
                        text, computed styles: css \"changed\" by default, \"full\" or \"none\"), console errors, \
                        the page's failed requests and the thread with its options. Returns the screenshot the filer \
                        took and the thread's option and evidence images as images (the screenshot is also \
@@ -701,7 +703,10 @@ impl Tools {
             };
             images.push((caption, saved.attachments.get(&a.key)));
         }
-        let shown = format::show(&out, group.as_ref(), &saved, p.css.unwrap_or_default(), now(), &local());
+        // Anchors are followed in the checkout the MCP server was started in.
+        let anchors_now = Follower::here().follow_change(&out.change);
+        let css = p.css.unwrap_or_default();
+        let shown = format::show(&out, group.as_ref(), &saved, css, now(), &local(), &anchors_now);
         let mut content = vec![ContentBlock::text(format::terminal_safe(&with_filers_words(&shown)))];
         for (i, (caption, path)) in images.into_iter().enumerate() {
             if i == SHOW_IMAGES_MAX {

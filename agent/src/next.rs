@@ -35,6 +35,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::NextArgs;
+use super::anchors::Follower;
 use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
 use super::format;
@@ -58,7 +59,7 @@ struct ClaimedJson<'a> {
 /// wait's `--claim`, and the `claim` command.
 pub fn print_claimed(ctx: &Ctx, out: &ClaimChangesOutput, renewed: bool, cs: Option<&Changeset>) {
     let shown = ClaimedJson { out, worktree: cs.and_then(|cs| cs.worktree.as_deref()) };
-    ctx.print(&shown, || {
+    ctx.print_items(&shown, &mut Follower::here(), |_| {
         let first = out.changes.first().map(|c| c.short_id.as_str()).unwrap_or("N");
         let lines = format::claimed_lines(out, renewed, now(), &ctx.local());
         let changeset = cs.map(|cs| format!("\n{}", changeset::worktree_text(cs))).unwrap_or_default();
@@ -487,7 +488,7 @@ async fn print_answers(ctx: &Ctx, answers: &[(Change, Vec<Message>)], groups: &[
         let saved = save_images(ctx, c, thread).await;
         lines.push(format!("  {}", format::answer_lines(c, thread, &saved.attachments)));
     }
-    ctx.print(&out, || {
+    ctx.print_items(&out, &mut Follower::here(), |_| {
         let reads: Vec<String> =
             answers.iter().map(|(c, _)| format!("redline show {}", c.short_id)).collect();
         format!(
@@ -540,7 +541,7 @@ async fn print_sent_back(
         claimed,
         worktree: cs.and_then(|cs| cs.worktree.as_deref()),
     };
-    ctx.print(&json, || {
+    ctx.print_items(&json, &mut Follower::here(), |_| {
         let by = w.claimed_by.as_deref().map(format::shell_word).unwrap_or_else(|| "NAME".to_owned());
         let mut text = format::sent_back_text(items, &saved);
         match claimed {
@@ -574,7 +575,7 @@ async fn print_sent_back(
 }
 
 fn print_claimable(ctx: &Ctx, list: &ListChangesOutput, claimed_by: Option<&str>) {
-    ctx.print(list, || {
+    ctx.print_items(list, &mut Follower::here(), |_| {
         let now = now();
         let lines: Vec<String> = list
             .changes

@@ -35,6 +35,7 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use super::anchors::{FiledAnchor, Follower};
 use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
 use super::format::{SavedImages, terminal_safe, warn};
@@ -88,11 +89,20 @@ pub struct WorkItem<'a> {
     pub answered: bool,
     /// This start is for a still-wrong verdict on it.
     pub sent_back: bool,
+    /// The circled elements' source anchors, each as filed and at the worktree's `HEAD`.
+    pub anchors: Vec<FiledAnchor<'a>>,
 }
 
 impl<'a> WorkItem<'a> {
-    /// `c` as an agent is given it: `flagged` says whether `reason` is about it.
-    pub fn new(c: &'a Change, saved: &'a SavedImages, reason: Reason, flagged: bool) -> WorkItem<'a> {
+    /// `c` as an agent is given it: `flagged` says whether `reason` is about it; its
+    /// anchors are followed by `follower`.
+    pub fn new(
+        c: &'a Change,
+        saved: &'a SavedImages,
+        reason: Reason,
+        flagged: bool,
+        follower: &mut Follower,
+    ) -> WorkItem<'a> {
         let screenshots =
             saved.screenshot.iter().chain(saved.attachments.values()).map(String::as_str).collect();
         WorkItem {
@@ -105,6 +115,7 @@ impl<'a> WorkItem<'a> {
             screenshots,
             answered: flagged && reason == Reason::Answered,
             sent_back: flagged && reason == Reason::SentBack,
+            anchors: follower.filed_anchors(c),
         }
     }
 }
@@ -520,6 +531,7 @@ impl Runner {
         for (c, thread, _) in &job.items {
             saved.push(save_images(&self.ctx, c, thread).await);
         }
+        let mut follower = Follower::new(&worktree);
         let work = WorkFile {
             reason: job.reason,
             group: g,
@@ -529,7 +541,7 @@ impl Runner {
                 .items
                 .iter()
                 .zip(&saved)
-                .map(|((c, _, flagged), s)| WorkItem::new(c, s, job.reason, *flagged))
+                .map(|((c, _, flagged), s)| WorkItem::new(c, s, job.reason, *flagged, &mut follower))
                 .collect(),
         };
         let json = serde_json::to_vec_pretty(&work).expect("work files serialise");
@@ -708,11 +720,24 @@ mod tests {
     use crate::rules::tests::{NOW, change, group};
 
     #[test]
-    fn the_work_file_names_each_item_and_its_images() {
+    fn the_work_file_names_each_item_its_images_and_anchors() {
+        let outside = tempfile::tempdir().unwrap();
         let g = group("g-1", "agent-a", NOW);
         let mut c = change(3);
         c.body = Some("Use VAT".into());
         c.route = Some("/orders".into());
+        c.git_sha = Some("a91c4e2".into());
+        c.capture = Some(redline_protocol::Capture {
+            stroke: vec![],
+            bounds: None,
+            elements: vec![redline_protocol::Element {
+                source_anchor: Some("demo/index.html:12".into()),
+                ..Default::default()
+            }],
+            device_pixel_ratio: None,
+            scroll: None,
+            failed_requests: vec![],
+        });
         let saved = SavedImages {
             screenshot: Some("/cache/3-shot.png".into()),
             attachments: [("k1".to_owned(), "/cache/3-k1.png".to_owned())].into(),
@@ -722,7 +747,13 @@ mod tests {
             group: &g,
             branch: "changeset/changes-on-orders",
             worktree: Path::new("/src/shop-changesets/changes-on-orders"),
-            items: vec![WorkItem::new(&c, &saved, Reason::Answered, true)],
+            items: vec![WorkItem::new(
+                &c,
+                &saved,
+                Reason::Answered,
+                true,
+                &mut Follower::new(outside.path()),
+            )],
         };
         let json = serde_json::to_value(&work).unwrap();
         assert_eq!(json["reason"], "answered");
@@ -735,6 +766,10 @@ mod tests {
                 "route": "/orders", "status": "open",
                 "screenshots": ["/cache/3-shot.png", "/cache/3-k1.png"],
                 "answered": true, "sentBack": false,
+                "anchors": [{
+                    "sourceAnchor": "demo/index.html:12", "asOf": "a91c4e2",
+                    "sourceAnchorNow": {"unknown": "not in a git checkout"},
+                }],
             })
         );
     }

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use redline_protocol::*;
 use serde::Serialize;
 
+use super::anchors::Follower;
 use super::client::{Api, Error};
 use super::config::{ConfigStore, Credentials, SavedClaim, parse_api_url};
 use super::format::{self, LocalTime, SavedImages};
@@ -153,6 +154,24 @@ impl Ctx {
             println!("{}", serde_json::to_string(value).expect("records serialise"));
         } else {
             println!("{}", format::terminal_safe(&text()));
+        }
+    }
+
+    /// [`Ctx::print`] for answers that hold items: with `--json`, each element with a
+    /// source anchor also gets `sourceAnchorNow`, where `follower` finds it at `HEAD`;
+    /// `text` is given the follower to show the same.
+    pub fn print_items<T: Serialize>(
+        &self,
+        value: &T,
+        follower: &mut Follower,
+        text: impl FnOnce(&mut Follower) -> String,
+    ) {
+        if self.json {
+            let mut value = serde_json::to_value(value).expect("records serialise");
+            follower.annotate(&mut value);
+            println!("{value}");
+        } else {
+            println!("{}", format::terminal_safe(&text(follower)));
         }
     }
 }

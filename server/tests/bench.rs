@@ -2,7 +2,8 @@
 //! an anchor measured in the same run on the same machine:
 //! `cargo test -p redline-server --release --test bench -- --ignored --nocapture`
 //! (SQLite), with `REDLINE_TEST_DATABASE_URL=postgres://…` for Postgres.
-//! Server and clients share the process and its 2 worker threads.
+//! Server and clients share the process and its 2 worker threads. Beside them, the
+//! agent's source anchors followed through a long git history (`anchors_follow_the_code`).
 
 mod common;
 
@@ -399,4 +400,108 @@ async fn bare_list_page(s: &TestServer) -> Vec<Duration> {
         times.push(one.elapsed());
     }
     times
+}
+
+/// Commits in the history [`anchors_follow_the_code`] maps anchors through.
+const HISTORY: usize = 10_000;
+/// Cold maps of each anchor (a new follower each time, as each command has).
+const ANCHOR_RUNS: usize = 10;
+
+/// `redline show`'s anchor following (issue #35, goal ≤ 200 ms) on a 10,000-commit
+/// history in which every commit edits the file (an anchor's worst case): a line moved
+/// (100 lines inserted above it, the file renamed halfway) and a line removed (its
+/// commit found), beside the anchor: git's own forward trace of the moved line, `git
+/// blame --reverse`.
+#[test]
+#[ignore = "a measurement; run with --ignored --nocapture"]
+fn anchors_follow_the_code() {
+    use redline_agent::anchors::{AnchorNow, Follower};
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    let made = Instant::now();
+    fast_import(dir, HISTORY);
+    let filed = git(&["rev-list", "--max-parents=0", "HEAD"]);
+    let removed = git(&["rev-list", "-1", "--grep=^commit 7000$", "HEAD"]);
+    println!("\n{HISTORY} commits made in {:.1} s", made.elapsed().as_secs_f64());
+
+    let time = |anchor: &str, expected: &AnchorNow| -> Vec<Duration> {
+        (0..ANCHOR_RUNS)
+            .map(|_| {
+                let one = Instant::now();
+                let now = Follower::new(dir).follow(Some(&filed), anchor);
+                let took = one.elapsed();
+                assert_eq!(&now, expected);
+                took
+            })
+            .collect()
+    };
+    let moved =
+        time("src/app.html:50", &AnchorNow::At { file: "src/page.html".into(), line: 150, edited: false });
+    let gone = time("src/app.html:75", &AnchorNow::Gone { gone: true, commit: Some(removed) });
+    let range = format!("{filed}..HEAD");
+    let blame: Vec<Duration> = (0..ANCHOR_RUNS)
+        .map(|_| {
+            let one = Instant::now();
+            git(&["blame", "--reverse", "-L", "50,50", &range, "--", "src/app.html"]);
+            one.elapsed()
+        })
+        .collect();
+    for (what, times) in [
+        ("moved and renamed", &moved),
+        ("removed, its commit named", &gone),
+        ("anchor: git blame --reverse, the moved line", &blame),
+    ] {
+        println!(
+            "anchor through {HISTORY} commits, {what}: p50 {:.1} ms, p90 {:.1} ms ({ANCHOR_RUNS} runs)",
+            ms(percentile(times, 0.5)),
+            ms(percentile(times, 0.9)),
+        );
+    }
+}
+
+/// Writes `commits` commits on `main` with `git fast-import`: each edits the last line of
+/// a 100-line page, every 100th inserts a line on top, commit 5000 renames it
+/// (`src/app.html` → `src/page.html`) and commit 7000 removes its line 75.
+fn fast_import(dir: &std::path::Path, commits: usize) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stream = std::io::BufWriter::new(child.stdin.take().unwrap());
+    for i in 1..=commits {
+        let mut page = String::new();
+        for top in 0..i / 100 {
+            page.push_str(&format!("<p>top {top}</p>\n"));
+        }
+        for line in 1..100 {
+            if !(line == 75 && i >= 7000) {
+                page.push_str(&format!("<p>line {line}</p>\n"));
+            }
+        }
+        page.push_str(&format!("<p>edit {i}</p>\n"));
+        let message = format!("commit {i}");
+        let path = if i >= 5000 { "src/page.html" } else { "src/app.html" };
+        write!(
+            stream,
+            "commit refs/heads/main\ncommitter T <t@example.com> {} +0000\ndata {}\n{message}\n",
+            1_700_000_000 + i,
+            message.len()
+        )
+        .unwrap();
+        if i == 5000 {
+            writeln!(stream, "D src/app.html").unwrap();
+        }
+        write!(stream, "M 100644 inline {path}\ndata {}\n{page}\n", page.len()).unwrap();
+    }
+    drop(stream);
+    assert!(child.wait().unwrap().success());
 }

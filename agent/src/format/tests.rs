@@ -225,7 +225,7 @@ fn an_element_inside_frames_says_which_frame_its_page_is_in() {
         older_cursor: None,
         message_count: None,
     };
-    let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC);
+    let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC, &[]);
     assert!(
             text.contains(
                 "     css:       #checkout |> iframe.card |> form > button\n     in frame:  #checkout |> iframe.card (the rest of the path is in its page)\n"
@@ -297,7 +297,8 @@ fn shows_an_item_with_everything_an_agent_needs() {
         screenshot: Some("/cache/p-7-k.png".into()),
         attachments: [("s1.png".to_owned(), "/cache/p-7-s1.png".to_owned())].into(),
     };
-    let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC);
+    let moved = AnchorNow::At { file: "src/routes/app.orders.tsx".into(), line: 47, edited: false };
+    let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC, &[Some(moved)]);
     let expected = "\
 #7 Total is wrong
 Status:   in_progress (in a group)
@@ -317,7 +318,7 @@ Circled elements (1):
   1. <div>
      test id:   orders.total
      component: order-summary
-     source:    src/routes/app.orders.tsx:42 as of a91c4e2
+     source:    src/routes/app.orders.tsx:42 as of a91c4e2 → now src/routes/app.orders.tsx:47
      css:       main > div.total
      text:      \"Total: 42 €\"
      rect:      x 12 y 340, 240x32 (CSS px in the viewport)
@@ -442,7 +443,7 @@ fn a_verdict_that_sent_an_item_back_is_shown_with_its_after_screenshot() {
         older_cursor: None,
         message_count: None,
     };
-    let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC);
+    let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC, &[]);
     assert!(
             text.contains(
                 "\nSent back at 17:35 by Ann: Still wrong: still red on mobile\n  after-screenshot: /cache/p-3-a1.png\n"
@@ -453,7 +454,7 @@ fn a_verdict_that_sent_an_item_back_is_shown_with_its_after_screenshot() {
     // Once claimed again it is no longer "sent back"; the verdict stays in the thread.
     let mut claimed = out.clone();
     claimed.change.status = ChangeStatus::Claimed;
-    let text = show(&claimed, None, &saved, CssDetail::Changed, NOW, &UTC);
+    let text = show(&claimed, None, &saved, CssDetail::Changed, NOW, &UTC, &[]);
     assert!(!text.contains("Sent back"), "{text}");
     assert!(text.contains("Ann (verdict): Still wrong"), "{text}");
 }
