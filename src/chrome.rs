@@ -127,14 +127,8 @@ pub fn extension_origin() -> String {
     extension_url("").trim_end_matches('/').to_owned()
 }
 
-/// Sends a message to the extension's other contexts and waits for the first answer.
-pub async fn send_message<T: Serialize, R: DeserializeOwned>(message: &T) -> Result<R, ChromeError> {
-    let reply = send_js_message(&to_js(message)?).await?;
-    Ok(serde_wasm_bindgen::from_value(reply)?)
-}
-
-/// [`send_message`] of a message already a JS value, answered as one: the content
-/// module's way, which carries no serde (see `page_js`).
+/// Sends a message to the extension's other contexts and waits for the first answer
+/// (the calls to the worker: `ui::call`, and `page_js::call` without serde).
 pub async fn send_js_message(message: &JsValue) -> Result<JsValue, ChromeError> {
     settle(runtime_send_message(message)).await
 }
@@ -450,7 +444,7 @@ extern "C" {
 
 /// What `in_frame` does in a frame: "Show on page" (`elements` in, a `locate::Shown`
 /// out) or capturing what an outline in the frame's viewport circles there
-/// (`WorkerReply::FrameCaptured`'s fields out).
+/// (a `worker_call::FrameCaptured` out).
 #[cfg(feature = "worker")]
 #[derive(Debug, Clone, Copy)]
 pub enum FrameCall {

@@ -22,6 +22,7 @@ use crate::capture::styles_dom::StyleReader;
 use crate::chrome;
 use crate::messages::{Captured, OverlayEvent};
 use crate::page_js;
+use crate::worker_call::{CaptureInFrame, FrameCaptured};
 
 /// The host's `data-redline-state` reads `loading` (set by the mount script), then
 /// `ready` once the overlay app is up.
@@ -326,10 +327,11 @@ async fn enter_closed_frames(circle: Circle, polygon: &Polygon) -> Filed {
             for point in polygon.points() {
                 stroke.push(closed.view.into_frame(*point));
             }
-            page_js::capture_in_frame_request(&path, &stroke)
+            CaptureInFrame { frame_path: path, stroke }
         });
+        // A frame the worker could not enter is filed as itself, its origin named.
         replies.push(match request {
-            Some(request) => chrome::send_js_message(&request).await.ok(),
+            Some(request) => page_js::call(&request).await.ok(),
             None => None,
         });
     }
@@ -355,7 +357,7 @@ impl Filed {
 /// The circle with each closed frame replaced by what the worker's `reply` for it says
 /// was circled inside, and the origins of the frames it could not enter. (Plain loops:
 /// iterator adapters cost the page more code, see `page_js`.)
-fn with_frames_entered(circle: Circle, replies: Vec<Option<JsValue>>) -> Filed {
+fn with_frames_entered(circle: Circle, mut replies: Vec<Option<FrameCaptured>>) -> Filed {
     let Circle { elements, closed_frames, styled } = circle;
     let mut filed = Filed {
         elements: Vec::with_capacity(elements.len()),
@@ -369,9 +371,9 @@ fn with_frames_entered(circle: Circle, replies: Vec<Option<JsValue>>) -> Filed {
             filed.push(element, itself);
             continue;
         };
-        let reply = replies.get(next).and_then(Option::as_ref).map(page_js::frame_captured_reply);
+        let reply = replies.get_mut(next).and_then(Option::take);
         next += 1;
-        let Some(Ok((inside, deeper))) = reply else {
+        let Some(FrameCaptured { elements: inside, unreadable_frames: deeper }) = reply else {
             filed.unreadable_frames.push(origin_of(&closed.frame));
             filed.push(element, itself);
             continue;
@@ -404,7 +406,7 @@ fn origin_of(frame: &Element) -> String {
 
 /// The worker runs this in a frame of another origin (one the person granted) when the
 /// top page's outline circles that frame: what the outline, in this frame's viewport,
-/// circles here, as `WorkerReply::FrameCaptured`'s fields. Frames of other origins
+/// circles here, as a `worker_call::FrameCaptured`. Frames of other origins
 /// inside this one are filed as their frame element (one frame of another origin is
 /// entered per circle), their origins listed.
 #[wasm_bindgen]

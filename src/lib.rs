@@ -25,6 +25,7 @@ pub mod throttle;
 pub mod timer;
 pub mod tray;
 pub mod verify;
+pub mod worker_call;
 
 #[cfg(feature = "content")]
 pub mod content;

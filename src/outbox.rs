@@ -89,7 +89,7 @@ pub enum EntryState {
     /// change, and rarely on its own.
     SignIn,
     /// The server refused the item itself (the message says why); kept for the filer
-    /// and tried again only when asked to deliver now.
+    /// and tried again only after a settings change.
     Attention,
 }
 
@@ -102,7 +102,7 @@ pub struct Entry {
     pub state: EntryState,
     /// Failed attempts in a row; the backoff grows with it.
     pub attempts: u32,
-    /// When to try next; `None` waits for [`Entry::make_due`] ("deliver now").
+    /// When to try next; `None` waits for [`Entry::make_due`] (a settings change).
     pub next_attempt_at: Option<Millis>,
     /// The uploaded screenshot's key, so a retry files with it instead of uploading
     /// again (a second upload would be a different payload for the same `changeId`).
@@ -132,7 +132,7 @@ impl Entry {
         self.next_attempt_at.is_some_and(|at| at <= now)
     }
 
-    /// Due at once, whatever its state ("deliver now", or the settings changed).
+    /// Due at once, whatever its state (the settings changed).
     pub fn make_due(&mut self, now: Millis) {
         self.next_attempt_at = Some(now);
     }
@@ -497,7 +497,7 @@ mod tests {
             assert!(!entry.is_due(f64::MAX));
 
             entry.make_due(9.0);
-            assert!(entry.is_due(9.0), "deliver now tries it again");
+            assert!(entry.is_due(9.0), "a settings change tries it again");
         }
     }
 

@@ -1,4 +1,5 @@
-//! The content module's messages as plain JS values, converted by hand.
+//! The content module's messages as plain JS values, converted by hand: those to the
+//! overlay, and its calls to the worker ([`call`]).
 //!
 //! Everything a page loads counts against the content side's budget (ARCHITECTURE.md),
 //! and serde's derives with serde-wasm-bindgen and serde_json were about a third of it:
@@ -14,6 +15,7 @@ use wasm_bindgen::JsValue;
 
 use crate::locate::{InFrame, Located, MatchedBy};
 use crate::messages::{Captured, OverlayEvent};
+use crate::worker_call::{CaptureInFrame, CaptureVisibleTab, FrameCaptured, WorkerCall, WorkerError};
 
 /// A value as serde-wasm-bindgen's `json_compatible` serializer writes it.
 pub trait ToJs {
@@ -173,32 +175,79 @@ pub fn styles_event(elements: &[Option<ElementStyles>]) -> JsValue {
     object(&[("type", JsValue::from_str("redline:styles")), ("elements", elements.to_js())])
 }
 
-/// What `capture_frame` answers the worker (`WorkerReply::FrameCaptured`'s fields).
+/// What `capture_frame` answers the worker: a [`FrameCaptured`].
 pub fn frame_captured(elements: &[Element], unreadable_frames: &[String]) -> JsValue {
     object(&[("elements", elements.to_js()), ("unreadableFrames", unreadable_frames.to_js())])
 }
 
-/// `WorkerRequest::CaptureInFrame`.
-pub fn capture_in_frame_request(frame_path: &[u32], stroke: &[Point]) -> JsValue {
-    object(&[
-        ("kind", JsValue::from_str("captureInFrame")),
-        ("framePath", frame_path.to_js()),
-        ("stroke", stroke.to_js()),
-    ])
+/// A reply from the worker, read as serde writes it; `None` when it is not one.
+pub trait FromJs: Sized {
+    fn from_js(value: &JsValue) -> Option<Self>;
 }
 
-/// The worker's answer to [`capture_in_frame_request`]: the frame's elements and the
-/// frames inside it it could not read, or why the frame could not be captured.
-pub fn frame_captured_reply(reply: &JsValue) -> Result<(Vec<Element>, Vec<String>), String> {
-    match string(reply, "kind").as_deref() {
-        Some("frameCaptured") => {
-            let unreadable = items(&field(reply, "unreadableFrames"))
-                .map(|list| list.filter_map(|o| o.as_string()).collect())
-                .unwrap_or_default();
-            Ok((elements(&field(reply, "elements")).unwrap_or_default(), unreadable))
+/// Makes call `C` to the worker, written and read by hand as `ui::call` does with serde:
+/// the reply, or why there is none.
+pub async fn call<C: WorkerCall + ToJs>(request: &C) -> Result<C::Reply, WorkerError>
+where
+    C::Reply: FromJs,
+{
+    let reply = crate::chrome::send_js_message(&request.to_js())
+        .await
+        .map_err(|e| WorkerError::NoAnswer { message: e.0 })?;
+    answer(&reply)
+}
+
+/// A `Result<R, WorkerError>` as serde writes it.
+fn answer<R: FromJs>(reply: &JsValue) -> Result<R, WorkerError> {
+    let unread = || WorkerError::NoAnswer { message: "an answer it could not read".into() };
+    if Reflect::has(reply, &JsValue::from_str("Ok")).unwrap_or(false) {
+        return R::from_js(&field(reply, "Ok")).ok_or_else(unread);
+    }
+    Err(WorkerError::from_js(&field(reply, "Err")).unwrap_or_else(unread))
+}
+
+impl FromJs for WorkerError {
+    fn from_js(value: &JsValue) -> Option<Self> {
+        let message = || string(value, "message");
+        Some(match string(value, "error")?.as_str() {
+            "notACall" => WorkerError::NotACall { message: message()? },
+            "notFromThere" => WorkerError::NotFromThere,
+            "noAnswer" => WorkerError::NoAnswer { message: message()? },
+            "failed" => WorkerError::Failed { message: message()? },
+            _ => return None,
+        })
+    }
+}
+
+impl FromJs for String {
+    fn from_js(value: &JsValue) -> Option<Self> {
+        value.as_string()
+    }
+}
+
+impl FromJs for FrameCaptured {
+    fn from_js(value: &JsValue) -> Option<Self> {
+        let mut unreadable_frames = Vec::new();
+        for origin in items(&field(value, "unreadableFrames"))? {
+            unreadable_frames.push(origin.as_string()?);
         }
-        Some("error") => Err(string(reply, "message").unwrap_or_default()),
-        _ => Err("unexpected answer to a frame's capture".into()),
+        Some(FrameCaptured { elements: elements(&field(value, "elements"))?, unreadable_frames })
+    }
+}
+
+impl ToJs for CaptureInFrame {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("kind", JsValue::from_str(Self::KIND)),
+            ("framePath", self.frame_path.to_js()),
+            ("stroke", self.stroke.to_js()),
+        ])
+    }
+}
+
+impl ToJs for CaptureVisibleTab {
+    fn to_js(&self) -> JsValue {
+        object(&[("kind", JsValue::from_str(Self::KIND))])
     }
 }
 
@@ -274,8 +323,10 @@ pub fn overlay_event(data: &JsValue) -> Option<OverlayEvent> {
     })
 }
 
-/// An item's elements as the worker sends them to "Show on page"; `None` unless an array.
-/// A field of the wrong type reads as absent, as the protocol's optional fields default.
+/// An item's elements as the worker sends them to "Show on page" and answers a frame's
+/// capture, both without styles (finding them needs none; a frame's capture reads none);
+/// `None` unless an array. A field of the wrong type reads as absent, as the protocol's
+/// optional fields default.
 pub fn elements(value: &JsValue) -> Option<Vec<Element>> {
     let element = |e: JsValue| Element {
         test_id: string(&e, "testId"),
@@ -311,27 +362,11 @@ pub fn screenshot_event(id: u32, image: &JsValue) -> JsValue {
     object(&[("type", JsValue::from_str("redline:screenshot")), ("id", id.to_js()), ("image", image.clone())])
 }
 
-/// The screenshot request to the worker (`WorkerRequest::CaptureVisibleTab`).
-pub fn capture_visible_tab_request() -> JsValue {
-    object(&[("kind", JsValue::from_str("captureVisibleTab"))])
-}
-
-/// The worker's answer to [`capture_visible_tab_request`]: the PNG's `data:` URL, or why
-/// there is none.
-pub fn screenshot_reply(reply: &JsValue) -> Result<String, String> {
-    match string(reply, "kind").as_deref() {
-        Some("screenshot") => {
-            string(reply, "data_url").ok_or_else(|| "a screenshot without its image".into())
-        }
-        Some("error") => Err(string(reply, "message").unwrap_or_default()),
-        _ => Err("unexpected answer to a screenshot".into()),
-    }
-}
-
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests {
     use super::*;
-    use crate::messages::{PageEvent, WorkerReply, WorkerRequest};
+    use crate::messages::PageEvent;
+    use crate::worker_call::Envelope;
     use serde::Serialize;
     use wasm_bindgen_test::*;
 
@@ -476,38 +511,45 @@ mod tests {
     #[wasm_bindgen_test]
     fn a_frames_capture_goes_to_the_worker_and_back_as_it_reads_and_writes_them() {
         let stroke = vec![Point { x: 1.0, y: 2.5 }, Point { x: 30.0, y: 4.0 }];
-        let request: WorkerRequest =
-            serde_wasm_bindgen::from_value(capture_in_frame_request(&[2, 0], &stroke)).unwrap();
-        assert_eq!(request, WorkerRequest::CaptureInFrame { frame_path: vec![2, 0], stroke: stroke.clone() });
+        let request = CaptureInFrame { frame_path: vec![2, 0], stroke: stroke.clone() };
+        assert_eq!(json(&request.to_js()), json(&serde_js(&Envelope::new(&request))));
+        let read: CaptureInFrame = serde_wasm_bindgen::from_value(request.to_js()).unwrap();
+        assert_eq!(read, request);
         assert_eq!(self::stroke(&serde_js(&stroke)), Some(stroke));
 
         // A frame's elements carry no styles (see `content::capture_frame`).
         let elements =
             vec![Element { styles: None, ..element() }, Element { tag: "div".into(), ..Element::default() }];
         let unreadable = vec!["https://ads.example".to_owned()];
-        let written = frame_captured(&elements, &unreadable);
-        let reply =
-            WorkerReply::FrameCaptured { elements: elements.clone(), unreadable_frames: unreadable.clone() };
-        assert_eq!(
-            json(&written),
-            json(&object(&[("elements", serde_js(&elements)), ("unreadableFrames", serde_js(&unreadable))]))
-        );
-        assert_eq!(frame_captured_reply(&serde_js(&reply)), Ok((elements, unreadable)));
-        let error = WorkerReply::Error { message: "Cannot access contents of the page.".into() };
-        assert_eq!(
-            frame_captured_reply(&serde_js(&error)),
-            Err("Cannot access contents of the page.".into())
-        );
+        let captured = FrameCaptured { elements: elements.clone(), unreadable_frames: unreadable.clone() };
+        assert_eq!(json(&frame_captured(&elements, &unreadable)), json(&serde_js(&captured)));
+        let reply: Result<FrameCaptured, WorkerError> = Ok(captured.clone());
+        assert_eq!(answer(&serde_js(&reply)), Ok(captured));
     }
 
     #[wasm_bindgen_test]
     fn the_screenshot_request_and_its_answers_are_the_workers() {
-        let request: WorkerRequest = serde_wasm_bindgen::from_value(capture_visible_tab_request()).unwrap();
-        assert_eq!(request, WorkerRequest::CaptureVisibleTab);
-        let shot = WorkerReply::Screenshot { data_url: "data:image/png;base64,AAAA".into() };
-        assert_eq!(screenshot_reply(&serde_js(&shot)), Ok("data:image/png;base64,AAAA".into()));
-        let error = WorkerReply::Error { message: "Tabs cannot be edited right now".into() };
-        assert_eq!(screenshot_reply(&serde_js(&error)), Err("Tabs cannot be edited right now".into()));
-        assert!(screenshot_reply(&serde_js(&WorkerReply::CircleStarted)).is_err());
+        assert_eq!(
+            json(&CaptureVisibleTab {}.to_js()),
+            json(&serde_js(&Envelope::new(&CaptureVisibleTab {})))
+        );
+        let shot: Result<String, WorkerError> = Ok("data:image/png;base64,AAAA".into());
+        assert_eq!(answer::<String>(&serde_js(&shot)), shot);
+        let not_a_shot: Result<u32, WorkerError> = Ok(3);
+        assert!(matches!(answer::<String>(&serde_js(&not_a_shot)), Err(WorkerError::NoAnswer { .. })));
+    }
+
+    #[wasm_bindgen_test]
+    fn every_error_the_worker_answers_reads_as_it_was_written() {
+        for error in [
+            WorkerError::NotACall { message: "no call of kind \"x\"".into() },
+            WorkerError::NotFromThere,
+            WorkerError::NoAnswer { message: "gone".into() },
+            WorkerError::failed("Tabs cannot be edited right now"),
+        ] {
+            let reply: Result<String, WorkerError> = Err(error.clone());
+            assert_eq!(answer::<String>(&serde_js(&reply)), Err(error));
+        }
+        assert!(matches!(answer::<String>(&JsValue::UNDEFINED), Err(WorkerError::NoAnswer { .. })));
     }
 }

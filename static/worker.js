@@ -14,10 +14,15 @@ ready.then(() => (loaded = true), () => {});
 // First of all, the token's store is closed to content scripts (see `on_start`).
 ready.then(() => redline.on_start()).catch(console.error);
 
+// Rust answers every message (`on_message` never throws); if the module failed to load,
+// the answer is empty, which the sender reads as `WorkerError::NoAnswer`.
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
     .then(() => redline.on_message(message, sender))
-    .then(sendResponse, (error) => sendResponse({ kind: "error", message: String(error) }));
+    .then(sendResponse, (error) => {
+      console.error(error);
+      sendResponse();
+    });
   return true; // the response is sent asynchronously
 });
 

@@ -11,6 +11,7 @@ use web_sys::{Document, Element, HtmlElement, NodeList, ShadowRoot, Window};
 use super::frame_dom;
 use crate::chrome;
 use crate::page_js;
+use crate::worker_call::CaptureVisibleTab;
 
 /// Fields whose contents must never reach a screenshot, nor their text a capture:
 /// password fields, also once a "show password" button made one a text field (told by
@@ -58,10 +59,10 @@ pub async fn visible_tab(
         .flatten()
         .collect();
     next_paint(window).await;
-    let reply = chrome::send_js_message(&page_js::capture_visible_tab_request()).await;
+    let reply = page_js::call(&CaptureVisibleTab {}).await;
     masks.into_iter().for_each(Restyle::undo);
     hidden.into_iter().for_each(Restyle::undo);
-    reply.map_err(|error| error.0).and_then(|reply| page_js::screenshot_reply(&reply))
+    reply.map_err(|error| error.to_string())
 }
 
 /// What the screenshot masks: the sensitive fields of `document`, of the shadow roots

@@ -10,6 +10,8 @@ mod shot;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 
+use crate::worker_call::{Envelope, WorkerCall, WorkerError};
+
 /// Mounts the side panel app (`static/panel.js` calls this once the module is ready).
 #[wasm_bindgen]
 pub fn start_panel() {
@@ -22,6 +24,26 @@ pub fn start_panel() {
 pub fn start_overlay() {
     console_error_panic_hook_lite();
     leptos::mount::mount_to_body(overlay::Overlay);
+}
+
+/// Makes call `C` to the worker ([`crate::worker_call`]) and reads its answer: the
+/// reply, or why there is none.
+pub async fn call<C>(request: &C) -> Result<C::Reply, WorkerError>
+where
+    C: WorkerCall + serde::Serialize,
+    C::Reply: serde::de::DeserializeOwned,
+{
+    use serde::Serialize;
+    let message = Envelope::new(request)
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| WorkerError::NotACall { message: e.to_string() })?;
+    let reply =
+        crate::chrome::send_js_message(&message).await.map_err(|e| WorkerError::NoAnswer { message: e.0 })?;
+    if reply.is_undefined() {
+        return Err(WorkerError::NoAnswer { message: "an empty answer".into() });
+    }
+    serde_wasm_bindgen::from_value(reply)
+        .map_err(|e| WorkerError::NoAnswer { message: format!("an answer it could not read: {e}") })?
 }
 
 /// Sends panics to the console with their message, so a failure is never silent.

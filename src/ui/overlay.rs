@@ -19,10 +19,11 @@ use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
 use crate::chip::ChipName;
 use crate::chrome;
 use crate::compose;
-use crate::messages::{self, Captured, OverlayEvent, PageEvent, WorkerReply, WorkerRequest};
+use crate::messages::{self, Captured, OverlayEvent, PageEvent};
 use crate::redact::{Edit, HiddenArea, Redactions};
 use crate::settings::{self, Settings};
 use crate::tray::TrayItem;
+use crate::worker_call::{File, OverlayStarting, Queued, WatchConsole};
 use tray::Tray;
 
 /// The page this overlay covers, as the content script named it (`?page=`).
@@ -156,17 +157,18 @@ pub fn Overlay() -> impl IntoView {
     let mounted_here = LocalResource::new({
         let channel = page.channel.clone();
         move || {
-            let request = WorkerRequest::OverlayStarting { channel: channel.clone() };
-            async move { chrome::send_message::<_, WorkerReply>(&request).await }
+            let request = OverlayStarting { channel: channel.clone() };
+            async move { crate::ui::call(&request).await }
         }
     });
     view! {
         {move || match mounted_here.get() {
             None => ().into_any(),
-            Some(Ok(WorkerReply::Overlay { mounted_here: true })) => view! { <Circling page=page.clone() /> }.into_any(),
-            Some(_) => view! {
+            Some(Ok(true)) => view! { <Circling page=page.clone() /> }.into_any(),
+            Some(Ok(false)) => view! {
                 <p class="overlay-hint">"Redline did not open this overlay here, so it does nothing."</p>
             }.into_any(),
+            Some(Err(error)) => view! { <ErrorLine message=error.to_string() /> }.into_any(),
         }}
     }
     .into_any()
@@ -424,12 +426,7 @@ fn ConsoleWatch(pattern: String) -> impl IntoView {
             if !granted.await.map_err(|e| e.0)? {
                 return Err("Console errors need access to this site.".to_owned());
             }
-            match chrome::send_message::<_, WorkerReply>(&WorkerRequest::WatchConsole { pattern }).await {
-                Ok(WorkerReply::ConsoleWatched) => Ok(()),
-                Ok(WorkerReply::Error { message }) => Err(message),
-                Ok(other) => Err(format!("unexpected answer: {other:?}")),
-                Err(error) => Err(error.0),
-            }
+            crate::ui::call(&WatchConsole { pattern }).await.map_err(|e| e.to_string())
         }
     });
     view! {
@@ -521,14 +518,12 @@ fn Composer(
                 compose::draft(&target.stage, &composition.captured, elements, &text, change_id, image)
                     .map_err(|e| e.to_string())?;
             let title = draft.input.title.clone();
-            match chrome::send_message::<_, WorkerReply>(&WorkerRequest::File { draft: draft.into() }).await {
-                Ok(WorkerReply::Queued { change_id }) => {
+            match crate::ui::call(&File { draft: draft.into() }).await {
+                Ok(Queued { change_id }) => {
                     on_filed(TrayItem::queued(change_id, title));
                     Ok(())
                 }
-                Ok(WorkerReply::Error { message }) => Err(message),
-                Ok(other) => Err(format!("unexpected answer: {other:?}")),
-                Err(error) => Err(format!("Not filed yet, your text is kept: {}", error.0)),
+                Err(error) => Err(format!("Not filed yet, your text is kept: {error}")),
             }
         }
     });

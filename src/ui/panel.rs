@@ -26,9 +26,9 @@ use wasm_bindgen::JsCast;
 use crate::api::{ApiError, Client};
 use crate::chrome::{self, ChromeError, TabListeners};
 use crate::connection::Connection;
-use crate::messages::{WorkerReply, WorkerRequest};
 use crate::notify;
 use crate::settings::{self, ApiUrl, Preferences, Settings};
+use crate::worker_call::StartCircle;
 use live::LinkState;
 use queue::Store;
 use reading::Filter;
@@ -566,12 +566,7 @@ fn Lightbox(enlarged: ReadSignal<Option<(String, String)>>) -> impl IntoView {
 #[component]
 fn CircleButton() -> impl IntoView {
     let start = Action::new_local(|_: &()| async move {
-        match chrome::send_message::<_, WorkerReply>(&WorkerRequest::StartCircle).await {
-            Ok(WorkerReply::CircleStarted) => Ok(()),
-            Ok(WorkerReply::Error { message }) => Err(message),
-            Ok(other) => Err(format!("unexpected answer: {other:?}")),
-            Err(error) => Err(error.0),
-        }
+        crate::ui::call(&StartCircle {}).await.map_err(|e| e.to_string())
     });
     let failure = move || start.value().get().and_then(Result::err);
     view! {

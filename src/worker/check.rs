@@ -7,9 +7,9 @@
 use redline_protocol::Element;
 
 use crate::chrome::{self, ChromeError};
-use crate::messages::WorkerReply;
 use crate::timer;
 use crate::verify::{self, PageCheck, PageView, TabPlan, TabSeen};
+use crate::worker_call::{Checked, WorkerError};
 
 /// How long a page may take to load before the check gives up on it.
 const LOAD_TIMEOUT_MS: f64 = 20_000.0;
@@ -21,18 +21,17 @@ pub async fn check_on_stage(
     stage_url: String,
     url: String,
     elements: Vec<Element>,
-) -> WorkerReply {
-    let (tab_id, window_id) = match bring_forward(followed, &stage_url, &url).await {
-        Ok(tab) => tab,
-        Err(error) => return WorkerReply::Error { message: format!("Could not open the stage ({error}).") },
-    };
+) -> Result<Checked, WorkerError> {
+    let (tab_id, window_id) = bring_forward(followed, &stage_url, &url)
+        .await
+        .map_err(|error| WorkerError::failed(format!("Could not open the stage ({error}).")))?;
     let check = look(tab_id, &elements).await.map_err(|e| e.to_string());
     timer::sleep(PAINT_MS).await;
     let screenshot = match window_id {
         Some(window_id) => super::screenshot(window_id).await.map_err(|e| e.to_string()),
         None => Err("the stage tab has no window".to_owned()),
     };
-    WorkerReply::Checked { tab_id, check, screenshot }
+    Ok(Checked { tab_id, check, screenshot })
 }
 
 /// Outlines the elements in the tab and centres them in view.

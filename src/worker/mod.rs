@@ -2,85 +2,148 @@
 //! synchronously (Chrome requires it) and calls these exports once the module is ready.
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
 use std::cell::RefCell;
 
 use crate::chrome::{self, ChromeError, FrameCall, MessageSender, Tab};
 use crate::locate::{self, Located, Shown};
-use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND, Sender, WorkerReply, WorkerRequest};
+use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND};
 use crate::throttle::Throttle;
 use crate::timer;
+use crate::worker_call::*;
 
 mod badge;
 mod check;
 mod outbox;
 
-/// `chrome.runtime.onMessage`: answers a [`WorkerRequest`] with a [`WorkerReply`].
+/// `chrome.runtime.onMessage`: answers a call ([`worker_call`]) with its reply or a
+/// [`WorkerError`], generated from `with_worker_calls!`'s list. Never throws: a message
+/// the worker cannot read is answered with an error too.
 #[wasm_bindgen]
-pub async fn on_message(message: JsValue, sender: JsValue) -> Result<JsValue, JsValue> {
+pub async fn on_message(message: JsValue, sender: JsValue) -> JsValue {
     let sender: MessageSender = serde_wasm_bindgen::from_value(sender).unwrap_or_default();
     let from = Sender::of(&sender.url, &chrome::extension_origin());
-    let reply = match serde_wasm_bindgen::from_value::<WorkerRequest>(message) {
-        Ok(request) if request.may_come_from(from) => handle(request, &sender).await,
-        Ok(_) => WorkerReply::Error { message: "Redline does not take this request from there.".into() },
-        Err(error) => WorkerReply::Error { message: format!("not a Redline message: {error}") },
-    };
-    Ok(reply.serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
+    let kind = js_sys::Reflect::get(&message, &JsValue::from_str("kind")).ok().and_then(|k| k.as_string());
+    macro_rules! dispatch {
+        ($($call:ident = $kind:literal, $from:ident => $reply:ty;)*) => {
+            match kind.as_deref() {
+                $(Some(<$call as WorkerCall>::KIND) => answer::<$call>(message, from, &sender).await,)*
+                _ => to_js(&Err::<(), _>(WorkerError::NotACall {
+                    message: format!("no call of kind {}", kind.as_deref().unwrap_or("(none)")),
+                })),
+            }
+        };
+    }
+    with_worker_calls!(dispatch)
 }
 
-async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
-    match request {
-        WorkerRequest::Ping => WorkerReply::Pong { version: env!("CARGO_PKG_VERSION").to_owned() },
-        WorkerRequest::StartCircle => match chrome::active_tab().await {
-            Ok(Some(tab)) => match start_circle(&tab).await {
-                Ok(()) => WorkerReply::CircleStarted,
-                Err(error) => WorkerReply::Error { message: error.to_string() },
-            },
-            Ok(None) => WorkerReply::Error { message: "There is no active tab to circle on.".into() },
-            Err(error) => WorkerReply::Error { message: error.to_string() },
-        },
-        WorkerRequest::WatchConsole { pattern } => match watch_console(pattern).await {
-            Ok(()) => WorkerReply::ConsoleWatched,
-            Err(error) => WorkerReply::Error { message: error.to_string() },
-        },
-        WorkerRequest::CaptureVisibleTab => match sender.tab.as_ref().and_then(|t| t.window_id) {
-            Some(window_id) => match screenshot(window_id).await {
-                Ok(data_url) => WorkerReply::Screenshot { data_url },
-                Err(error) => WorkerReply::Error { message: error.to_string() },
-            },
-            None => WorkerReply::Error { message: "Only a page in a tab can ask for a screenshot.".into() },
-        },
-        WorkerRequest::CaptureInFrame { frame_path, stroke } => {
-            match sender.tab.as_ref().and_then(|t| t.id) {
-                Some(tab_id) => capture_in_frame(tab_id, &frame_path, stroke).await,
-                None => WorkerReply::Error { message: "Only a page in a tab has frames to capture.".into() },
+/// Reads call `C` from `message` and answers it, if `from` may make it.
+async fn answer<C: Answer>(message: JsValue, from: Sender, sender: &MessageSender) -> JsValue {
+    let reply = if from != C::FROM {
+        Err(WorkerError::NotFromThere)
+    } else {
+        match serde_wasm_bindgen::from_value::<C>(message) {
+            Ok(call) => call.answer(sender).await,
+            Err(error) => Err(WorkerError::NotACall { message: format!("{}: {error}", C::KIND) }),
+        }
+    };
+    to_js(&reply)
+}
+
+fn to_js<T: Serialize>(reply: &Result<T, WorkerError>) -> JsValue {
+    reply.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// How the worker answers one call.
+trait Answer: WorkerCall<Reply: Serialize> + DeserializeOwned {
+    async fn answer(self, sender: &MessageSender) -> Result<Self::Reply, WorkerError>;
+}
+
+impl From<ChromeError> for WorkerError {
+    fn from(error: ChromeError) -> Self {
+        WorkerError::failed(error)
+    }
+}
+
+impl Answer for StartCircle {
+    async fn answer(self, _: &MessageSender) -> Result<(), WorkerError> {
+        match chrome::active_tab().await? {
+            Some(tab) => Ok(start_circle(&tab).await?),
+            None => Err(WorkerError::failed("There is no active tab to circle on.")),
+        }
+    }
+}
+
+impl Answer for WatchConsole {
+    async fn answer(self, _: &MessageSender) -> Result<(), WorkerError> {
+        Ok(watch_console(self.pattern).await?)
+    }
+}
+
+impl Answer for CaptureVisibleTab {
+    async fn answer(self, sender: &MessageSender) -> Result<String, WorkerError> {
+        match sender.tab.as_ref().and_then(|t| t.window_id) {
+            Some(window_id) => Ok(screenshot(window_id).await?),
+            None => Err(WorkerError::failed("Only a page in a tab can ask for a screenshot.")),
+        }
+    }
+}
+
+impl Answer for CaptureInFrame {
+    async fn answer(self, sender: &MessageSender) -> Result<FrameCaptured, WorkerError> {
+        match sender.tab.as_ref().and_then(|t| t.id) {
+            Some(tab_id) => capture_in_frame(tab_id, &self.frame_path, self.stroke).await,
+            None => Err(WorkerError::failed("Only a page in a tab has frames to capture.")),
+        }
+    }
+}
+
+impl Answer for File {
+    async fn answer(self, _: &MessageSender) -> Result<Queued, WorkerError> {
+        outbox::file(*self.draft).await
+    }
+}
+
+impl Answer for ShowOnPage {
+    async fn answer(self, _: &MessageSender) -> Result<Vec<Located>, WorkerError> {
+        show_on_page(self.tab_id, self.elements).await
+    }
+}
+
+impl Answer for CheckOnStage {
+    async fn answer(self, _: &MessageSender) -> Result<Checked, WorkerError> {
+        check::check_on_stage(self.tab_id, self.stage_url, self.url, self.elements).await
+    }
+}
+
+impl Answer for RefreshBadge {
+    async fn answer(self, _: &MessageSender) -> Result<u32, WorkerError> {
+        badge::refresh().await.map_err(WorkerError::failed)
+    }
+}
+
+impl Answer for OverlayMounting {
+    async fn answer(self, sender: &MessageSender) -> Result<(), WorkerError> {
+        let tab = sender.tab.as_ref().and_then(|t| t.id);
+        match tab {
+            Some(tab) => {
+                MOUNTS.with_borrow_mut(|m| m.insert(tab, self.channel));
+                Ok(())
             }
+            None => Err(WorkerError::failed("Only a page in a tab can mount the overlay.")),
         }
-        WorkerRequest::File { draft } => outbox::file(*draft).await,
-        WorkerRequest::OutboxStatus => outbox::status().await,
-        WorkerRequest::Deliver => outbox::deliver_now().await,
-        WorkerRequest::ShowOnPage { tab_id, elements } => show_on_page(tab_id, elements).await,
-        WorkerRequest::CheckOnStage { tab_id, stage_url, url, elements } => {
-            check::check_on_stage(tab_id, stage_url, url, elements).await
-        }
-        WorkerRequest::RefreshBadge => match badge::refresh().await {
-            Ok(count) => WorkerReply::Badge { count },
-            Err(message) => WorkerReply::Error { message },
-        },
-        WorkerRequest::OverlayMounting { channel } => {
-            let tab = sender.tab.as_ref().and_then(|t| t.id);
-            let mounted = tab.map(|tab| MOUNTS.with_borrow_mut(|m| m.insert(tab, channel))).is_some();
-            WorkerReply::Overlay { mounted_here: mounted }
-        }
-        WorkerRequest::OverlayStarting { channel } => {
-            // Taken once: a second frame with the same secret is not the one mounted.
-            let tab = sender.tab.as_ref().and_then(|t| t.id);
-            let mounted_here = tab.is_some_and(|tab| {
-                MOUNTS.with_borrow_mut(|m| m.get(&tab) == Some(&channel) && m.remove(&tab).is_some())
-            });
-            WorkerReply::Overlay { mounted_here }
-        }
+    }
+}
+
+impl Answer for OverlayStarting {
+    async fn answer(self, sender: &MessageSender) -> Result<bool, WorkerError> {
+        // Taken once: a second frame with the same secret is not the one mounted.
+        let tab = sender.tab.as_ref().and_then(|t| t.id);
+        Ok(tab.is_some_and(|tab| {
+            MOUNTS.with_borrow_mut(|m| m.get(&tab) == Some(&self.channel) && m.remove(&tab).is_some())
+        }))
     }
 }
 
@@ -144,25 +207,22 @@ async fn start_circle(tab: &Tab) -> Result<(), ChromeError> {
 /// "Show on page": outlines the elements in the active tab through the content module.
 /// Works where Redline may run script: a stage whose origin was granted, or a tab where
 /// the person used the toolbar button (`activeTab`).
-async fn show_on_page(tab_id: Option<i32>, elements: Vec<redline_protocol::Element>) -> WorkerReply {
+async fn show_on_page(
+    tab_id: Option<i32>,
+    elements: Vec<redline_protocol::Element>,
+) -> Result<Vec<Located>, WorkerError> {
     let tab_id = match tab_id {
         Some(id) => id,
-        None => match chrome::active_tab().await {
-            Ok(Some(Tab { id: Some(id), .. })) => id,
-            Ok(_) => return WorkerReply::Error { message: "There is no tab to show it on.".into() },
-            Err(error) => return WorkerReply::Error { message: error.to_string() },
+        None => match chrome::active_tab().await? {
+            Some(Tab { id: Some(id), .. }) => id,
+            _ => return Err(WorkerError::failed("There is no tab to show it on.")),
         },
     };
     match chrome::in_frame::<_, Shown>(tab_id, &[], FrameCall::Show, &elements).await {
-        Ok(shown) => {
-            let located = show_in_frames(tab_id, &elements, shown).await;
-            WorkerReply::Shown { url: None, located }
-        }
-        Err(error) => WorkerReply::Error {
-            message: format!(
-                "Redline cannot reach this tab ({error}). Open the stage in it, click Redline\u{2019}s toolbar button there once, and try again."
-            ),
-        },
+        Ok(shown) => Ok(show_in_frames(tab_id, &elements, shown).await),
+        Err(error) => Err(WorkerError::failed(format!(
+            "Redline cannot reach this tab ({error}). Open the stage in it, click Redline\u{2019}s toolbar button there once, and try again."
+        ))),
     }
 }
 
@@ -174,20 +234,8 @@ async fn capture_in_frame(
     tab_id: i32,
     frame_path: &[u32],
     stroke: Vec<redline_protocol::Point>,
-) -> WorkerReply {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Inside {
-        elements: Vec<redline_protocol::Element>,
-        unreadable_frames: Vec<String>,
-    }
-    match chrome::in_frame::<_, Inside>(tab_id, frame_path, FrameCall::Capture, &stroke).await {
-        Ok(inside) => WorkerReply::FrameCaptured {
-            elements: inside.elements,
-            unreadable_frames: inside.unreadable_frames,
-        },
-        Err(error) => WorkerReply::Error { message: error.to_string() },
-    }
+) -> Result<FrameCaptured, WorkerError> {
+    Ok(chrome::in_frame::<_, FrameCaptured>(tab_id, frame_path, FrameCall::Capture, &stroke).await?)
 }
 
 /// What the top page found, completed with what frames of other origins find of the

@@ -15,10 +15,10 @@ use wasm_bindgen::prelude::*;
 use crate::api::Client;
 use crate::chrome::{self, Alarm};
 use crate::idb::{IdbError, OutboxStore};
-use crate::messages::WorkerReply;
 use crate::outbox::{self, Draft, Entry, Failure, Published, Step};
 use crate::settings::{self, Settings};
 use crate::timer;
+use crate::worker_call::{Queued, WorkerError};
 
 /// The one alarm, set to the earliest next attempt.
 const ALARM: &str = "redline-outbox";
@@ -79,17 +79,13 @@ async fn write_published() -> Result<(), String> {
     chrome::session_set(outbox::PUBLISHED_KEY, &published).await.map_err(|e| e.to_string())
 }
 
-/// `WorkerRequest::File`: stores and publishes the draft, then answers; delivery starts
+/// `worker_call::File`: stores and publishes the draft, then answers; delivery starts
 /// after.
-pub async fn file(draft: Draft) -> WorkerReply {
-    match queue(draft).await {
-        Ok(change_id) => {
-            publish().await;
-            wasm_bindgen_futures::spawn_local(deliver());
-            WorkerReply::Queued { change_id }
-        }
-        Err(message) => WorkerReply::Error { message },
-    }
+pub async fn file(draft: Draft) -> Result<Queued, WorkerError> {
+    let change_id = queue(draft).await.map_err(WorkerError::failed)?;
+    publish().await;
+    wasm_bindgen_futures::spawn_local(deliver());
+    Ok(Queued { change_id })
 }
 
 async fn queue(draft: Draft) -> Result<String, String> {
@@ -105,26 +101,16 @@ async fn queue(draft: Draft) -> Result<String, String> {
     Ok(change_id)
 }
 
-/// `WorkerRequest::OutboxStatus`.
-pub async fn status() -> WorkerReply {
-    async fn read() -> Result<WorkerReply, IdbError> {
-        let store = OutboxStore::open().await?;
-        Ok(WorkerReply::Outbox { waiting: store.count().await?, items: outbox::items(&store.all().await?) })
-    }
-    read().await.unwrap_or_else(|error| WorkerReply::Error { message: error.to_string() })
-}
-
-/// `WorkerRequest::Deliver`: tries everything now and answers with what is left.
-pub async fn deliver_now() -> WorkerReply {
-    if let Err(error) = make_all_due().await {
-        return WorkerReply::Error { message: error.to_string() };
-    }
+/// Tries everything now, failing entries included, and returns once the attempt is over
+/// (what is left is published).
+async fn deliver_now() -> Result<(), IdbError> {
+    make_all_due().await?;
     deliver().await;
     // A run already going was asked to go round again: wait for it.
     while RUN.get() != Run::Idle {
         timer::sleep(RUN_POLL_MS).await;
     }
-    status().await
+    Ok(())
 }
 
 async fn make_all_due() -> Result<(), IdbError> {
@@ -158,7 +144,7 @@ pub async fn on_alarm(alarm: JsValue) -> Result<(), JsValue> {
 #[wasm_bindgen]
 pub async fn on_storage_changed(changes: JsValue, area: String) -> Result<(), JsValue> {
     if area == "local" && js_sys::Reflect::has(&changes, &JsValue::from_str(settings::STORAGE_KEY))? {
-        deliver_now().await;
+        deliver_now().await.map_err(|e| JsValue::from_str(&e.to_string()))?;
     }
     Ok(())
 }

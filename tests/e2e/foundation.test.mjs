@@ -23,15 +23,11 @@ describe("the extension's foundation", () => {
     await stage?.stop();
   });
 
-  test("the worker answers ping from Rust", async () => {
-    const reply = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "ping" }));
-    assert.deepEqual(reply, { kind: "pong", version: "0.1.0" });
-  });
-
-  test("the worker refuses a message that is not Redline's", async () => {
+  test("the worker answers from Rust, and refuses a message that is not Redline's", async () => {
     const reply = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "selfDestruct" }));
-    assert.equal(reply.kind, "error");
-    assert.match(reply.message, /not a Redline message/);
+    assert.deepEqual(reply, { Err: { error: "notACall", message: "no call of kind selfDestruct" } });
+    const unshaped = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "watchConsole" }));
+    assert.equal(unshaped.Err?.error, "notACall", JSON.stringify(unshaped));
   });
 
   test("the panel says what to do before it is set up", async () => {

@@ -58,8 +58,8 @@ describe("frames and closed shadow roots", () => {
   async function showOnPage(elements) {
     await page.bringToFront();
     const reply = await overlay.evaluate((elements) => chrome.runtime.sendMessage({ kind: "showOnPage", elements }), elements);
-    assert.equal(reply.kind, "shown", JSON.stringify(reply));
-    return reply.located;
+    assert.ok(reply.Ok, JSON.stringify(reply));
+    return reply.Ok;
   }
 
   /** The outlines "Show on page" drew in `frame` (the page, or a frame of it). */

@@ -73,7 +73,7 @@ describe("notifications", () => {
     // Taken away (as a person closing it would), it does not come back at the next poll:
     // the worker remembers what it announced.
     await browser.worker.evaluate((id) => chrome.notifications.clear(id), id);
-    assert.deepEqual(await poll(), { kind: "badge", count: 1 });
+    assert.deepEqual(await poll(), { Ok: 1 });
     assert.deepEqual(await shown(), []);
     const { notified } = await browser.worker.evaluate(() => chrome.storage.local.get("notified"));
     assert.equal(notified.items[change.changeId].reason, "question");
@@ -101,7 +101,7 @@ describe("notifications", () => {
     await saved(false);
 
     const change = await asked("Footer links are grey");
-    assert.deepEqual(await poll(), { kind: "badge", count: 2 }, "the poll sees both questions");
+    assert.deepEqual(await poll(), { Ok: 2 }, "the poll sees both questions");
     assert.deepEqual(await shown(), []);
     // Remembered all the same: switching on again does not announce what already waited.
     const { notified } = await browser.worker.evaluate(() => chrome.storage.local.get("notified"));
@@ -109,7 +109,7 @@ describe("notifications", () => {
 
     await toggle.check();
     await saved(true);
-    assert.deepEqual(await poll(), { kind: "badge", count: 2 });
+    assert.deepEqual(await poll(), { Ok: 2 });
     assert.deepEqual(await shown(), []);
     assert.deepEqual(errors, []);
   });

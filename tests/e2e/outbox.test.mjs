@@ -1,7 +1,8 @@
 // The outbox: what the filer files is stored before any network call, delivered
 // (uploadShot, then createChange) by the worker once the server is there — exactly once,
 // also across a browser restart — and what the server refuses stays, with its message.
-// Drafts are sent from the panel page exactly as the composer sends them.
+// Drafts are sent from the panel page exactly as the composer sends them; the outbox is
+// read where the tray and the panel read it, as the worker publishes it.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, test } from "node:test";
@@ -45,18 +46,18 @@ describe("the outbox", () => {
     const panel = await setUp();
     const drafts = [draft("Total is wrong", { screenshot: true }), draft("Button overlaps"), draft("Typo")];
     for (const d of drafts) {
-      assert.deepEqual(await file(panel, d), { kind: "queued", changeId: d.changeId });
+      assert.deepEqual(await file(panel, d), { Ok: { changeId: d.changeId } });
     }
     // The composer may send a draft again if it missed the reply: it is queued once.
-    assert.deepEqual(await file(panel, drafts[0]), { kind: "queued", changeId: drafts[0].changeId });
+    assert.deepEqual(await file(panel, drafts[0]), { Ok: { changeId: drafts[0].changeId } });
 
-    const waiting = await waitForOutbox(panel, (o) => o.items.every((item) => item.state === "retrying"));
-    assert.equal(waiting.waiting, 3);
+    const waiting = await waitForOutbox(panel, (o) => o.items.length === 3 && o.items.every((item) => item.state === "retrying"));
+    assert.equal(waiting.items.length, 3);
     assert.deepEqual(waiting.items.map((item) => item.changeId), drafts.map((d) => d.changeId));
     assert.match(waiting.items[0].message, /Cannot reach the server/);
 
     await server.start();
-    await waitForOutbox(panel, (o) => o.waiting === 0, DELIVERY_TIMEOUT_MS);
+    await waitForOutbox(panel, (o) => o.items.length === 0, DELIVERY_TIMEOUT_MS);
 
     const changes = await changesOnServer();
     assert.equal(changes.length, 3);
@@ -82,12 +83,12 @@ describe("the outbox", () => {
 
     browser = await browser.restart();
     panel = await openPanel(browser);
-    const after = await send(panel, { kind: "outboxStatus" });
-    assert.equal(after.waiting, 1);
+    // Published again by the restarted worker, from what IndexedDB kept.
+    const after = await waitForOutbox(panel, (o) => o.items.length === 1);
     assert.equal(after.items[0].changeId, d.changeId);
 
     await server.start();
-    await waitForOutbox(panel, (o) => o.waiting === 0, DELIVERY_TIMEOUT_MS);
+    await waitForOutbox(panel, (o) => o.items.length === 0, DELIVERY_TIMEOUT_MS);
     assert.deepEqual((await changesOnServer()).map((change) => change.changeId), [d.changeId]);
   });
 
@@ -99,15 +100,10 @@ describe("the outbox", () => {
     await file(panel, refused);
     await file(panel, fine);
 
-    const outbox = await waitForOutbox(panel, (o) => o.waiting === 1 && o.items[0].state === "attention");
+    const outbox = await waitForOutbox(panel, (o) => o.items.length === 1 && o.items[0].state === "attention");
     assert.equal(outbox.items[0].changeId, refused.changeId);
     assert.match(outbox.items[0].message, /title/);
     assert.equal(outbox.items[0].nextAttemptAt, null, "not retried on its own");
-
-    // "Deliver now" tries it again; the server refuses it again; it is still kept.
-    const again = await send(panel, { kind: "deliver" });
-    assert.equal(again.waiting, 1);
-    assert.equal(again.items[0].state, "attention");
     assert.deepEqual((await changesOnServer()).map((change) => change.changeId), [fine.changeId]);
   });
 
@@ -120,7 +116,7 @@ describe("the outbox", () => {
     assert.match(outbox.items[0].message, /Sign in again/);
 
     await saveSettings(panel, { apiUrl: server.url, token: server.token });
-    await waitForOutbox(panel, (o) => o.waiting === 0, DELIVERY_TIMEOUT_MS);
+    await waitForOutbox(panel, (o) => o.items.length === 0, DELIVERY_TIMEOUT_MS);
     assert.deepEqual((await changesOnServer()).map((change) => change.changeId), [d.changeId]);
   });
 });
@@ -137,13 +133,12 @@ const file = (page, draft) => send(page, { kind: "file", draft });
 
 const saveSettings = (page, settings) => page.evaluate((s) => chrome.storage.local.set({ settings: s }), settings);
 
-/** Asks the worker for the outbox until `done(outbox)`; resolves with that outbox. */
+/** Reads the outbox the worker publishes until `done(outbox)`; resolves with that outbox. */
 async function waitForOutbox(page, done, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   let outbox;
   while (Date.now() < deadline) {
-    outbox = await send(page, { kind: "outboxStatus" });
-    assert.equal(outbox.kind, "outbox", JSON.stringify(outbox));
+    outbox = (await page.evaluate(() => chrome.storage.session.get("outbox"))).outbox ?? { items: [] };
     if (done(outbox)) return outbox;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

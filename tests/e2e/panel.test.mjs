@@ -423,7 +423,7 @@ describe("the side panel while the server is away", () => {
       input: { stageId: server.stageId, title, route: "/orders" },
     };
     const reply = await panel.evaluate((draft) => chrome.runtime.sendMessage({ kind: "file", draft }), draft);
-    assert.deepEqual(reply, { kind: "queued", changeId: draft.changeId });
+    assert.deepEqual(reply, { Ok: { changeId: draft.changeId } });
     const waiting = panel.getByTestId("outbox-row").filter({ hasText: title });
     await waiting.getByText("waiting to send").waitFor();
     await panel.getByTestId("section-held").getByText("waiting to send (1)").waitFor();

@@ -43,7 +43,7 @@ describe("what a page cannot do", () => {
       if (filed && (!shot || filed.screenshotKey)) return filed;
       await page.waitForTimeout(100);
     }
-    const outbox = await overlay.evaluate(() => chrome.runtime.sendMessage({ kind: "outboxStatus" })).catch((e) => e.message);
+    const outbox = await overlay.evaluate(() => chrome.storage.session.get("outbox")).catch((e) => e.message);
     assert.fail(`the server never got "${title}"; the outbox says ${JSON.stringify(outbox)}`);
   }
 

@@ -12,9 +12,9 @@ use redline_protocol::{Change, Element, Point, Rect, Verdict, short_sha};
 
 use super::reading::reload;
 use super::{Ctx, ErrorLine};
-use crate::messages::{WorkerReply, WorkerRequest};
 use crate::outbox::Image;
 use crate::verify::{self, CssCrop, PageCheck};
+use crate::worker_call::{CheckOnStage, Checked};
 
 /// What one check saw.
 #[derive(Clone)]
@@ -59,7 +59,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
     let shown_url = url.clone();
     let CheckState { seen, uploaded, circle } = state;
     let run = Action::new_local(move |_: &()| {
-        let request = WorkerRequest::CheckOnStage {
+        let request = CheckOnStage {
             tab_id: ctx.tab.get_untracked().map(|t| t.0),
             stage_url: stage_url.clone(),
             url: url.clone(),
@@ -116,13 +116,8 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
 }
 
 /// Asks the worker to check, then crops the after-shot.
-async fn check(request: WorkerRequest) -> Result<Seen, String> {
-    let reply = crate::chrome::send_message::<_, WorkerReply>(&request).await.map_err(|e| e.0)?;
-    let (check, screenshot) = match reply {
-        WorkerReply::Checked { check, screenshot, .. } => (check, screenshot),
-        WorkerReply::Error { message } => return Err(message),
-        other => return Err(format!("unexpected answer: {other:?}")),
-    };
+async fn check(request: CheckOnStage) -> Result<Seen, String> {
+    let Checked { check, screenshot, .. } = crate::ui::call(&request).await.map_err(|e| e.to_string())?;
     let after = match (&check, screenshot) {
         (_, Err(error)) => Err(error),
         (Ok(page), Ok(data_url)) => crate::ui::shot::crop(&data_url, page.region(), page.device_pixel_ratio)

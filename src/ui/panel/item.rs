@@ -19,7 +19,6 @@ use super::reading::reload;
 use super::{Ctx, ErrorLine, check};
 use crate::chip::ChipName;
 use crate::locate::Located;
-use crate::messages::{WorkerReply, WorkerRequest};
 use crate::queue;
 
 #[component]
@@ -262,18 +261,11 @@ fn ShowOnPage(elements: Vec<Element>) -> impl IntoView {
         return ().into_any();
     }
     let show = Action::new_local(move |_: &()| {
-        let request = WorkerRequest::ShowOnPage {
+        let request = crate::worker_call::ShowOnPage {
             tab_id: ctx.tab.get_untracked().map(|t| t.0),
             elements: elements.clone(),
         };
-        async move {
-            match crate::chrome::send_message::<_, WorkerReply>(&request).await {
-                Ok(WorkerReply::Shown { located, .. }) => Ok(located),
-                Ok(WorkerReply::Error { message }) => Err(message),
-                Ok(other) => Err(format!("unexpected answer: {other:?}")),
-                Err(error) => Err(error.0),
-            }
-        }
+        async move { crate::ui::call(&request).await.map_err(|e| e.to_string()) }
     });
     view! {
         <section aria-label="Show on page" class="show">

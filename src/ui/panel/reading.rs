@@ -9,8 +9,8 @@ use redline_protocol::Timestamp;
 use redline_protocol::rpc::{ListAgents, ListAgentsInput, ListChanges, ListChangesOutput};
 
 use super::Ctx;
-use crate::messages::{WorkerReply, WorkerRequest};
 use crate::pages::{self, AfterPage, Hints, Next, One, Part};
+use crate::worker_call::RefreshBadge;
 
 /// Whether the list has been read.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,10 +84,12 @@ pub fn hint(ctx: Ctx, hints: Hints) {
 }
 
 /// The toolbar badge counts the whole project, which the panel does not hold: the worker
-/// counts it (`countChanges`).
+/// counts it (`countChanges`). Nothing in the panel waits on it; a failure is logged.
 fn refresh_badge() {
     leptos::task::spawn_local(async {
-        let _ = crate::chrome::send_message::<_, WorkerReply>(&WorkerRequest::RefreshBadge).await;
+        if let Err(error) = crate::ui::call(&RefreshBadge {}).await {
+            web_sys::console::warn_1(&format!("Redline could not count the badge: {error}").into());
+        }
     });
 }
 
