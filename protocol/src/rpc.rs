@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::group_token::*;
 use crate::records::*;
+use crate::regression::ReportRegressionInput;
 use crate::{Scope, Timestamp};
 
 /// One operation: `POST {apiUrl}/rpc/{NAME}` with `Input`, answered with `Output`.
@@ -104,6 +105,8 @@ rpcs! {
     ReleaseChanges = "releaseChanges", Some(Scope::File), ReleaseChangesInput => ChangesOutput;
     /// Reviewer **(ours)**: say whether a `done` item's fix works on the live stage.
     VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
+    /// Agent **(ours)**: a verified fix is gone on a later build (`redline guard`; → `open`).
+    ReportRegression = "reportRegression", Some(Scope::Write), ReportRegressionInput => VerifyChangeOutput;
     /// **(ours)** A project's outgoing webhooks and how their deliveries went (admins).
     ListWebhooks = "listWebhooks", Some(Scope::Admin), ListWebhooksInput => ListWebhooksOutput;
     /// **(ours)** The loop's numbers: filed, done, time to done and to verified, per
