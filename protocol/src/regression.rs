@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rpc::OptionImage;
+use crate::OptionImage;
 
 /// How many images a report may carry (today's shot and the difference); the verified
 /// after-shot is named by its key.

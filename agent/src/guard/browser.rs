@@ -134,7 +134,8 @@ impl Page {
         let started = Instant::now();
         loop {
             let found = self.find_once(elements).await?;
-            if (found.ready && found.all_found()) || started.elapsed() > SETTLE_TIMEOUT {
+            let failed = found.url.starts_with("chrome-error:") || found.status.is_some_and(|s| s >= 400);
+            if (found.ready && (found.all_found() || failed)) || started.elapsed() > SETTLE_TIMEOUT {
                 return Ok(found);
             }
             tokio::time::sleep(POLL).await;

@@ -21,7 +21,8 @@ use redline_protocol::*;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use self::browser::{Driver, Page, PageFound, Programs};
+pub use self::browser::Programs;
+use self::browser::{Driver, Page, PageFound};
 use self::compare::{Finding, Pixels, Tolerance, boxes_in_crop, compare};
 use super::ApiArgs;
 use super::client::{Error, exit};
@@ -292,13 +293,15 @@ async fn look(
     look.unwrap_or_else(Look::Unchecked)
 }
 
-async fn look_in(
-    page: &Page,
-    url: &str,
-    elements: &[Element],
-    verified: Option<&Pixels>,
-    tolerance: Tolerance,
-) -> Result<Look, String> {
+/// What the page shows of the elements, framed as the panel frames its after-shot.
+enum Framed {
+    Gone { labels: Vec<String>, today: Pixels, git_sha: Option<String> },
+    Found { today: Pixels, boxes: Vec<Rect>, git_sha: Option<String> },
+}
+
+/// Loads `url`, finds the elements and, when all are there, scrolls them to the middle
+/// of the viewport and crops the screenshot around them (the after-shot's framing).
+async fn framed(page: &Page, url: &str, elements: &[Element]) -> Result<Framed, String> {
     page.open(url).await?;
     let wanted = page_elements(elements);
     let found = page.find(&wanted).await?;
@@ -306,33 +309,57 @@ async fn look_in(
     if !found.all_found() {
         let labels =
             found.located.iter().filter(|l| l.matched_by.is_none()).map(|l| l.label.clone()).collect();
-        let today = page.screenshot().await?;
-        return Ok(Look::Compared {
-            finding: Finding::Gone { labels },
-            today,
-            difference: None,
-            git_sha: found.git_sha,
-        });
+        return Ok(Framed::Gone { labels, today: page.screenshot().await?, git_sha: found.git_sha });
     }
     if let Some(to) = centring_scroll(&found.boxes, found.scroll, found.viewport) {
         page.scroll_to(to).await?;
     }
     let found: PageFound = page.find(&wanted).await?;
     let shot = page.screenshot().await?;
-    let region = union(&found.boxes).unwrap_or(Rect {
-        x: 0.0,
-        y: 0.0,
-        width: found.viewport.width,
-        height: found.viewport.height,
-    });
+    let whole = Rect { x: 0.0, y: 0.0, width: found.viewport.width, height: found.viewport.height };
+    let region = union(&found.boxes).unwrap_or(whole);
     let crop = crop_rect(region, found.device_pixel_ratio, f64::from(shot.width), f64::from(shot.height));
-    let today = shot.cropped(crop);
-    let Some(verified) = verified else {
-        return Err("its verdict has no after-shot to compare with".to_owned());
-    };
     let boxes = boxes_in_crop(&found.boxes, crop, found.device_pixel_ratio);
-    let (finding, difference) = compare(verified, &today, &boxes, tolerance);
-    Ok(Look::Compared { finding, today, difference: Some(difference), git_sha: found.git_sha })
+    Ok(Framed::Found { today: shot.cropped(crop), boxes, git_sha: found.git_sha })
+}
+
+async fn look_in(
+    page: &Page,
+    url: &str,
+    elements: &[Element],
+    verified: Option<&Pixels>,
+    tolerance: Tolerance,
+) -> Result<Look, String> {
+    match framed(page, url, elements).await? {
+        Framed::Gone { labels, today, git_sha } => {
+            Ok(Look::Compared { finding: Finding::Gone { labels }, today, difference: None, git_sha })
+        }
+        Framed::Found { today, boxes, git_sha } => {
+            let verified = verified.ok_or("its verdict has no after-shot to compare with")?;
+            let (finding, difference) = compare(verified, &today, &boxes, tolerance);
+            Ok(Look::Compared { finding, today, difference: Some(difference), git_sha })
+        }
+    }
+}
+
+/// The shot the panel's "Check on stage" would upload as the after-shot of `elements` on
+/// `url` (PNG, where the panel uploads WebP), taken by the guard's browser: how a test
+/// plays the person who verified a fix.
+pub async fn after_shot(
+    programs: &Programs,
+    url: &str,
+    elements: &[Element],
+    viewport: Viewport,
+    scale: f64,
+) -> Result<Vec<u8>, String> {
+    let driver = Driver::start(programs).await?;
+    let page = driver.session(viewport, scale).await?;
+    let framed = framed(&page, url, elements).await;
+    page.close().await;
+    match framed? {
+        Framed::Found { today, .. } => pixels::encode_png(&today),
+        Framed::Gone { labels, .. } => Err(format!("not on the page: {}", labels.join(", "))),
+    }
 }
 
 /// Whether the page loaded: not the browser's error page, and not an HTTP error.
