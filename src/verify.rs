@@ -56,47 +56,7 @@ pub fn badge(questions: usize, checks: usize) -> (String, String) {
 /// The toolbar button's tooltip when nothing waits (as in `manifest.json`).
 pub const DEFAULT_TITLE: &str = "Circle something on this page (Alt+Shift+C)";
 
-/// Where the item was filed, on the stage today: the stage's origin and the item's route
-/// when that is a plain path at or below the stage's own ([`is_plain_path`]); the
-/// stage's URL itself otherwise. The check loads the page with the filer's cookies, so a
-/// route (which anyone who may file sets) must not add a query string a page acts on
-/// (`/orders?delete=1`), nor lead to another origin (`//evil.example`, a full URL) or
-/// out of the stage (`/app/../admin`). `None` without a stage URL.
-pub fn check_url(stage_url: Option<&str>, route: Option<&str>) -> Option<String> {
-    let stage_url = stage_url?.trim();
-    if stage_url.is_empty() {
-        return None;
-    }
-    let origin = origin(stage_url)?;
-    let on_stage = route
-        .filter(|r| is_plain_path(r))
-        .map(|route| format!("{origin}{route}"))
-        .filter(|url| redline_protocol::is_url_under(url, stage_url));
-    Some(on_stage.unwrap_or_else(|| stage_url.to_owned()))
-}
-
-/// Whether `route` is an absolute path and nothing more, as a page's `location.pathname`
-/// is: it starts with one `/` (`//host` is another origin), holds no query string,
-/// fragment, backslash (which browsers read as `/`), space or control character, and no
-/// `.` or `..` segment, written plainly or percent-encoded (which would leave the
-/// stage's path once the browser resolves it).
-pub fn is_plain_path(route: &str) -> bool {
-    let dot_segment = |s: &str| {
-        let s = s.to_ascii_lowercase().replace("%2e", ".");
-        s == "." || s == ".."
-    };
-    route.starts_with('/')
-        && !route.starts_with("//")
-        && !route.chars().any(|c| matches!(c, '?' | '#' | '\\') || c <= ' ' || c == '\u{7f}')
-        && !route.split('/').any(dot_segment)
-}
-
-/// `scheme://host[:port]` of a URL.
-pub fn origin(url: &str) -> Option<&str> {
-    let host_at = url.find("://")? + 3;
-    let end = url[host_at..].find(['/', '?', '#']).map_or(url.len(), |i| host_at + i);
-    (end > host_at).then(|| &url[..end])
-}
+pub use redline_protocol::{check_url, is_plain_path, url_origin as origin};
 
 /// The host permission pattern for a URL's origin (`http://127.0.0.1/*`: Chrome's
 /// patterns carry no port).
@@ -172,14 +132,7 @@ impl PageView {
     /// (their top-left corner, with a little room, when they are larger than it); `None`
     /// when nothing was outlined.
     pub fn centring_scroll(&self) -> Option<Point> {
-        let region = union(&self.boxes)?;
-        let offset = |start: f64, size: f64, view: f64| {
-            if size >= view { start - 16.0 } else { start + size / 2.0 - view / 2.0 }
-        };
-        Some(Point {
-            x: (self.scroll.x + offset(region.x, region.width, self.viewport.width)).max(0.0),
-            y: (self.scroll.y + offset(region.y, region.height, self.viewport.height)).max(0.0),
-        })
+        redline_protocol::after_shot::centring_scroll(&self.boxes, self.scroll, self.viewport)
     }
 
     /// The check as the page shows it once scrolled to `scroll` (where the page came to
@@ -244,20 +197,7 @@ pub fn located_sentence(located: &Located, build: Option<&str>) -> String {
     }
 }
 
-/// The smallest rectangle holding every one of `rects` with an area.
-pub fn union(rects: &[Rect]) -> Option<Rect> {
-    let mut it = rects.iter().filter(|r| r.width > 0.0 && r.height > 0.0);
-    let first = *it.next()?;
-    let (mut left, mut top, mut right, mut bottom) =
-        (first.x, first.y, first.x + first.width, first.y + first.height);
-    for r in it {
-        left = left.min(r.x);
-        top = top.min(r.y);
-        right = right.max(r.x + r.width);
-        bottom = bottom.max(r.y + r.height);
-    }
-    Some(Rect { x: left, y: top, width: right - left, height: bottom - top })
-}
+pub use redline_protocol::after_shot::union;
 
 /// `region` grown by [`MARGIN`] and kept inside the viewport.
 pub fn with_margin(region: Rect, viewport: Viewport) -> Rect {

@@ -51,6 +51,7 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::Mcp(a) => mcp::serve(a).await,
         AgentCommand::Doctor(a) => doctor::run(a, json).await,
         AgentCommand::Stats(a) => stats(a, json).await,
+        AgentCommand::Guard(a) => super::guard::run(a, json).await,
     }
 }
 

@@ -15,6 +15,7 @@ mod doctor;
 pub mod forge;
 pub mod format;
 pub mod git;
+pub mod guard;
 pub mod images;
 mod mcp;
 mod next;
@@ -216,6 +217,14 @@ pub enum AgentCommand {
     ///
     /// Counts the items filed in the last --since days (30 unless told).
     Stats(StatsArgs),
+    /// Checks each verified item of a stage again after a deploy: opens its page in
+    /// headless Chromium, finds its elements, compares them with the verified
+    /// after-shot, and reopens the items whose fix is gone ("regressed in <sha>"), which
+    /// wakes their agents as a "still wrong" does. --dry-run only reports.
+    ///
+    /// Exit status: 1 when an item regressed, 4 when nothing did but a page could not
+    /// be checked, 0 otherwise.
+    Guard(guard::GuardArgs),
 }
 
 #[derive(Args, Debug)]

@@ -12,11 +12,12 @@ use super::client::Api;
 use super::rules::backoff;
 
 /// Whether a change event may mean new work for `next`: an item filed, released,
-/// answered, edited, reopened or verified (a `still_wrong` verdict sends it back).
+/// answered, edited, reopened, verified (a `still_wrong` verdict sends it back) or
+/// regressed (`redline guard` sends it back).
 /// Claims, questions, replies, shots and completions do not make work.
 pub fn wakes(event_type: ChangeEventType) -> bool {
     use ChangeEventType::*;
-    matches!(event_type, Filed | Updated | Released | Answered | Status | Verified)
+    matches!(event_type, Filed | Updated | Released | Answered | Status | Verified | Regressed)
 }
 
 /// Whether one stream event should wake `next`.

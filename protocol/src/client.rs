@@ -208,6 +208,49 @@ pub fn commit_sha(s: &str) -> Option<String> {
     ((7..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s.to_ascii_lowercase())
 }
 
+/// Where the item was filed, on the stage today ("Check on stage" and `redline guard`
+/// open it): the stage's origin and the item's route
+/// when that is a plain path at or below the stage's own ([`is_plain_path`]); the
+/// stage's URL itself otherwise. The check loads the page with the filer's cookies, so a
+/// route (which anyone who may file sets) must not add a query string a page acts on
+/// (`/orders?delete=1`), nor lead to another origin (`//evil.example`, a full URL) or
+/// out of the stage (`/app/../admin`). `None` without a stage URL.
+pub fn check_url(stage_url: Option<&str>, route: Option<&str>) -> Option<String> {
+    let stage_url = stage_url?.trim();
+    if stage_url.is_empty() {
+        return None;
+    }
+    let origin = url_origin(stage_url)?;
+    let on_stage = route
+        .filter(|r| is_plain_path(r))
+        .map(|route| format!("{origin}{route}"))
+        .filter(|url| is_url_under(url, stage_url));
+    Some(on_stage.unwrap_or_else(|| stage_url.to_owned()))
+}
+
+/// Whether `route` is an absolute path and nothing more, as a page's `location.pathname`
+/// is: it starts with one `/` (`//host` is another origin), holds no query string,
+/// fragment, backslash (which browsers read as `/`), space or control character, and no
+/// `.` or `..` segment, written plainly or percent-encoded (which would leave the
+/// stage's path once the browser resolves it).
+pub fn is_plain_path(route: &str) -> bool {
+    let dot_segment = |s: &str| {
+        let s = s.to_ascii_lowercase().replace("%2e", ".");
+        s == "." || s == ".."
+    };
+    route.starts_with('/')
+        && !route.starts_with("//")
+        && !route.chars().any(|c| matches!(c, '?' | '#' | '\\') || c <= ' ' || c == '\u{7f}')
+        && !route.split('/').any(dot_segment)
+}
+
+/// `scheme://host[:port]` of a URL.
+pub fn url_origin(url: &str) -> Option<&str> {
+    let host_at = url.find("://")? + 3;
+    let end = url[host_at..].find(['/', '?', '#']).map_or(url.len(), |i| host_at + i);
+    (end > host_at).then(|| &url[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,12 @@
 //! The changes protocol (`shared/protocol.md`) as serde types and pure rules, shared
 //! by the extension (wasm), the changes server and the agent CLI.
 //!
+//! - [`after_shot`]: how "Check on stage"'s after-shot is framed (scroll and crop).
 //! - [`client`]: what a status means to a client, the stage serving a URL, short shas.
 //! - [`element_path`]: **(ours)** how a `cssPath` crosses shadow roots and frames.
+//! - [`locate`]: the order in which an element is looked for again on a page.
 //! - [`records`]: Change, Capture, Element, Group, Message, Stage and their enums.
+//! - [`regression`]: **(ours)** `reportRegression`, a verified fix gone on a later build.
 //! - [`rpc`]: every operation's input and output, and the [`Rpc`] trait tying an RPC
 //!   name to them (`client.call::<GetSession>(GetSessionInput {})`).
 //! - [`wire`]: scopes, the error body (with the 409 `not_claimable` items), and the
@@ -16,11 +19,14 @@
 //! - [`thread`]: what a message is, the open question and its choices, answers.
 //! - [`Timestamp`]: ISO-8601 UTC on the wire.
 
+pub mod after_shot;
 pub mod bounded;
 pub mod client;
 pub mod element_path;
 pub mod group_token;
+pub mod locate;
 pub mod records;
+pub mod regression;
 pub mod rpc;
 pub mod rules;
 #[cfg(feature = "schema")]
@@ -34,6 +40,7 @@ pub mod wire;
 pub use client::*;
 pub use group_token::*;
 pub use records::*;
+pub use regression::*;
 pub use rpc::*;
 pub use rules::*;
 pub use styles::{ElementStyles, FailedRequest, StyleValues};

@@ -104,6 +104,7 @@ rpcs! {
     ReleaseChanges = "releaseChanges", Some(Scope::File), ReleaseChangesInput => ChangesOutput;
     /// Reviewer **(ours)**: say whether a `done` item's fix works on the live stage.
     VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
+    #[doc = "Agent **(ours)**: a verified fix is gone on a later build (`redline guard`; → `open`)."] ReportRegression = "reportRegression", Some(Scope::Write), crate::regression::ReportRegressionInput => VerifyChangeOutput;
     /// **(ours)** A project's outgoing webhooks and how their deliveries went (admins).
     ListWebhooks = "listWebhooks", Some(Scope::Admin), ListWebhooksInput => ListWebhooksOutput;
     /// **(ours)** The loop's numbers: filed, done, time to done and to verified, per
@@ -1004,8 +1005,7 @@ pub struct VerifyChangeInput {
     pub screenshot_key: Option<String>,
 }
 
-/// `verifyChange` → `{change, message}`: the item after the verdict and the `verdict`
-/// message added to its thread.
+/// `verifyChange` and `reportRegression` → `{change, message}`: the item, its new `verdict`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VerifyChangeOutput<C = Capture> {

@@ -137,10 +137,12 @@ pub enum ChangeEventType {
     Status,
     /// **(ours)** `verifyChange`: a person checked the fix (`fixed` or `still_wrong`).
     Verified,
+    /// **(ours)** `reportRegression`: a verified fix is gone on a later build.
+    Regressed,
 }
 
 impl ChangeEventType {
-    pub const ALL: [ChangeEventType; 11] = [
+    pub const ALL: [ChangeEventType; 12] = [
         ChangeEventType::Filed,
         ChangeEventType::Updated,
         ChangeEventType::Claimed,
@@ -152,6 +154,7 @@ impl ChangeEventType {
         ChangeEventType::Done,
         ChangeEventType::Status,
         ChangeEventType::Verified,
+        ChangeEventType::Regressed,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -167,6 +170,7 @@ impl ChangeEventType {
             ChangeEventType::Done => "done",
             ChangeEventType::Status => "status",
             ChangeEventType::Verified => "verified",
+            ChangeEventType::Regressed => "regressed",
         }
     }
 

@@ -391,7 +391,7 @@ impl<'a> ProjectWrite<'a> {
             ChangeEventType::Answered => MessageType::Answer,
             ChangeEventType::Shot => MessageType::Shot,
             ChangeEventType::Done => MessageType::Note,
-            ChangeEventType::Verified => MessageType::Verdict,
+            ChangeEventType::Verified | ChangeEventType::Regressed => MessageType::Verdict,
             _ => MessageType::Reply,
         };
         let message = Message {

@@ -325,7 +325,7 @@ async fn occurrence(
             .filter(|m| m.author_kind == AuthorKind::Agent)
             .map(|m| summary(m, m.body.clone(), vec![])),
         // A verdict's body already says the verdict ("Still wrong: …").
-        "verified" => latest(MessageType::Verdict).map(|m| summary(m, m.body.clone(), vec![])),
+        "verified" | "regressed" => latest(MessageType::Verdict).map(|m| summary(m, m.body.clone(), vec![])),
         _ => None,
     };
     // A route stored before routes were checked is left out rather than followed.

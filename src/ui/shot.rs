@@ -3,6 +3,7 @@
 //! the browser (`OffscreenCanvas`), so no image codec is compiled into wasm.
 
 use js_sys::{JsString, Promise};
+use redline_protocol::after_shot::crop_rect;
 use redline_protocol::{Point, Rect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -16,8 +17,6 @@ use crate::redact::Redactions;
 /// WebP keeps a 1280×720 screenshot around 100 KB where PNG takes 500 KB or more.
 const CONTENT_TYPE: &str = "image/webp";
 const QUALITY: f64 = 0.9;
-/// CSS px of context kept around the circle in the crop.
-const CROP_MARGIN: f64 = 48.0;
 const STROKE: &str = "#dc2626";
 /// What a hidden area's pixels become: black, as the secret fields the page side masks
 /// before the tab is captured (`capture/screenshot.rs`).
@@ -250,15 +249,6 @@ fn draw_outline(context: &OffscreenCanvasRenderingContext2d, outline: &[Point], 
     context.set_line_join("round");
     context.set_stroke_style_str(STROKE);
     context.stroke();
-}
-
-/// The crop in device pixels: the outline's bounds plus a margin, inside the image.
-fn crop_rect(bounds: Rect, scale: f64, width: f64, height: f64) -> Rect {
-    let left = ((bounds.x - CROP_MARGIN) * scale).clamp(0.0, width - 1.0).floor();
-    let top = ((bounds.y - CROP_MARGIN) * scale).clamp(0.0, height - 1.0).floor();
-    let right = ((bounds.x + bounds.width + CROP_MARGIN) * scale).clamp(left + 1.0, width).ceil();
-    let bottom = ((bounds.y + bounds.height + CROP_MARGIN) * scale).clamp(top + 1.0, height).ceil();
-    Rect { x: left, y: top, width: right - left, height: bottom - top }
 }
 
 async fn encode(canvas: &OffscreenCanvas) -> Result<Blob, JsValue> {

@@ -38,10 +38,13 @@ pub const SMALL_BODY_BYTES: usize = 64 * 1024;
 pub fn body_max_bytes(name: &str) -> usize {
     use redline_protocol::*;
     match name {
-        // A question's option images together are at most one image's bytes.
-        UploadShot::NAME | ReplyToChange::NAME | AttachChangeShot::NAME | AskChangeQuestion::NAME => {
-            MAX_BODY_BYTES
-        }
+        // A question's option images together are at most one image's bytes, as are a
+        // regression report's.
+        UploadShot::NAME
+        | ReplyToChange::NAME
+        | AttachChangeShot::NAME
+        | AskChangeQuestion::NAME
+        | ReportRegression::NAME => MAX_BODY_BYTES,
         CreateChange::NAME => CREATE_CHANGE_BODY_BYTES,
         UpdateChange::NAME | AnswerChangeQuestion::NAME | CompleteChange::NAME => TEXT_BODY_BYTES,
         _ => SMALL_BODY_BYTES,
@@ -64,6 +67,7 @@ macro_rules! with_served_rpcs {
             AnswerChangeQuestion,
             SetChangeStatus,
             VerifyChange,
+            ReportRegression,
             ListChanges,
             GetChange,
             CountChanges,

@@ -211,6 +211,7 @@ fn headline(o: &Occurrence) -> String {
         "done" => format!("{agent} marked {n} done"),
         "status" if item.and_then(|i| i.live) == Some(true) => format!("{n} is live on the stage: check it"),
         "verified" => format!("{person} checked {n} on the stage"),
+        "regressed" => format!("{n}'s verified fix is gone from the stage"),
         other => format!("{n}: {other}"),
     }
 }
