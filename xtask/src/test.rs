@@ -16,7 +16,7 @@ use crate::process::{self, cmd};
 use crate::s3;
 use crate::setup::{self, WASM_TARGET};
 use crate::test_build::TestBuild;
-use crate::{fuzz, postgres, swc_plugin};
+use crate::{firefox, fuzz, postgres, swc_plugin};
 
 pub fn run(only: Option<&str>) -> Result<()> {
     let started = Instant::now();
@@ -35,6 +35,9 @@ pub fn run(only: Option<&str>) -> Result<()> {
 
     let phase = Instant::now();
     build::extension(Profile::Release)?.print();
+    tally.check("web-ext lint finds no error or warning in the Firefox package", || {
+        firefox::lint(&build::firefox_extension_dir())
+    });
     phases.push(("build the extension", phase.elapsed().as_secs_f64()));
 
     match only {
