@@ -1,13 +1,51 @@
-//! Firefox: `web-ext lint` of the Firefox package (what AMO's validator
+//! Firefox: installing Debian's Firefox ESR and geckodriver when missing (as `setup`
+//! installs Chromium), and `web-ext lint` of the Firefox package (what AMO's validator
 //! runs on a submission), which must report no error and no warning but the one
 //! [`LEPTOS_TEMPLATES`] explains.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use crate::process::{self, cmd};
 use crate::setup;
+
+pub const FIREFOX: &str = "/usr/bin/firefox-esr";
+
+/// The geckodriver `cargo install` builds (about 3 minutes on 2 cores).
+pub const GECKODRIVER_VERSION: &str = "0.37.1";
+
+/// geckodriver, where `cargo install` puts it.
+pub fn geckodriver() -> PathBuf {
+    setup::cargo_bin("geckodriver")
+}
+
+/// Firefox ESR and geckodriver, each installed when missing.
+pub fn install() -> Result<()> {
+    firefox_esr()?;
+    geckodriver_cli()
+}
+
+/// Debian's Firefox ESR (never a downloaded browser build).
+pub fn firefox_esr() -> Result<()> {
+    if Path::new(FIREFOX).exists() {
+        return Ok(());
+    }
+    let install = "apt-get update && apt-get install -y firefox-esr";
+    if !setup::is_root() {
+        bail!("Firefox ESR is missing; install it with: sudo sh -c '{install}'");
+    }
+    process::run(cmd("sh").args(["-c", install]).env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+/// geckodriver at [`GECKODRIVER_VERSION`], built with cargo when missing or another.
+pub fn geckodriver_cli() -> Result<()> {
+    let have = process::output(std::process::Command::new(geckodriver()).arg("--version")).ok();
+    if have.as_deref().is_some_and(|v| v.starts_with(&format!("geckodriver {GECKODRIVER_VERSION}"))) {
+        return Ok(());
+    }
+    process::run(cmd("cargo").args(["install", "geckodriver", "--force", "--version", GECKODRIVER_VERSION]))
+}
 
 /// The one warning the lint may give, and why it stands: web-sys's `innerHTML` setter in
 /// the panel's glue (`pkg/ui.js`). Leptos's `view!` builds each fully static subtree
