@@ -7,9 +7,9 @@
 //!   (`anchors` or `fuzz`: only those).
 //! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/` and
 //!   `extension-firefox/`.
-//! - `cargo xtask bench [capture|panel|instant|held]`: the numbers in BENCHMARKS.md (or only
-//!   circle and file, the side panel, the overlay's and composer's waits, or a held
-//!   batch's server calls).
+//! - `cargo xtask bench [capture|panel|instant|held|firefox]`: the numbers in
+//!   BENCHMARKS.md (or only circle and file, the side panel, the overlay's and composer's
+//!   waits, a held batch's server calls, or those waits in Firefox beside Chromium).
 //! - `cargo xtask dist`: zip `extension/` and `extension-firefox/` for the Chrome Web
 //!   Store and AMO into `dist/`.
 //! - `cargo xtask serve-stage [--addr A] [--app DIR] [--sha SHA]`: serve the demo stage
