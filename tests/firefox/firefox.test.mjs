@@ -1,8 +1,8 @@
 // Redline in Firefox ESR, end to end against a real server: the Firefox package installed
 // as a temporary add-on, the panel signed in and live, the toolbar button and the
 // shortcut opening the overlay on the demo stage (plain and strict CSP), a lasso filed
-// with its screenshot through the composer and the grace window, and a question answered
-// by picking an option image. axe-core checks the panel and the composer.
+// with its screenshot through the composer and the grace window, the outbox holding an
+// item while the server is down, and a question answered by picking an option image. axe-core checks the panel and the composer.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -67,9 +67,10 @@ describe("Redline in Firefox", () => {
 
   /**
    * On the stage at `path` (in front), opens the overlay with `open`, circles the Export
-   * button and files `text` through the composer; answers the item with its screenshot.
+   * button and files `text` through the composer, which then closes; `beforeFiling` runs
+   * just before Enter.
    */
-  async function circleAndFile(path, open, text) {
+  async function fileOnStage(path, open, text, beforeFiling = async () => {}) {
     await driver.switchTo().window(stageTab);
     await driver.get(`${stage.url}${path}`);
     await open();
@@ -86,17 +87,30 @@ describe("Redline in Firefox", () => {
     // Shift+Enter starts the body's line; Enter files.
     let keys = driver.actions();
     for (const line of body) keys = keys.keyDown(Key.SHIFT).sendKeys(Key.ENTER).keyUp(Key.SHIFT).sendKeys(line);
-    await keys.sendKeys(Key.ENTER).perform();
+    await keys.perform();
+    await beforeFiling();
+    await driver.actions().sendKeys(Key.ENTER).perform();
     await waitForNone(driver, composer);
-    // The grace window: the batch is held, and the tray says so.
-    await waitForText(driver, "body", "This batch");
     await driver.switchTo().defaultContent();
+  }
+
+  /** The item titled `title` once the server has it with its screenshot (up to `timeout` ms). */
+  async function filedOnServer(title, timeout = 20_000) {
     let filed;
     await driver.wait(async () => {
       filed = await server.itemTitled(title);
       return Boolean(filed?.screenshotKey);
-    }, 20_000, `the server has "${title}" with its screenshot`);
+    }, timeout, `the server has "${title}" with its screenshot`);
     return filed;
+  }
+
+  /** [`fileOnStage`], then the item as the server has it; the tray says the batch is held. */
+  async function circleAndFile(path, open, text) {
+    await fileOnStage(path, open, text);
+    await driver.switchTo().frame(await overlayFrame(driver));
+    await waitForText(driver, "body", "This batch");
+    await driver.switchTo().defaultContent();
+    return filedOnServer(text.split("\n")[0]);
   }
 
   for (const [name, path] of [["the demo stage", "/"], ["the demo stage under a strict CSP", "/strict/"]]) {
@@ -122,6 +136,18 @@ describe("Redline in Firefox", () => {
     await driver.switchTo().window(panelTab);
     await firefox.selectTab(stage.url);
     await waitForText(driver, rowIn("section-waiting"), "Shortcut filed");
+  });
+
+  test("filed while the server is down, the item waits in the outbox and is delivered once when it is back", async () => {
+    // The server goes away once the overlay knows the stage, as the filer types.
+    try {
+      await fileOnStage("/", () => firefox.clickAction(), "Filed offline", () => server.stop());
+    } finally {
+      await server.start();
+    }
+    // Retries come after 2, 4, 8… s (alarms), as in Chromium.
+    await filedOnServer("Filed offline", 60_000);
+    assert.equal((await server.items()).filter((c) => c.title === "Filed offline").length, 1, "delivered once");
   });
 
   test("a question is answered by picking an option image", async () => {
