@@ -1,11 +1,17 @@
 //! Typed bindings for the few `chrome.*` calls Redline makes. Every MV3 call used here
 //! returns a promise; these wrappers turn them into Rust futures and typed results.
-//! This is an adapter: no logic lives here.
+//! This is an adapter: no logic lives here. Where Firefox differs, `browser` says so.
+
+mod browser;
 
 use js_sys::{Object, Promise, Reflect};
 use serde::{Serialize, de::DeserializeOwned};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
+
+pub use browser::{
+    has_closed_shadow_root, open_or_closed_shadow_root, open_side_panel, restrict_local_storage,
+};
 
 #[wasm_bindgen]
 extern "C" {
@@ -20,9 +26,6 @@ extern "C" {
 
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set, catch)]
     fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = setAccessLevel, catch)]
-    fn storage_local_set_access_level(options: &JsValue) -> Result<Promise, JsValue>;
 
     #[wasm_bindgen(js_namespace = ["chrome", "permissions"], js_name = request, catch)]
     fn permissions_request(permissions: &JsValue) -> Result<Promise, JsValue>;
@@ -44,38 +47,6 @@ extern "C" {
 
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript, catch)]
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "dom"], js_name = openOrClosedShadowRoot, catch)]
-    fn dom_open_or_closed_shadow_root(element: &web_sys::Element) -> Result<JsValue, JsValue>;
-}
-
-thread_local! {
-    /// Whether this browser lets a content script open closed shadow roots: Chrome's
-    /// `chrome.dom.openOrClosedShadowRoot` (Firefox has no `chrome.dom`). Asked once, so
-    /// that a browser without it does not throw once per element.
-    static OPENS_CLOSED_ROOTS: bool = ["chrome", "dom", "openOrClosedShadowRoot"]
-        .into_iter()
-        .try_fold(js_sys::global().into(), |object: JsValue, name| Reflect::get(&object, &name.into()))
-        .is_ok_and(|call| call.is_function());
-}
-
-/// The shadow root `element` hosts, open or closed (content scripts only; a closed one is
-/// what the page's own `shadowRoot` hides). An error where the browser cannot open a
-/// closed one.
-pub fn open_or_closed_shadow_root(
-    element: &web_sys::Element,
-) -> Result<Option<web_sys::ShadowRoot>, ChromeError> {
-    if !OPENS_CLOSED_ROOTS.with(|opens| *opens) {
-        return Err(ChromeError("this browser has no chrome.dom.openOrClosedShadowRoot".into()));
-    }
-    // Not checked with `instanceof`: a root in a frame is of that frame's window.
-    let root = dom_open_or_closed_shadow_root(element)?;
-    Ok(root.is_object().then(|| root.unchecked_into()))
-}
-
-/// Whether `element` hosts a shadow root, open or closed, as far as the browser tells.
-pub fn has_closed_shadow_root(element: &web_sys::Element) -> bool {
-    open_or_closed_shadow_root(element).is_ok_and(|root| root.is_some())
 }
 
 /// What a `chrome.*` call failed with, as Chrome words it.
@@ -148,17 +119,6 @@ pub async fn storage_set<T: Serialize>(key: &str, value: &T) -> Result<(), Chrom
     let items = Object::new();
     Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
     settle(storage_local_set(&items)).await?;
-    Ok(())
-}
-
-/// Makes `chrome.storage.local`, which holds the token (`settings::STORAGE_KEY`),
-/// readable only by the extension's own pages and worker (`TRUSTED_CONTEXTS`), not by
-/// content scripts: ours runs in pages, and a page that subverted it must not find the
-/// token there. Content scripts can read it by default; Chrome keeps the level set.
-pub async fn restrict_local_storage() -> Result<(), ChromeError> {
-    let options = Object::new();
-    Reflect::set(&options, &"accessLevel".into(), &"TRUSTED_CONTEXTS".into())?;
-    settle(storage_local_set_access_level(&options)).await?;
     Ok(())
 }
 
@@ -646,9 +606,6 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "notifications"], js_name = clear, catch)]
     fn notifications_clear(id: &str) -> Result<Promise, JsValue>;
 
-    #[wasm_bindgen(js_namespace = ["chrome", "sidePanel"], js_name = open, catch)]
-    fn side_panel_open(options: &JsValue) -> Result<Promise, JsValue>;
-
     #[wasm_bindgen(js_namespace = ["chrome", "windows"], js_name = getLastFocused, catch)]
     fn windows_get_last_focused() -> Result<Promise, JsValue>;
 
@@ -693,17 +650,6 @@ pub async fn clear_notification(id: &str) -> Result<(), ChromeError> {
 pub async fn last_focused_window() -> Result<Option<i32>, ChromeError> {
     let window = settle(windows_get_last_focused()).await?;
     Ok(Reflect::get(&window, &JsValue::from_str("id"))?.as_f64().map(|id| id as i32))
-}
-
-/// Opens the side panel in a window. Chrome allows it only while a gesture is being
-/// handled (a click on a notification counts), so the call is made at once, not when the
-/// returned future is first polled.
-pub fn open_side_panel(window_id: i32) -> impl std::future::Future<Output = Result<(), ChromeError>> + use<> {
-    let pending = to_js(&serde_json::json!({ "windowId": window_id })).map(|o| side_panel_open(&o));
-    async move {
-        settle(pending?).await?;
-        Ok(())
-    }
 }
 
 /// Reads one key of `chrome.storage.session` (kept until the browser quits, readable by

@@ -174,10 +174,11 @@ async fn screenshot(window_id: i32) -> Result<String, ChromeError> {
 }
 
 /// Run once the module is loaded, at every start of the worker: keeps the token's store
-/// from content scripts (`chrome::restrict_local_storage`).
+/// from content scripts where the browser can (`chrome::restrict_local_storage`; not
+/// Firefox).
 #[wasm_bindgen]
 pub async fn on_start() -> Result<(), JsValue> {
-    chrome::restrict_local_storage().await.map_err(|e| JsValue::from_str(&e.0))
+    chrome::restrict_local_storage().await.map(drop).map_err(|e| JsValue::from_str(&e.0))
 }
 
 /// `chrome.action.onClicked`: the toolbar button is a gesture that grants `activeTab`.

@@ -22,6 +22,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { drawLasso, launchBrowser, startStage } from "../e2e/harness.mjs";
+import { watchComposer } from "./composer-watch.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 10);
 const BIG_PAGE = "tailwindcss.html";
@@ -92,19 +93,7 @@ async function measure(browser, url) {
   const drawable = (penAt ?? readyAt) - clickedAt;
 
   const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
-  await overlay.evaluate(() => {
-    addEventListener("pointerup", () => { window.benchReleasedAt ??= performance.now(); }, true);
-    const open = () => {
-      const dialog = document.querySelector('[role="dialog"]');
-      if (window.benchReleasedAt === undefined || !dialog?.contains(document.activeElement)) return;
-      requestAnimationFrame(() => { window.benchOpenAt ??= performance.now(); });
-      if (dialog.querySelector('[aria-label="Circled elements"]')) {
-        requestAnimationFrame(() => { window.benchCapturedAt ??= performance.now(); });
-      }
-    };
-    new MutationObserver(open).observe(document.body, { subtree: true, childList: true });
-    addEventListener("focusin", open, true);
-  });
+  await overlay.evaluate(watchComposer);
   await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { pace: 12.5 });
   await overlay.waitForFunction(() => window.benchCapturedAt !== undefined);
   const [composer, captured] = await overlay.evaluate(() =>

@@ -2,9 +2,10 @@
 //! Builds what ships, plus the alternative it was chosen over (one module for the worker
 //! and the pages), and measures both in Chromium in the same run. Then circle and file,
 //! the side panel, and CSS paths against @medv/finder (`selectors`); `cargo xtask bench
-//! capture` (or `panel`, or `instant`, or `held`) builds what ships and runs only circle and
-//! file (or the panel, or the overlay's and the composer's waits against the commit
-//! before, or the server calls of a held batch).
+//! capture` (or `panel`, or `instant`, or `held`, or `firefox`) builds what ships and runs
+//! only circle and file (or the panel, or the overlay's and the composer's waits against
+//! the commit before, or the server calls of a held batch, or those waits in Firefox
+//! beside Chromium).
 
 use std::fs;
 use std::path::PathBuf;
@@ -25,8 +26,9 @@ pub fn run(only: Option<&str>) -> Result<()> {
         Some("panel") => return panel(),
         Some("instant") => return instant(),
         Some("held") => return held(),
+        Some("firefox") => return firefox(),
         Some(other) => {
-            anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel|instant|held]`")
+            anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel|instant|held|firefox]`")
         }
     }
     let combined_dir = crate::root().join("target/bench/pkg");
@@ -40,9 +42,25 @@ pub fn run(only: Option<&str>) -> Result<()> {
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)?;
     instant()?;
+    firefox()?;
     capture()?;
     panel()?;
     selectors()
+}
+
+/// The pen, the composer and its elements in Firefox ESR, beside Chromium in the same run
+/// (`tests/bench/firefox.mjs`).
+fn firefox() -> Result<()> {
+    crate::firefox::install()?;
+    let mut bench = cmd("node");
+    bench.arg("tests/bench/firefox.mjs");
+    bench.env("XTASK_BIN", std::env::current_exe()?);
+    bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
+    bench.env("REDLINE_FIREFOX_EXTENSION_DIR", build::firefox_extension_dir());
+    bench.env("CHROMIUM", setup::CHROMIUM);
+    bench.env("FIREFOX", crate::firefox::FIREFOX);
+    bench.env("GECKODRIVER", crate::firefox::geckodriver());
+    process::run(&mut bench)
 }
 
 /// The commit the overlay's and the composer's waits are compared with: the one before

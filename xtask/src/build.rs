@@ -1,5 +1,6 @@
-//! Builds the unpacked extension into `extension/`: three modules from the one crate in
-//! `src/` (see ARCHITECTURE.md), plus `manifest.json` and `static/`.
+//! Builds the unpacked extension into `extension/` (Chrome) and `extension-firefox/`:
+//! three modules from the one crate in `src/` (see ARCHITECTURE.md), plus `static/` and
+//! each browser's manifest, both from `manifest.json` (`manifest.rs`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,7 +40,12 @@ pub struct Report {
 
 impl Report {
     pub fn print(&self) {
-        println!("extension built in {:.1} s into {}", self.seconds, extension_dir().display());
+        println!(
+            "extension built in {:.1} s into {} (Firefox: {})",
+            self.seconds,
+            extension_dir().display(),
+            firefox_extension_dir().display()
+        );
         for a in &self.artifacts {
             let name = a.path.strip_prefix(extension_dir()).unwrap_or(&a.path).display();
             println!("  {name:<28} {:>9} bytes  {:>8} gzipped", a.raw, a.gzipped);
@@ -55,7 +61,16 @@ pub fn extension_dir() -> PathBuf {
         .unwrap_or_else(|| crate::root().join("extension"))
 }
 
-/// Builds everything Chrome loads from `extension/`.
+/// The Firefox package: [`extension_dir`] with `-firefox` after its name.
+pub fn firefox_extension_dir() -> PathBuf {
+    let chrome = extension_dir();
+    let mut name = chrome.file_name().unwrap_or_default().to_os_string();
+    name.push("-firefox");
+    chrome.with_file_name(name)
+}
+
+/// Builds everything Chrome loads from `extension/`, and the same files with Firefox's
+/// manifest in `extension-firefox/`.
 pub fn extension(profile: Profile) -> Result<Report> {
     setup::for_build()?;
     let started = Instant::now();
@@ -75,6 +90,7 @@ pub fn extension(profile: Profile) -> Result<Report> {
         check_content_budget(&page_loads)?;
     }
     artifacts.extend(page_loads);
+    firefox_package(&out, &firefox_extension_dir())?;
     Ok(Report { seconds: started.elapsed().as_secs_f64(), artifacts })
 }
 
@@ -226,6 +242,26 @@ fn copy_static(out: &Path) -> Result<()> {
     let root = crate::root();
     fs::copy(root.join("manifest.json"), out.join("manifest.json"))?;
     copy_dir(&root.join("static"), out)
+}
+
+/// The built Chrome package in `chrome` copied to `firefox` (its README left out), with
+/// the manifest Firefox reads.
+fn firefox_package(chrome: &Path, firefox: &Path) -> Result<()> {
+    clear_generated(firefox)?;
+    for entry in fs::read_dir(chrome)? {
+        let entry = entry?;
+        let target = firefox.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else if entry.file_name() != "README.md" {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    let source = fs::read_to_string(crate::root().join("manifest.json")).context("reading manifest.json")?;
+    let manifest =
+        crate::manifest::firefox(&serde_json::from_str(&source).context("parsing manifest.json")?)?;
+    fs::write(firefox.join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;
+    Ok(())
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

@@ -1,4 +1,5 @@
-//! `cargo xtask dist`: the release build zipped for the Chrome Web Store.
+//! `cargo xtask dist`: the release build zipped for the Chrome Web Store and for
+//! Firefox (AMO), the Firefox one only once `web-ext lint` finds nothing in it.
 
 use std::fs::File;
 use std::io::Write;
@@ -14,11 +15,17 @@ pub fn run() -> Result<()> {
     let version = env!("CARGO_PKG_VERSION");
     let dist = crate::root().join("dist");
     std::fs::create_dir_all(&dist)?;
-    let path = dist.join(format!("redline-extension-{version}.zip"));
-    let mut zip = zip::ZipWriter::new(File::create(&path)?);
-    add_dir(&mut zip, &build::extension_dir(), "")?;
-    zip.finish()?;
-    println!("wrote {} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
+    crate::firefox::lint(&build::firefox_extension_dir())?;
+    for (name, dir) in [
+        (format!("redline-extension-{version}.zip"), build::extension_dir()),
+        (format!("redline-extension-firefox-{version}.zip"), build::firefox_extension_dir()),
+    ] {
+        let path = dist.join(name);
+        let mut zip = zip::ZipWriter::new(File::create(&path)?);
+        add_dir(&mut zip, &dir, "")?;
+        zip.finish()?;
+        println!("wrote {} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
+    }
     Ok(())
 }
 

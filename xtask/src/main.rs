@@ -5,18 +5,22 @@
 //! - `cargo xtask test [anchors|fuzz]`: every test: native, the API fuzzed with
 //!   schemathesis, wasm in headless Chromium, end-to-end, the anchors plugin's builds
 //!   (`anchors` or `fuzz`: only those).
-//! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/`.
-//! - `cargo xtask bench [capture|panel|instant|held]`: the numbers in BENCHMARKS.md (or only
-//!   circle and file, the side panel, the overlay's and composer's waits, or a held
-//!   batch's server calls).
-//! - `cargo xtask dist`: zip `extension/` for the Chrome Web Store into `dist/`.
+//! - `cargo xtask build [--debug]`: build the unpacked extension into `extension/` and
+//!   `extension-firefox/`.
+//! - `cargo xtask bench [capture|panel|instant|held|firefox]`: the numbers in
+//!   BENCHMARKS.md (or only circle and file, the side panel, the overlay's and composer's
+//!   waits, a held batch's server calls, or those waits in Firefox beside Chromium).
+//! - `cargo xtask dist`: zip `extension/` and `extension-firefox/` for the Chrome Web
+//!   Store and AMO into `dist/`.
 //! - `cargo xtask serve-stage [--addr A] [--app DIR] [--sha SHA]`: serve the demo stage
 //!   alone (another build: a changed copy of `demo/`'s sources, built, as commit SHA).
 
 mod bench;
 mod build;
 mod dist;
+mod firefox;
 mod fuzz;
+mod manifest;
 mod postgres;
 mod process;
 mod s3;

@@ -76,7 +76,7 @@ fn version_in_lock(lock: &str, package: &str) -> Option<String> {
     None
 }
 
-fn cargo_bin(name: &str) -> PathBuf {
+pub fn cargo_bin(name: &str) -> PathBuf {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))

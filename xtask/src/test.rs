@@ -2,7 +2,7 @@
 //! MCP server with the TypeScript SDK's client, the server's suite on Postgres and the
 //! API fuzzed with schemathesis on both engines (the anchors plugin's real builds beside
 //! them, on the core they leave idle), then wasm in headless Chromium, then end-to-end
-//! with the built extension in Chromium.
+//! with the built extension in Chromium, then in Firefox ESR.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -16,7 +16,7 @@ use crate::process::{self, cmd};
 use crate::s3;
 use crate::setup::{self, WASM_TARGET};
 use crate::test_build::TestBuild;
-use crate::{fuzz, postgres, swc_plugin};
+use crate::{firefox, fuzz, postgres, swc_plugin};
 
 pub fn run(only: Option<&str>) -> Result<()> {
     let started = Instant::now();
@@ -35,6 +35,9 @@ pub fn run(only: Option<&str>) -> Result<()> {
 
     let phase = Instant::now();
     build::extension(Profile::Release)?.print();
+    tally.check("web-ext lint finds no error or warning in the Firefox package", || {
+        firefox::lint(&build::firefox_extension_dir())
+    });
     phases.push(("build the extension", phase.elapsed().as_secs_f64()));
 
     match only {
@@ -128,6 +131,21 @@ pub fn run(only: Option<&str>) -> Result<()> {
     tally.run(&mut e2e)?;
     phases.push(("end-to-end in Chromium", phase.elapsed().as_secs_f64()));
 
+    // The same flows in Firefox ESR, through geckodriver (installed ahead, beside the build).
+    let phase = Instant::now();
+    if tally.check("Firefox ESR and geckodriver install", firefox::install) {
+        let mut in_firefox = cmd("node");
+        in_firefox.args(["--test", "--test-force-exit", "--test-timeout=180000", "--test-concurrency=1"]);
+        in_firefox.args(["--test-reporter=spec", "tests/firefox/"]);
+        in_firefox.env("REDLINE_BIN", redline);
+        in_firefox.env("XTASK_BIN", std::env::current_exe()?);
+        in_firefox.env("REDLINE_EXTENSION_DIR", build::firefox_extension_dir());
+        in_firefox.env("FIREFOX", firefox::FIREFOX);
+        in_firefox.env("GECKODRIVER", firefox::geckodriver());
+        tally.run(&mut in_firefox)?;
+    }
+    phases.push(("end-to-end in Firefox", phase.elapsed().as_secs_f64()));
+
     let phase = Instant::now();
     tally.check("docs/agents.md's install puts a working `redline` in a prefix", install_into_a_prefix);
     phases.push(("install", phase.elapsed().as_secs_f64()));
@@ -136,12 +154,12 @@ pub fn run(only: Option<&str>) -> Result<()> {
 }
 
 /// Installs what the later phases need (PostgreSQL, the S3 test server, schemathesis, the
-/// anchors test apps' packages) while the extension and the native tests build: these are
+/// anchors test apps' packages, Firefox ESR and geckodriver) while the extension and the native tests build: these are
 /// downloads, which a fresh machine (CI) would otherwise wait for one after another with
 /// the cores idle. One after another here, as two of them may run apt.
 fn install_later_phases_tools() {
     type Install = fn() -> Result<()>;
-    let steps: [(&str, Install); 5] = [
+    let steps: [(&str, Install); 6] = [
         ("PostgreSQL", postgres::install),
         ("the S3 test server", s3::install),
         ("schemathesis", || fuzz::install().map(drop)),
@@ -149,6 +167,8 @@ fn install_later_phases_tools() {
         // A build, not a download, but a minute or more of it: done here, its phase finds
         // it fresh rather than spend that time beside the Postgres suite.
         ("the anchors' SWC plugin", swc_plugin::build),
+        // apt, then about 3 minutes of `cargo install geckodriver` beside the native tests.
+        ("Firefox ESR and geckodriver", firefox::install),
     ];
     for (what, install) in steps {
         if let Err(e) = install() {
