@@ -12,7 +12,7 @@ use crate::build::{self, Profile};
 pub fn run() -> Result<()> {
     build::extension(Profile::Release)?.print();
     let version = env!("CARGO_PKG_VERSION");
-    let dist = crate::root().join("dist");
+    let dist = crate::workspace::root().join("dist");
     std::fs::create_dir_all(&dist)?;
     let path = dist.join(format!("redline-extension-{version}.zip"));
     let mut zip = zip::ZipWriter::new(File::create(&path)?);
