@@ -25,17 +25,15 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::CssDetail;
 use super::anchors::Follower;
 use super::client::{Error, exit};
-use super::format::{self, LocalTime, done_text, shot_text};
+use super::format::{self, CssDetail, LocalTime, done_text, shot_text};
 use super::git;
 use super::images::{self, ImageRoots};
 use super::next::{self, Found, Wait};
 use super::rules::parse_item;
-use super::session::{Ctx, now, save_images};
+use super::session::{Claimant, Ctx, Lease, ServerChoice, now, save_images};
 use super::writes::{Image, OptionImages, Writer, check_options, file_label, image_of};
-use super::{ApiArgs, McpArgs, WriteArgs};
 
 mod texts;
 
@@ -327,8 +325,8 @@ pub struct ListParams {
 }
 
 /// Serves the tools on stdin/stdout until the client closes them.
-pub async fn serve(a: McpArgs) -> Result<i32, Error> {
-    let service = Tools::new(a.api)
+pub async fn serve(server: ServerChoice) -> Result<i32, Error> {
+    let service = Tools::new(server)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| Error::local(format!("starting the MCP server: {e}")))?;
@@ -340,7 +338,7 @@ pub async fn serve(a: McpArgs) -> Result<i32, Error> {
 /// after the server refused it) and the tools.
 #[derive(Clone)]
 pub struct Tools {
-    api: ApiArgs,
+    api: ServerChoice,
     ctx: Arc<Mutex<Option<Arc<Ctx>>>>,
     tool_router: ToolRouter<Tools>,
 }
@@ -348,7 +346,7 @@ pub struct Tools {
 type Outcome = Result<CallToolResult, Error>;
 
 impl Tools {
-    pub fn new(api: ApiArgs) -> Tools {
+    pub fn new(api: ServerChoice) -> Tools {
         Tools { api, ctx: Arc::new(Mutex::new(None)), tool_router: Self::tool_router() }
     }
 
@@ -655,15 +653,8 @@ impl Tools {
         };
         let ctx = self.ctx().await?;
         let renewing = p.group_id.is_some();
-        let input = ClaimChangesInput {
-            project_id: ctx.project_id.clone(),
-            group_id: p.group_id,
-            change_ids,
-            title: p.title,
-            claimed_by: p.claimed_by.clone(),
-            lease_minutes: p.lease_minutes,
-        };
-        match ctx.api.call::<ClaimChanges>(input).await {
+        let who = Claimant { claimed_by: p.claimed_by.clone(), lease_minutes: p.lease_minutes };
+        match ctx.claim(&who, p.group_id, change_ids, p.title).await {
             Ok(out) => {
                 ctx.remember_claim(&out);
                 Ok(text(claimed_text(&out, renewing, now(), &local())))
@@ -738,7 +729,7 @@ impl Tools {
         let (labels, images) = options_with_images(p.options)?;
         check_options(&labels)?;
         let ctx = self.ctx().await?;
-        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let (item, lease) = (p.change_id.as_typed(), Lease::by(p.author_name));
         let writer = Writer::new(&ctx, &item, &lease);
         let by = writer.author();
         let message = writer.ask(p.question, labels, images).await?;
@@ -753,7 +744,7 @@ impl Tools {
         let image = image_input(p.image_path.as_deref(), p.image_base64.as_deref())?;
         let label = p.image_label.or_else(|| p.image_path.as_deref().map(|path| file_label(Path::new(path))));
         let ctx = self.ctx().await?;
-        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let (item, lease) = (p.change_id.as_typed(), Lease::by(p.author_name));
         let image = image.map(|image| (image, label.unwrap_or_else(|| "image".to_owned())));
         Writer::new(&ctx, &item, &lease).reply(p.message, image).await?;
         Ok(text(format!("Replied on #{}.", p.change_id.name())))
@@ -767,7 +758,7 @@ impl Tools {
             ShotKindParam::Option => AttachmentKind::Option,
         };
         let ctx = self.ctx().await?;
-        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let (item, lease) = (p.change_id.as_typed(), Lease::by(p.author_name));
         let out = Writer::new(&ctx, &item, &lease).shot(p.label, kind, image).await?;
         Ok(text(shot_text(&out, kind, &item)))
     }
@@ -776,7 +767,7 @@ impl Tools {
         let ctx = self.ctx().await?;
         let cwd = std::env::current_dir()
             .map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-        let (item, lease) = (p.change_id.as_typed(), WriteArgs::by(p.author_name));
+        let (item, lease) = (p.change_id.as_typed(), Lease::by(p.author_name));
         let done = Writer::new(&ctx, &item, &lease).done(p.note, p.commit, p.branch, p.pr, &cwd).await?;
         let warning = done
             .no_checkout

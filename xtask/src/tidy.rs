@@ -52,28 +52,7 @@ const CRATE_ROOTS: &[&str] =
 /// top-level modules ([`ROOT_NODE`] among them for the root's own items). Issue #25
 /// broke the server's, the agent's, the protocol crate's and the extension's module
 /// cycles; one added here needs its reason beside it.
-const ALLOWED_CYCLES: &[(&str, &str, &[&str])] = &[
-    // The agent's clap structs in `lib.rs`, used as domain types below: moved to `cli`
-    // by issue #32.
-    (
-        "agent/src",
-        "",
-        &[
-            "changeset",
-            "client",
-            "commands",
-            "crate",
-            "doctor",
-            "format",
-            "images",
-            "mcp",
-            "next",
-            "session",
-            "sse",
-            "writes",
-        ],
-    ),
-];
+const ALLOWED_CYCLES: &[(&str, &str, &[&str])] = &[];
 
 /// The name the crate root's own items go by among the top-level modules.
 const ROOT_NODE: &str = "crate";
@@ -120,15 +99,18 @@ impl Crate {
     }
 
     /// The node `path` (a module's, or a path it names) is among `parent`'s children:
-    /// the child it is in, or at the top, [`ROOT_NODE`] for the root and its own items.
+    /// the child module it is in, else at the top [`ROOT_NODE`] for the root and its own
+    /// items (a module and a root function may share a name, as the agent's `run` do: the
+    /// name is taken for the module's).
     fn node_under(&self, parent: &[String], path: &[String]) -> Option<String> {
+        let module = Crate::child_of(parent, path)
+            .filter(|child| self.modules.keys().any(|m| Crate::child_of(parent, m) == Some(*child)));
+        if let Some(child) = module {
+            return Some(child.clone());
+        }
         let at_root_item =
             parent.is_empty() && path.first().is_none_or(|name| self.root_items.contains(name));
-        if at_root_item {
-            return Some(ROOT_NODE.to_owned());
-        }
-        let child = Crate::child_of(parent, path)?;
-        self.modules.keys().any(|m| Crate::child_of(parent, m) == Some(child)).then(|| child.clone())
+        at_root_item.then(|| ROOT_NODE.to_owned())
     }
 
     /// The cycles among `parent`'s children, each as its sorted member names.
