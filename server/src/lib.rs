@@ -1,11 +1,12 @@
 //! The Redline changes server: the HTTP API of `shared/protocol.md` over a SQL store,
 //! and the admin commands that share the store. Its layers, each importing only those
-//! before it: `store` (the database and files), `queue` (the write path), the
-//! operations (`ops` for the RPCs; `admin`, `signin`, `deploy`, `webhooks`, `backup` for
-//! the admin commands), and `http`. `auth` (tokens) sits on the store; `error`, `clock`,
-//! `limit` and `filter` serve every layer. The layers below HTTP share [`Services`];
-//! HTTP's own state is [`AppState`] (in `http`), and [`app`] routes it. This file holds
-//! only the wiring and re-exports: an item here that a layer imported would be a hub.
+//! before it: `store` (the database and files), `services` (what the layers below HTTP
+//! share), `queue` (the write path), the operations (`ops` for the RPCs; `admin`,
+//! `signin`, `deploy`, `webhooks`, `backup` for the admin commands), and `http`. `auth`
+//! (tokens) sits on the store; `error`, `clock`, `limit` and `filter` serve every layer.
+//! The layers below HTTP share [`Services`]; HTTP's own state is [`AppState`] (in
+//! `http`), and [`app`] routes it. This file holds only the wiring and re-exports: an
+//! item here that a layer imported would be a hub.
 
 pub mod admin;
 pub mod auth;
