@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use super::client::{Error, exit};
 use super::format::{self, shell_word};
+use super::git;
 use super::session::{Ctx, now};
-use super::{MergeArgs, git};
 
 /// The longest slug a changeset's branch and folder are named with.
 const SLUG_MAX: usize = 48;
@@ -286,17 +286,17 @@ pub fn merged_text(m: &Merged) -> String {
 }
 
 /// `redline merge --group-id G`.
-pub async fn run_merge(ctx: &Ctx, a: MergeArgs) -> Result<i32, Error> {
+pub async fn run_merge(ctx: &Ctx, group_id: &str) -> Result<i32, Error> {
     let cwd = current_dir()?;
     let top = checkout_top(&cwd)?;
-    let cs = find(&top, &a.group_id)?.ok_or_else(|| {
+    let cs = find(&top, group_id)?.ok_or_else(|| {
         Error::local(format!(
             "group {} has no changeset in this repository (make one with `redline claim --worktree`)",
-            a.group_id
+            group_id
         ))
     })?;
-    let (items, group) = group_items(ctx, &a.group_id).await?;
-    let group = group.ok_or_else(|| Error::local(format!("the server knows no group {}", a.group_id)))?;
+    let (items, group) = group_items(ctx, group_id).await?;
+    let group = group.ok_or_else(|| Error::local(format!("the server knows no group {}", group_id)))?;
     let merged = merge(&cwd, &cs, &group, &items)?;
     end_lease(ctx, &group).await;
     ctx.print(&merged, || merged_text(&merged));

@@ -7,17 +7,18 @@ use redline_protocol::*;
 use serde::Serialize;
 
 use super::anchors::Follower;
+use super::cli::{
+    AgentCommand, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReleaseArgs, ReplyArgs,
+    ShotArgs, ShotKind, ShowArgs, SkillAction, SkillArgs, StatsArgs,
+};
 use super::client::{Api, Error, call_anonymous, exit};
 use super::config::{ConfigStore, parse_api_url};
 use super::format::{self, done_text, shot_text};
 use super::next::print_claimed;
 use super::rules::{default_stage, parse_item, pick_stage};
-use super::session::{Ctx, now, save_images};
+use super::session::{Claimant, Ctx, now, save_images};
 use super::writes::{Writer, check_options, file_label, read_image};
-use super::{
-    AgentCommand, AskArgs, ClaimArgs, DoneArgs, FileArgs, ListArgs, LoginArgs, ReleaseArgs, ReplyArgs,
-    ShotArgs, ShotKind, ShowArgs, SkillAction, SkillArgs, StatsArgs, changeset, doctor, mcp, next, skill,
-};
+use super::{changeset, doctor, mcp, next, skill};
 
 /// How often `login` asks whether its code was approved, and for how long.
 const LOGIN_POLL: Duration = Duration::from_secs(2);
@@ -27,8 +28,9 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
     match command {
         AgentCommand::Login(a) => login(a, json).await,
         AgentCommand::Next(a) => {
-            let ctx = Ctx::connect(&a.api, json).await?;
-            next::run(&ctx, a).await
+            let ctx = Ctx::connect(&a.api.server(), json).await?;
+            let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
+            next::run(&ctx, a.wait(stage_id), a.worktree, a.timeout).await
         }
         AgentCommand::Claim(a) => claim(a, json).await,
         AgentCommand::Show(a) => show(a, json).await,
@@ -39,24 +41,24 @@ pub async fn run(command: AgentCommand, json: bool) -> Result<i32, Error> {
         AgentCommand::List(a) => list(a, json).await,
         AgentCommand::File(a) => file(a, json).await,
         AgentCommand::Merge(a) => {
-            let ctx = Ctx::connect(&a.api, json).await?;
-            changeset::run_merge(&ctx, a).await
+            let ctx = Ctx::connect(&a.api.server(), json).await?;
+            changeset::run_merge(&ctx, &a.group_id).await
         }
         AgentCommand::Release(a) => release(a, json).await,
         AgentCommand::Run(a) => {
-            let ctx = Ctx::connect(&a.api, json).await?;
-            super::run::run(ctx, a).await
+            let ctx = Ctx::connect(&a.api.server(), json).await?;
+            super::run::run(ctx, a.options()).await
         }
         AgentCommand::Skill(a) => skill(a, json),
-        AgentCommand::Mcp(a) => mcp::serve(a).await,
-        AgentCommand::Doctor(a) => doctor::run(a, json).await,
+        AgentCommand::Mcp(a) => mcp::serve(a.api.server()).await,
+        AgentCommand::Doctor(a) => doctor::run(a.api.server(), json).await,
         AgentCommand::Stats(a) => stats(a, json).await,
-        AgentCommand::Guard(a) => super::guard::run(a, json).await,
+        AgentCommand::Guard(a) => super::guard::run(a.guard(), &a.api.server(), json).await,
     }
 }
 
 async fn stats(a: StatsArgs, json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let input = GetStatsInput { project_id: ctx.project_id.clone(), since_days: a.since };
     let out = ctx.api.call::<GetStats>(input).await?;
     ctx.print(&out, || format::stats(&out, a.since.unwrap_or(STATS_DEFAULT_DAYS)));
@@ -64,7 +66,7 @@ async fn stats(a: StatsArgs, json: bool) -> Result<i32, Error> {
 }
 
 async fn release(a: ReleaseArgs, json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let input = ReleaseGroupInput {
         project_id: ctx.project_id.clone(),
         group_id: a.group_id,
@@ -180,20 +182,13 @@ async fn device_flow(api_url: &str, json: bool) -> Result<String, Error> {
 async fn claim(a: ClaimArgs, json: bool) -> Result<i32, Error> {
     // Outside a checkout a changeset cannot be made: say so before claiming anything.
     let top = if a.worktree { Some(changeset::checkout_top(&changeset::current_dir()?)?) } else { None };
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let change_ids = match a.change_ids.as_slice() {
         [] => None,
         ids => Some(ids.iter().map(|s| item(s)).collect::<Result<Vec<_>, _>>()?),
     };
-    let input = ClaimChangesInput {
-        project_id: ctx.project_id.clone(),
-        group_id: a.group_id.clone(),
-        change_ids,
-        title: a.title.clone(),
-        claimed_by: a.claimed_by.clone(),
-        lease_minutes: a.lease_minutes,
-    };
-    match ctx.api.call::<ClaimChanges>(input).await {
+    let who = Claimant { claimed_by: a.claimed_by.clone(), lease_minutes: a.lease_minutes };
+    match ctx.claim(&who, a.group_id.clone(), change_ids, a.title.clone()).await {
         Ok(out) => {
             ctx.remember_claim(&out);
             let cs = top.map(|top| changeset::create(&top, &out.group)).transpose()?;
@@ -224,7 +219,7 @@ struct ShowJson<'a> {
 }
 
 async fn show(a: ShowArgs, json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let change_id = item(a.item.as_str())?;
     let out = ctx.get_change(&change_id, None).await?;
     let group = ctx.group_of(&out.change).await?;
@@ -246,8 +241,8 @@ async fn ask(a: AskArgs, json: bool) -> Result<i32, Error> {
         .iter()
         .map(|(label, path)| Ok((label.clone(), read_image(path)?)))
         .collect::<Result<Vec<_>, Error>>()?;
-    let ctx = Ctx::connect(&a.api, json).await?;
-    let writer = Writer::new(&ctx, a.item.as_str(), &a.write);
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
+    let writer = Writer::new(&ctx, a.item.as_str(), &a.write.lease());
     let by = format::shell_word(&writer.author());
     let message = writer.ask(a.question.into_string(), a.options, images).await?;
     ctx.print(&MessageOutput { message: message.clone() }, || {
@@ -265,8 +260,8 @@ async fn reply(a: ReplyArgs, json: bool) -> Result<i32, Error> {
         Some(path) => Some((read_image(path)?, a.image_label.clone().unwrap_or_else(|| file_label(path)))),
         None => None,
     };
-    let ctx = Ctx::connect(&a.api, json).await?;
-    let message = Writer::new(&ctx, a.item.as_str(), &a.write).reply(a.message, image).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
+    let message = Writer::new(&ctx, a.item.as_str(), &a.write.lease()).reply(a.message, image).await?;
     ctx.print(&MessageOutput { message }, || {
         format!("Replied on #{}.", a.item.as_str().trim_start_matches('#'))
     });
@@ -279,18 +274,19 @@ async fn shot(a: ShotArgs, json: bool) -> Result<i32, Error> {
         ShotKind::Evidence => AttachmentKind::Evidence,
         ShotKind::Option => AttachmentKind::Option,
     };
-    let ctx = Ctx::connect(&a.api, json).await?;
-    let out = Writer::new(&ctx, a.item.as_str(), &a.write).shot(a.label, kind, image).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
+    let out = Writer::new(&ctx, a.item.as_str(), &a.write.lease()).shot(a.label, kind, image).await?;
     ctx.print(&out, || shot_text(&out, kind, a.item.as_str()));
     Ok(exit::OK)
 }
 
 async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
-    let done =
-        Writer::new(&ctx, a.item.as_str(), &a.write).done(a.note, a.commit, a.branch, a.pr, &cwd).await?;
+    let done = Writer::new(&ctx, a.item.as_str(), &a.write.lease())
+        .done(a.note, a.commit, a.branch, a.pr, &cwd)
+        .await?;
     if done.no_checkout.is_some() {
         eprintln!("redline: not in a git checkout: no commit is recorded (pass --commit SHA)");
     }
@@ -299,7 +295,7 @@ async fn done(a: DoneArgs, json: bool) -> Result<i32, Error> {
 }
 
 async fn list(a: ListArgs, json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
     let input = ListChangesInput {
         stage_id,
@@ -356,7 +352,7 @@ fn skill(a: SkillArgs, json: bool) -> Result<i32, Error> {
 
 async fn file(a: FileArgs, json: bool) -> Result<i32, Error> {
     validate_title("title", &a.title).map_err(|e| Error::local(e.to_string()))?;
-    let ctx = Ctx::connect(&a.api, json).await?;
+    let ctx = Ctx::connect(&a.api.server(), json).await?;
     let stages = ctx.stages().await?;
     let stage = match &a.stage {
         Some(s) => pick_stage(&stages, s),

@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::client::{self, Api, Error, exit};
 use crate::config::{ConfigStore, Credentials};
 use crate::git::{self, Remote};
-use crate::session::{api_url_of, choose_project, token_for};
-use crate::{ApiArgs, DoctorArgs, format, skill};
+use crate::session::{ServerChoice, api_url_of, choose_project, token_for};
+use crate::{format, skill};
 
 /// The checks' names, as printed and in `--json`.
 const SERVER: &str = "server";
@@ -93,14 +93,14 @@ impl Check {
 }
 
 /// Runs the checks and prints them; exits 1 when a required one failed.
-pub async fn run(a: DoctorArgs, json: bool) -> Result<i32, Error> {
+pub async fn run(server: ServerChoice, json: bool) -> Result<i32, Error> {
     let cwd =
         std::env::current_dir().map_err(|e| Error::local(format!("reading the current directory: {e}")))?;
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let top = git::toplevel(&cwd);
     // Where `skill install` writes and Claude Code and Cursor read project files.
     let project_dir = top.clone().unwrap_or_else(|| cwd.clone());
-    let mut checks = server_checks(&a.api).await;
+    let mut checks = server_checks(&server).await;
     checks.push(checkout_check(&cwd, top.as_deref(), &top.as_deref().map(git::remotes).unwrap_or_default()));
     // The skill teaches the CLI and MCP serves the tools: an agent needs one of them.
     checks.push(skill_check(&skill_copies(&cwd, home.as_deref()), &skill::default_dir(&cwd)).advice());
@@ -144,7 +144,7 @@ pub fn exit_code(checks: &[Check]) -> i32 {
 }
 
 /// The server, the session and the event stream: each needs the one before it.
-async fn server_checks(args: &ApiArgs) -> Vec<Check> {
+async fn server_checks(args: &ServerChoice) -> Vec<Check> {
     let unreachable =
         |server: Check| vec![server, Check::not_checked(SIGN_IN, SERVER), Check::not_checked(STREAM, SERVER)];
     let creds = match stored_credentials() {
@@ -188,7 +188,11 @@ fn stored_credentials() -> Result<Credentials, Check> {
 
 /// Whether the token is accepted and may claim; with the client and project the event
 /// stream is then opened with, when it is accepted.
-async fn sign_in_check(creds: &Credentials, args: &ApiArgs, api_url: &str) -> (Check, Option<(Api, String)>) {
+async fn sign_in_check(
+    creds: &Credentials,
+    args: &ServerChoice,
+    api_url: &str,
+) -> (Check, Option<(Api, String)>) {
     let mut login = format!("redline login --api-url {api_url}");
     if std::env::var("REDLINE_TOKEN").is_ok_and(|t| !t.trim().is_empty()) {
         login += " (and unset REDLINE_TOKEN, which is used instead of the stored token)";

@@ -12,8 +12,25 @@ use redline_protocol::{
     option_label, same_label, sent_back, short_sha,
 };
 
-use crate::CssDetail;
 use crate::anchors::{AnchorNow, now_text};
+
+/// How much of a circled element's computed styles `show` prints (`--css`, and
+/// `changes_show`'s `css`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+// Written out where it is used: some MCP clients do not follow `$ref` (see `mcp.rs`).
+#[schemars(inline)]
+pub enum CssDetail {
+    /// What differs from the element's parent (font, colour) or its tag's default (the rest).
+    #[default]
+    Changed,
+    /// The whole compact set: font, colour, background, spacing, size, display, position.
+    Full,
+    /// No styles.
+    None,
+}
 
 /// Converts instants to the local time of day. `offset` gives the local time zone's
 /// offset from UTC, in seconds, at an instant.

@@ -34,7 +34,6 @@ use serde::Serialize;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::NextArgs;
 use super::anchors::Follower;
 use super::changeset::{self, Changeset};
 use super::client::{Error, exit};
@@ -42,7 +41,7 @@ use super::format;
 use super::rules::{
     answer_candidates, backoff, batches, group_title, next_wake, sent_back_candidates, sleep_until_wake,
 };
-use super::session::{Ctx, now, save_images};
+use super::session::{Claimant, Ctx, now, save_images};
 use super::sse::{self, StreamState};
 
 /// A claim's `--json`: the protocol's `claimChanges` output, and with `--worktree`
@@ -121,23 +120,11 @@ pub enum Found {
     Nothing { held: usize, held_until: Option<Timestamp> },
 }
 
-pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
-    let stage_id = ctx.stage_id(a.stage.as_deref()).await?;
-    let w = Wait {
-        claimed_by: a.claimed_by.clone(),
-        claim: a.claim,
-        all: a.all,
-        title: a.title.clone(),
-        route: a.route.clone(),
-        lease_minutes: a.lease_minutes,
-        stage_id,
-        deadline: a.timeout.map(|s| Instant::now() + Duration::from_secs(s)),
-        once: a.once,
-        // Fabric takes any interval; polling faster than every 5 s only loads the server.
-        interval: Duration::from_secs(a.interval.max(5)),
-    };
+/// `redline wait`: waits for `w`, then prints what it found; with `worktree`, a claim
+/// gets a changeset. `timeout` is `--timeout`, for saying there was no work in it.
+pub async fn run(ctx: &Ctx, w: Wait, worktree: bool, timeout: Option<u64>) -> Result<i32, Error> {
     // Outside a checkout a changeset cannot be made: say so before waiting.
-    let top = if a.worktree { Some(changeset::checkout_top(&changeset::current_dir()?)?) } else { None };
+    let top = if worktree { Some(changeset::checkout_top(&changeset::current_dir()?)?) } else { None };
     let found = wait(ctx, &w).await?;
     match &found {
         Found::Answers(answers, groups) => print_answers(ctx, answers, groups).await,
@@ -152,13 +139,13 @@ pub async fn run(ctx: &Ctx, a: NextArgs) -> Result<i32, Error> {
             let cs = top.map(|top| changeset::create(&top, &out.group)).transpose()?;
             print_claimed(ctx, out, false, cs.as_ref())
         }
-        Found::Claimable(list) => print_claimable(ctx, list, a.claimed_by.as_deref()),
+        Found::Claimable(list) => print_claimable(ctx, list, w.claimed_by.as_deref()),
         Found::Nothing { held, held_until } => {
-            if a.once && *held > 0 {
+            if w.once && *held > 0 {
                 let at = held_until.map(|t| format!(", claimable from {}", ctx.local().hhmm(t)));
                 eprintln!("redline: nothing to do now; {held} held by their filer{}", at.unwrap_or_default());
             }
-            return Ok(nothing(&a));
+            return Ok(nothing(w.once, timeout));
         }
     }
     acknowledge(ctx, &w, &found).await;
@@ -308,8 +295,8 @@ pub async fn wait(ctx: &Ctx, w: &Wait) -> Result<Found, Error> {
 }
 
 /// Exit 2, saying so.
-fn nothing(a: &NextArgs) -> i32 {
-    match (a.once, a.timeout) {
+fn nothing(once: bool, timeout: Option<u64>) -> i32 {
+    match (once, timeout) {
         (true, _) => eprintln!("redline: no work"),
         (false, Some(s)) => eprintln!("redline: no work within {s} s"),
         (false, None) => {}
@@ -462,15 +449,11 @@ async fn claim(
     title: Option<String>,
 ) -> Result<ClaimChangesOutput, Error> {
     let take: Vec<Change> = changes.iter().take(CLAIM_ALL_MAX).cloned().collect();
-    let input = ClaimChangesInput {
-        project_id: ctx.project_id.clone(),
-        group_id: None,
-        change_ids: Some(take.iter().map(|c| c.change_id.clone()).collect()),
-        title: Some(title.unwrap_or_else(|| group_title(&take))),
-        claimed_by: w.claimed_by.clone().unwrap_or_default(),
-        lease_minutes: w.lease_minutes,
-    };
-    let out = ctx.api.call::<ClaimChanges>(input).await?;
+    let who =
+        Claimant { claimed_by: w.claimed_by.clone().unwrap_or_default(), lease_minutes: w.lease_minutes };
+    let change_ids = take.iter().map(|c| c.change_id.clone()).collect();
+    let out =
+        ctx.claim(&who, None, Some(change_ids), Some(title.unwrap_or_else(|| group_title(&take)))).await?;
     ctx.remember_claim(&out);
     Ok(out)
 }

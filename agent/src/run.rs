@@ -41,9 +41,8 @@ use super::client::{Error, exit};
 use super::format::{SavedImages, terminal_safe, warn};
 use super::next::{self, Found, Wait, wait};
 use super::rules::{batches, group_title};
-use super::session::{Ctx, save_images};
+use super::session::{CLAIMED_BY_ENV, Claimant, Ctx, FENCE_ENV, GROUP_ID_ENV, Lease, save_images};
 use super::writes::Writer;
-use super::{CLAIMED_BY_ENV, FENCE_ENV, GROUP_ID_ENV, RunArgs, WriteArgs};
 
 /// How long `--loop` pauses after a look that started nothing (the look itself waited).
 const RELOOK_PAUSE: Duration = Duration::from_secs(1);
@@ -185,7 +184,25 @@ impl Tally {
     }
 }
 
-pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
+/// What `redline run` runs, as how many agents, until when.
+pub struct RunOptions {
+    /// The agent command, run with `sh -c` in each changeset's worktree.
+    pub exec: String,
+    /// The claims are made as it, and the agents write as it.
+    pub claimed_by: String,
+    /// How many agents at once.
+    pub parallel: u32,
+    /// Handle what is claimable now, and stop when those agents are done.
+    pub once: bool,
+    /// The lease of each claim, in minutes.
+    pub lease_minutes: Option<u32>,
+    /// Seconds between polls while the event stream is unavailable (at least 5 apply).
+    pub interval: u64,
+    /// Merge nothing: keep each finished changeset for review.
+    pub no_merge: bool,
+}
+
+pub async fn run(ctx: Ctx, a: RunOptions) -> Result<i32, Error> {
     let checkout = changeset::checkout_top(&changeset::current_dir()?)?;
     let runner = Arc::new(Runner {
         ctx,
@@ -230,7 +247,11 @@ pub async fn run(ctx: Ctx, a: RunArgs) -> Result<i32, Error> {
 /// Starts agents on the work found, up to `--parallel` at once, until (with `--once`)
 /// a look finds nothing to start, then waits for them. A look that fails ends the
 /// looking, not the agents running.
-async fn dispatch(runner: &Arc<Runner>, agents: &mut JoinSet<Ending>, a: &RunArgs) -> Result<Tally, Error> {
+async fn dispatch(
+    runner: &Arc<Runner>,
+    agents: &mut JoinSet<Ending>,
+    a: &RunOptions,
+) -> Result<Tally, Error> {
     let slots = Arc::new(Semaphore::new(a.parallel as usize));
     let interval = Duration::from_secs(a.interval.max(5));
     let mut tally = Tally::default();
@@ -379,15 +400,9 @@ impl Runner {
         let mut jobs = Vec::new();
         let all = if reason == Reason::SentBack { vec![changes.to_vec()] } else { batches(changes) };
         for batch in all.into_iter().take(free) {
-            let input = ClaimChangesInput {
-                project_id: self.ctx.project_id.clone(),
-                group_id: None,
-                change_ids: Some(batch.iter().map(|c| c.change_id.clone()).collect()),
-                title: Some(group_title(&batch)),
-                claimed_by: self.claimed_by.clone(),
-                lease_minutes: self.lease_minutes,
-            };
-            let out = match self.ctx.api.call::<ClaimChanges>(input).await {
+            let change_ids = batch.iter().map(|c| c.change_id.clone()).collect();
+            let who = self.claimant();
+            let out = match self.ctx.claim(&who, None, Some(change_ids), Some(group_title(&batch))).await {
                 Ok(out) => out,
                 Err(e) if e.code() == Some(codes::NOT_CLAIMABLE) => continue,
                 Err(e) => return Err(e),
@@ -492,15 +507,12 @@ impl Runner {
 
     /// Renews a group's lease (its fence stays).
     async fn renew(&self, group_id: &str) -> Result<ClaimChangesOutput, Error> {
-        let input = ClaimChangesInput {
-            project_id: self.ctx.project_id.clone(),
-            group_id: Some(group_id.to_owned()),
-            change_ids: None,
-            title: None,
-            claimed_by: self.claimed_by.clone(),
-            lease_minutes: self.lease_minutes,
-        };
-        self.ctx.api.call::<ClaimChanges>(input).await
+        self.ctx.claim(&self.claimant(), Some(group_id.to_owned()), None, None).await
+    }
+
+    /// Who the claims are made as, and for how long.
+    fn claimant(&self) -> Claimant {
+        Claimant { claimed_by: self.claimed_by.clone(), lease_minutes: self.lease_minutes }
     }
 
     /// Runs an agent on `job`, then merges its changeset or leaves it unmerged.
@@ -647,7 +659,7 @@ impl Runner {
             return Ending::Parked;
         }
         let note = left_unmerged_note(&self.claimed_by, code, &cs.branch);
-        let lease = WriteArgs {
+        let lease = Lease {
             author: Some(self.claimed_by.clone()),
             group_id: Some(group.group_id.clone()),
             fence: Some(group.fence),

@@ -13,7 +13,60 @@ use super::config::{ConfigStore, Credentials, SavedClaim, parse_api_url};
 use super::format::{self, LocalTime, SavedImages};
 use super::images::{self, ImageCache};
 use super::rules::{LIST_READ_MAX, THREAD_READ_MAX, pick_stage};
-use super::{ApiArgs, WriteArgs};
+
+/// The claim `redline run` starts an agent under, in the agent's environment: its
+/// writes (CLI and MCP alike) default to it, so agents sharing a config dir (whose
+/// remembered claim is the last one made) never write under each other's claims.
+pub const GROUP_ID_ENV: &str = "REDLINE_GROUP_ID";
+pub const FENCE_ENV: &str = "REDLINE_FENCE";
+pub const CLAIMED_BY_ENV: &str = "REDLINE_CLAIMED_BY";
+
+/// Where the server is and which project to work on, as asked (`--api-url`,
+/// `--project`, their environment variables); `None` leaves it to the last login and
+/// the session.
+#[derive(Debug, Clone, Default)]
+pub struct ServerChoice {
+    pub api_url: Option<String>,
+    pub project: Option<String>,
+}
+
+/// The lease an agent write is made under, and its author, as given (flags, `redline
+/// run`'s environment, a tool call); what is missing [`Ctx::write_lease`] finds.
+#[derive(Debug, Clone, Default)]
+pub struct Lease {
+    pub author: Option<String>,
+    pub group_id: Option<String>,
+    pub fence: Option<u64>,
+}
+
+impl Lease {
+    /// A write as `author` (or the default author), under the claim `redline run`
+    /// started this process under (see [`GROUP_ID_ENV`]), else the remembered claim.
+    pub fn by(author: Option<String>) -> Lease {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Lease {
+            author: author.or_else(|| var(CLAIMED_BY_ENV)),
+            group_id: var(GROUP_ID_ENV),
+            fence: var(FENCE_ENV).and_then(|f| f.trim().parse().ok()),
+        }
+    }
+}
+
+/// A lease resolved: the group and fence a write is made under (none outside a claim),
+/// and the name it is made as.
+#[derive(Debug, Clone)]
+pub struct WriteUnder {
+    pub group_id: Option<String>,
+    pub fence: Option<u64>,
+    pub author: String,
+}
+
+/// Who claims, and for how long (the server's default lease when `None`).
+#[derive(Debug, Clone)]
+pub struct Claimant {
+    pub claimed_by: String,
+    pub lease_minutes: Option<u32>,
+}
 
 /// A signed-in session on one API URL and project.
 pub struct Ctx {
@@ -27,7 +80,7 @@ pub struct Ctx {
 
 impl Ctx {
     /// Finds the API URL and token (see [`resolve`]), and checks the session.
-    pub async fn connect(args: &ApiArgs, json: bool) -> Result<Ctx, Error> {
+    pub async fn connect(args: &ServerChoice, json: bool) -> Result<Ctx, Error> {
         let config = ConfigStore::open().map_err(Error::Local)?;
         let (api_url, token) = resolve(&config, args)?;
         let api = Api::new(api_url.clone(), token)?;
@@ -121,18 +174,41 @@ impl Ctx {
 
     /// The lease and author of an agent write on `item`: the flags, else the last
     /// claim (when it has the item), else the session's name.
-    pub(crate) fn write_lease(&self, item: &str, w: &WriteArgs) -> (Option<String>, Option<u64>, String) {
+    pub(crate) fn write_lease(&self, item: &str, w: &Lease) -> WriteUnder {
         let saved = self.saved_claim();
         let author = w
             .author
             .clone()
             .or_else(|| saved.as_ref().map(|c| c.claimed_by.clone()).filter(|n| !n.is_empty()))
             .unwrap_or_else(|| self.session.name.clone());
-        match (&w.group_id, saved.filter(|c| c.contains(item))) {
-            (Some(g), _) => (Some(g.clone()), w.fence, author),
-            (None, Some(c)) => (Some(c.group_id), Some(c.fence), author),
-            (None, None) => (None, None, author),
-        }
+        let (group_id, fence) = match (&w.group_id, saved.filter(|c| c.contains(item))) {
+            (Some(g), _) => (Some(g.clone()), w.fence),
+            (None, Some(c)) => (Some(c.group_id), Some(c.fence)),
+            (None, None) => (None, None),
+        };
+        WriteUnder { group_id, fence, author }
+    }
+
+    /// Claims on this project as `who`: `change_ids` (every claimable item when `None`)
+    /// as a new group titled `title`, or with `group_id` renews that group's lease and
+    /// adds those of `change_ids` that are claimable. The one place `claimChanges` is
+    /// called; the caller decides whether the claim is remembered.
+    pub async fn claim(
+        &self,
+        who: &Claimant,
+        group_id: Option<String>,
+        change_ids: Option<Vec<String>>,
+        title: Option<String>,
+    ) -> Result<ClaimChangesOutput, Error> {
+        let input = ClaimChangesInput {
+            project_id: self.project_id.clone(),
+            group_id,
+            change_ids,
+            title,
+            claimed_by: who.claimed_by.clone(),
+            lease_minutes: who.lease_minutes,
+        };
+        self.api.call::<ClaimChanges>(input).await
     }
 
     /// The group an item is in (with its lease), when it is in one.
@@ -177,7 +253,7 @@ impl Ctx {
 }
 
 /// The API URL and the token (see [`api_url_of`] and [`token_for`]).
-fn resolve(config: &ConfigStore, args: &ApiArgs) -> Result<(String, String), Error> {
+fn resolve(config: &ConfigStore, args: &ServerChoice) -> Result<(String, String), Error> {
     let creds = config.credentials().map_err(Error::Local)?;
     let api_url = api_url_of(&creds, args)?;
     let token = token_for(&creds, &api_url)?;
@@ -185,7 +261,7 @@ fn resolve(config: &ConfigStore, args: &ApiArgs) -> Result<(String, String), Err
 }
 
 /// The API URL: `--api-url`, `REDLINE_API_URL`, then the last login.
-pub(crate) fn api_url_of(creds: &Credentials, args: &ApiArgs) -> Result<String, Error> {
+pub(crate) fn api_url_of(creds: &Credentials, args: &ServerChoice) -> Result<String, Error> {
     let raw = args.api_url.clone().or_else(|| creds.last_api_url.clone()).ok_or_else(|| {
         Error::SignedOut(
             "no API URL: pass --api-url, set REDLINE_API_URL, or sign in with `redline login --api-url URL`"

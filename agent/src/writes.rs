@@ -9,12 +9,11 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use redline_protocol::*;
 
-use super::WriteArgs;
 use super::client::Error;
 use super::forge::{self, Forge};
 use super::images;
 use super::rules::parse_item;
-use super::session::Ctx;
+use super::session::{Ctx, Lease, WriteUnder};
 use super::{changeset, git};
 
 /// Images of a question's options, each with the label of the option it shows.
@@ -27,11 +26,11 @@ pub struct Image {
     pub base64: String,
 }
 
-/// Writes on one item, as typed (`3`, `#3` or an id), under `lease`.
+/// Writes on one item, as typed (`3`, `#3` or an id), under a lease resolved once.
 pub struct Writer<'a> {
     ctx: &'a Ctx,
     item: &'a str,
-    lease: &'a WriteArgs,
+    under: WriteUnder,
 }
 
 /// What `done` recorded.
@@ -78,20 +77,22 @@ pub fn check_option_images(options: &[String], images: &[(String, Image)]) -> Re
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(ctx: &'a Ctx, item: &'a str, lease: &'a WriteArgs) -> Writer<'a> {
-        Writer { ctx, item, lease }
+    /// Writes on `item` under `lease`, its missing parts found now (see
+    /// [`Ctx::write_lease`]).
+    pub fn new(ctx: &'a Ctx, item: &'a str, lease: &Lease) -> Writer<'a> {
+        Writer { ctx, item, under: ctx.write_lease(item, lease) }
     }
 
     /// The item as the server takes it, and the group, fence and author of the write.
     fn prepare(&self) -> Result<(String, Option<String>, Option<u64>, String), Error> {
         let change_id = parse_item(self.item).map_err(Error::Local)?;
-        let (group_id, fence, author) = self.ctx.write_lease(self.item, self.lease);
+        let WriteUnder { group_id, fence, author } = self.under.clone();
         Ok((change_id, group_id, fence, author))
     }
 
     /// The name the write is made as.
     pub fn author(&self) -> String {
-        self.ctx.write_lease(self.item, self.lease).2
+        self.under.author.clone()
     }
 
     /// Asks `question` offering `options`, with `images` of some of them (each by its

@@ -1,9 +1,12 @@
 //! The Redline changes server: the HTTP API of `shared/protocol.md` over a SQL store,
 //! and the admin commands that share the store. Its layers, each importing only those
-//! before it: `store` (the database and files), `queue` (the write path), the
-//! operations (`ops` for the RPCs; `admin`, `signin`, `deploy`, `webhooks`, `backup` for
-//! the admin commands), and `http`. `auth` (tokens) sits on the store; `error`, `clock`,
-//! `limit` and `filter` serve every layer. [`AppState`] and [`app`] wire them together.
+//! before it: `store` (the database and files), `services` (what the layers below HTTP
+//! share), `queue` (the write path), the operations (`ops` for the RPCs; `admin`,
+//! `signin`, `deploy`, `webhooks`, `backup` for the admin commands), and `http`. `auth`
+//! (tokens) sits on the store; `error`, `clock`, `limit` and `filter` serve every layer.
+//! The layers below HTTP share [`Services`]; HTTP's own state is [`AppState`] (in
+//! `http`), and [`app`] routes it. This file holds only the wiring and re-exports: an
+//! item here that a layer imported would be a hub.
 
 pub mod admin;
 pub mod auth;
@@ -16,134 +19,25 @@ pub mod http;
 pub mod limit;
 mod ops;
 mod queue;
+pub mod services;
 pub mod signin;
 pub mod store;
 pub mod webhooks;
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::http::{HeaderMap, HeaderName, Method, header};
+use axum::http::{HeaderName, Method, header};
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
 pub use crate::clock::Clock;
-use crate::error::ApiError;
-use crate::http::{blobs, events, metrics, openapi, rpc, transport};
-use crate::limit::{Limiter, RateLimit, SignInLimits};
+pub use crate::http::AppState;
+use crate::http::{blobs, events, metrics, openapi, rpc, transport, verify};
+pub use crate::services::{DEFAULT_PROJECT_QUOTA_MB, Services};
 pub use crate::store::Store;
-use crate::store::blobs::{BlobStore, BlobStoreSpec, Blobs};
-use crate::store::event_log::{self, EventHub};
-
-/// What every handler shares.
-#[derive(Clone, Debug)]
-pub struct AppState {
-    pub store: Store,
-    pub clock: Clock,
-    pub blobs: Arc<Blobs>,
-    pub events: Arc<EventHub>,
-    /// Who holds the open event streams (see `http::events`).
-    pub streams: Arc<events::Streams>,
-    /// The base of links in outputs (signed image URLs); `None` means the host the
-    /// client called.
-    pub public_url: Option<String>,
-    /// How often an idle event stream gets a `: ping` comment.
-    pub keep_alive: Duration,
-    /// How many event streams one token may hold open at once (429 beyond).
-    pub max_streams_per_token: usize,
-    /// Calls per token (RPCs and event-stream connections).
-    pub rate_limit: RateLimit,
-    pub limiter: Arc<Limiter>,
-    /// The sign-in calls' limits, per client address (see `limit`).
-    pub sign_in_limits: SignInLimits,
-    /// A header naming the client's address, set by a reverse proxy in front
-    /// (`--client-ip-header`); `None`: the peer's address.
-    pub client_ip_header: Option<HeaderName>,
-    /// Claims waiting for their project's next claim write (see `ops::claim`).
-    pub claims: Arc<ops::ClaimQueue>,
-    /// Tokens checked a moment ago (see `auth`).
-    pub tokens: Arc<auth::TokenChecks>,
-    /// How many images `/blobs` reads at once (see `http::blobs`).
-    pub blob_reads: blobs::ReadLimit,
-    /// What `GET /metrics` reports.
-    pub metrics: Arc<metrics::Metrics>,
-    /// The most bytes one project may store: its images, what its items say and
-    /// captured, and its threads' messages (`redline serve --project-quota-mb`); a write
-    /// past it is refused with 413.
-    pub project_quota_bytes: i64,
-    /// The bytes of request bodies all requests may hold at once, as they arrive (see
-    /// `limit::Budget`).
-    pub body_budget: limit::Budget,
-    /// The bytes of answers all requests may hold at once, until sent.
-    pub answer_budget: limit::Budget,
-    /// How long the server waits on a client, and how many connections one may hold
-    /// (see `http::transport`).
-    pub deadlines: limit::Deadlines,
-}
-
-/// The default per-project storage quota, in MiB: five hundred images of the largest
-/// size (8 MiB), or thousands of typical screenshots (0.2-1 MB) with their captures.
-pub const DEFAULT_PROJECT_QUOTA_MB: u64 = 4 * 1024;
-
-impl AppState {
-    /// The state for `store`, keeping uploaded images where its engine does by default:
-    /// in the database on Postgres, in `blob_dir` on SQLite.
-    pub async fn new(store: Store, clock: Clock, blob_dir: PathBuf) -> anyhow::Result<AppState> {
-        let images = BlobStoreSpec::open(None, &store, blob_dir).await?;
-        AppState::with_blob_store(store, clock, images).await
-    }
-
-    /// The state for `store`, keeping uploaded images in `images`.
-    pub async fn with_blob_store(
-        store: Store,
-        clock: Clock,
-        images: Arc<dyn BlobStore>,
-    ) -> anyhow::Result<AppState> {
-        let blobs = Arc::new(Blobs::open(&store, images).await?);
-        let events = Arc::<EventHub>::default();
-        match store.postgres_url() {
-            Some(url) => event_log::spawn_pg_listener(url.to_owned(), events.clone()),
-            None => event_log::spawn_store_watch(store.clone(), &events),
-        }
-        Ok(AppState {
-            store,
-            clock,
-            blobs,
-            events,
-            streams: Arc::default(),
-            public_url: None,
-            keep_alive: Duration::from_secs(15),
-            max_streams_per_token: events::MAX_STREAMS_PER_TOKEN,
-            rate_limit: RateLimit::default(),
-            limiter: Arc::default(),
-            sign_in_limits: SignInLimits::default(),
-            client_ip_header: None,
-            claims: Arc::default(),
-            tokens: Arc::default(),
-            metrics: Arc::default(),
-            blob_reads: blobs::ReadLimit::default(),
-            project_quota_bytes: (DEFAULT_PROJECT_QUOTA_MB * 1024 * 1024) as i64,
-            body_budget: limit::Budget::for_bodies(limit::BODY_BUDGET_BYTES),
-            answer_budget: limit::Budget::for_answers(limit::ANSWER_BUDGET_BYTES),
-            deadlines: limit::Deadlines::default(),
-        })
-    }
-
-    /// The caller of a request, from its bearer token; `client` is where it came from
-    /// (a client sending unknown tokens is limited, see `auth`).
-    pub async fn authenticate(
-        &self,
-        headers: &HeaderMap,
-        client: limit::ClientAddr,
-    ) -> Result<auth::Principal, ApiError> {
-        let client = client.key(headers, self.client_ip_header.as_ref());
-        self.tokens.authenticate(&self.store, headers, &client, self.clock.now()).await
-    }
-}
 
 /// The whole HTTP API.
 pub fn app(state: AppState) -> Router {
@@ -168,7 +62,7 @@ pub fn app(state: AppState) -> Router {
         .layer(cors);
     Router::new()
         .route("/healthz", get(metrics::healthz))
-        .route("/auth/verify", get(signin::verify_page))
+        .route("/auth/verify", get(verify::handle))
         .merge(api)
         .layer(TraceLayer::new_for_http())
         .with_state(state)
@@ -188,14 +82,15 @@ pub async fn serve_metrics(listener: TcpListener, state: AppState) -> std::io::R
 
 /// Serves until Ctrl-C / SIGTERM.
 pub async fn serve(listener: TcpListener, state: AppState) -> std::io::Result<()> {
-    let events = state.events.clone();
+    let events = state.services.events.clone();
     let stop = async move {
         shutdown_signal().await;
         // Event streams never end on their own; end them so the shutdown can finish.
         events.shut_down();
     };
-    store::blobs::spawn_collector(state.blobs.clone(), state.store.clone(), state.clock.clone());
-    let store = state.store.clone();
+    let services = &state.services;
+    store::blobs::spawn_collector(services.blobs.clone(), services.store.clone(), services.clock.clone());
+    let store = services.store.clone();
     let deadlines = state.deadlines;
     // Behind a reverse proxy every connection is the proxy's: the cap per client
     // address would cap them all together.

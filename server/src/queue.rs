@@ -8,8 +8,8 @@ use redline_protocol::{
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use crate::AppState;
 use crate::error::ApiError;
+use crate::services::Services;
 use crate::store::blobs::{Blobs, Written};
 use crate::store::commit::Lent;
 use crate::store::event_log;
@@ -226,7 +226,7 @@ pub enum Counter {
 /// [`crate::store::Store::write`]) and numbers the events it records, every rule of it
 /// reading the clock once (`now`). The event streams are woken after the commit.
 pub struct ProjectWrite<'a> {
-    state: &'a AppState,
+    state: &'a Services,
     project_id: &'a str,
     now: Timestamp,
     /// The batch transaction of the group committer (see [`crate::store::commit`]).
@@ -236,7 +236,7 @@ pub struct ProjectWrite<'a> {
 
 impl<'a> ProjectWrite<'a> {
     /// Begins a write on `project_id`, the caller's project.
-    pub async fn begin(state: &'a AppState, project_id: &'a str, now: Timestamp) -> Result<Self, ApiError> {
+    pub async fn begin(state: &'a Services, project_id: &'a str, now: Timestamp) -> Result<Self, ApiError> {
         let tx = state.store.committer(project_id).lend().await?;
         Self::in_turn(state, project_id, now, tx).await
     }
@@ -244,7 +244,7 @@ impl<'a> ProjectWrite<'a> {
     /// Begins a write on `project_id`, the caller's project, in a turn already lent by
     /// its committer.
     pub async fn in_turn(
-        state: &'a AppState,
+        state: &'a Services,
         project_id: &'a str,
         now: Timestamp,
         mut tx: Lent,

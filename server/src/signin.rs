@@ -1,6 +1,6 @@
 //! Sign-in, the whole of it: `requestCliAuth {}` → `{code, expiresAt, verifyUrl,
 //! deviceSecret}`; the person opens `verifyUrl` (`/auth/verify`, which says how a code
-//! is approved) and has the code approved (`redline auth approve CODE …` on the server,
+//! is approved, `crate::http::verify`) and has the code approved (`redline auth approve CODE …` on the server,
 //! or refused: `auth reject`; `auth list` shows the codes waiting); `pollCliAuth {code,
 //! deviceSecret}` → `{status, token?}`.
 //!
@@ -13,22 +13,19 @@
 //! rate-limited per client address (`crate::limit::SignInLimits`).
 
 use anyhow::{Context, bail};
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, header};
-use axum::response::IntoResponse;
 use redline_protocol::{
     CliAuthPoll, CliAuthRequest, CliAuthStatus, PollCliAuth, PollCliAuthInput, RequestCliAuth,
     RequestCliAuthInput, Scope, Timestamp,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sqlx::Row;
 
-use crate::AppState;
 use crate::admin::{self, create_token};
 use crate::auth::{generate_token, hash_token, stored_scopes};
 use crate::error::ApiError;
-use crate::limit::{ClientAddr, RateLimit, SignInLimits};
+use crate::limit::{RateLimit, SignInLimits};
 use crate::ops::AnonymousOp;
+use crate::services::Services;
 use crate::store::Store;
 
 /// How long a code can be approved.
@@ -83,7 +80,7 @@ impl AnonymousOp for RequestCliAuth {
     }
 
     async fn run(
-        state: &AppState,
+        state: &Services,
         base_url: &str,
         client: &str,
         now: Timestamp,
@@ -121,7 +118,7 @@ impl AnonymousOp for PollCliAuth {
     }
 
     async fn run(
-        state: &AppState,
+        state: &Services,
         _: &str,
         _: &str,
         now: Timestamp,
@@ -182,23 +179,11 @@ impl AnonymousOp for PollCliAuth {
     }
 }
 
-#[derive(Deserialize)]
-pub struct VerifyQuery {
-    code: Option<String>,
-}
-
-/// `GET /auth/verify?code=…`, the `verifyUrl`: tells the person how the code is
-/// approved. Plain text, and the code is echoed only once it is known to be ours.
-/// Rate-limited per client address, since it tells whether a code is pending.
-pub async fn verify_page(
-    State(state): State<AppState>,
-    client: ClientAddr,
-    headers: HeaderMap,
-    Query(q): Query<VerifyQuery>,
-) -> Result<impl IntoResponse, ApiError> {
-    let key = format!("/auth/verify {}", client.key(&headers, state.client_ip_header.as_ref()));
-    state.limiter.check(&key, state.sign_in_limits.verify, state.clock.now())?;
-    let known = match q.code.as_deref().and_then(normalize_code) {
+/// What `GET /auth/verify?code=…` (the `verifyUrl`, served by `crate::http::verify`)
+/// says: how the code is approved. Plain text, and the code is echoed only once it is
+/// known to be ours.
+pub async fn verify_text(state: &Services, code: Option<&str>) -> String {
+    let known = match code.and_then(normalize_code) {
         Some(code) => {
             sqlx::query("SELECT 1 FROM cli_auth WHERE code = $1 AND status = 'pending' AND expires_at > $2")
                 .bind(&code)
@@ -211,7 +196,7 @@ pub async fn verify_page(
         }
         None => None,
     };
-    let text = match known {
+    match known {
         Some(code) => format!(
             "Redline sign-in\n\nCode: {code}\n\nTo let the device showing this code in, run this where the \
              server's data lives:\n\n  redline auth approve {code} --project PROJECT --name \"YOUR NAME\" \\\n    \
@@ -221,8 +206,7 @@ pub async fn verify_page(
         None => {
             "Redline sign-in\n\nThis code is unknown, used or expired. Start signing in again.\n".to_owned()
         }
-    };
-    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text))
+    }
 }
 
 /// What `auth approve` tells the person approving: where and when the code was asked

@@ -27,7 +27,8 @@ use crate::admin::find_project;
 use crate::error::ApiError;
 use crate::ops::{Ctx, Op};
 use crate::queue::{find_item, read_thread_latest};
-use crate::{AppState, Store};
+use crate::services::Services;
+use crate::store::Store;
 
 /// The `webhook-id` (the idempotency key) of the delivery of event `seq` to a webhook:
 /// the same for every attempt.
@@ -277,7 +278,7 @@ pub struct EventRef<'a> {
 /// `event` as a webhook tells it: the item as it stands at `now` and the message the
 /// event is about.
 async fn occurrence(
-    state: &AppState,
+    state: &Services,
     base_url: &str,
     event: EventRef<'_>,
     now: Timestamp,

@@ -250,7 +250,7 @@ async fn filing_bodies_fit_their_cap() {
 
 #[tokio::test]
 async fn a_project_over_its_storage_quota_gets_413() {
-    let s = TestServer::start_with(|state| state.project_quota_bytes = 45_000).await;
+    let s = TestServer::start_with(|state| state.services.project_quota_bytes = 45_000).await;
     let capture = |text: &str| json!({"elements": vec![json!({"text": text}); 50]});
     let file = |capture: Value| json!({"stageId": s.stage_id, "title": "t", "capture": capture});
     // ~19 KB of capture each (the stored JSON states every field): the second fits,
@@ -276,7 +276,7 @@ async fn a_project_over_its_storage_quota_gets_413() {
 
 #[tokio::test]
 async fn thread_images_are_charged_and_a_refused_one_leaves_no_file() {
-    let s = TestServer::start_with(|state| state.project_quota_bytes = 12_000).await;
+    let s = TestServer::start_with(|state| state.services.project_quota_bytes = 12_000).await;
     let id = s.ok(&s.ann, "createChange", json!({"stageId": s.stage_id, "title": "t"})).await["change"]["changeId"]
         .as_str()
         .unwrap()
@@ -303,7 +303,7 @@ async fn thread_images_are_charged_and_a_refused_one_leaves_no_file() {
 /// they add, and back what they remove) and every message of its thread.
 #[tokio::test]
 async fn text_and_thread_messages_count_against_the_quota() {
-    let s = TestServer::start_with(|state| state.project_quota_bytes = 6_000).await;
+    let s = TestServer::start_with(|state| state.services.project_quota_bytes = 6_000).await;
     let filing = json!({"stageId": s.stage_id, "title": "t", "body": "b".repeat(1_000), "route": "/orders"});
     let id = s.ok(&s.ann, "createChange", filing).await["change"]["changeId"].clone();
     let filed = stored_bytes(&s).await;

@@ -108,7 +108,7 @@ async fn many_streams_get_every_event_from_one_read_each() {
     let mut hub: Option<(Arc<EventHub>, Arc<Streams>)> = None;
     let s = TestServer::start_with(|state| {
         state.max_streams_per_token = 100;
-        hub = Some((state.events.clone(), state.streams.clone()));
+        hub = Some((state.services.events.clone(), state.streams.clone()));
     })
     .await;
     let (hub, open) = hub.unwrap();

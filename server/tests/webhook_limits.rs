@@ -75,7 +75,7 @@ async fn server_with_webhook(
     let s = TestServer::start_with(|state| {
         state.rate_limit = RateLimit::per_second(10_000.0);
         sender::spawn_with_backlog(
-            state.clone(),
+            state.services.clone(),
             Addresses::AllowPrivate,
             "http://127.0.0.1".into(),
             backlog,

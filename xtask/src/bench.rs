@@ -31,7 +31,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
             anyhow::bail!("unknown bench `{other}`; `cargo xtask bench [capture|panel|instant|held|firefox]`")
         }
     }
-    let combined_dir = crate::root().join("target/bench/pkg");
+    let combined_dir = crate::workspace::root().join("target/bench/pkg");
     let combined = build::web_module("worker,ui", Profile::Release, &combined_dir, "combined")?;
     println!("  {:<28} {:>9} bytes  {:>8} gzipped", "(combined worker+ui)", combined.raw, combined.gzipped);
     let mut bench = cmd("node");
@@ -78,7 +78,7 @@ fn instant() -> Result<()> {
     bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     bench.env("REDLINE_BEFORE_EXTENSION_DIR", before);
     bench.env("REDLINE_BEFORE_COMMIT", INSTANT_BEFORE);
-    bench.env("REDLINE_FIXTURE_PAGES", crate::root().join("tests/fixtures/pages"));
+    bench.env("REDLINE_FIXTURE_PAGES", crate::workspace::root().join("tests/fixtures/pages"));
     bench.env("CHROMIUM", setup::CHROMIUM);
     process::run(&mut bench)
 }
@@ -88,7 +88,7 @@ fn instant() -> Result<()> {
 /// target dir of its own (cargo would take one shared with this checkout's sources for
 /// up to date). The first run builds everything from scratch; later runs reuse it.
 fn build_of_commit(sha: &str) -> Result<PathBuf> {
-    let dir = crate::root().join(format!("target/bench/before-{sha}"));
+    let dir = crate::workspace::root().join(format!("target/bench/before-{sha}"));
     let extension = dir.join("extension");
     if extension.join("manifest.json").exists() {
         return Ok(extension);
@@ -100,7 +100,7 @@ fn build_of_commit(sha: &str) -> Result<PathBuf> {
     fs::create_dir_all(&tree)?;
     let unpack = format!("git archive {sha} | tar -x -C '{}'", tree.display());
     process::run(cmd("sh").args(["-c", &unpack]))?;
-    std::os::unix::fs::symlink(crate::root().join("node_modules"), tree.join("node_modules"))?;
+    std::os::unix::fs::symlink(crate::workspace::root().join("node_modules"), tree.join("node_modules"))?;
     fs::create_dir_all(&extension)?;
     let mut build = cmd("cargo");
     build.args(["run", "--quiet", "--package", "xtask", "--", "build"]).current_dir(&tree);
@@ -149,7 +149,7 @@ fn capture() -> Result<()> {
 /// `selector-bench`) into `target/bench/selectors/`, never into `extension/`: as it
 /// ships (wasm2js) and as plain wasm.
 fn selectors() -> Result<()> {
-    let root = crate::root();
+    let root = crate::workspace::root();
     let out = root.join("target/bench/selectors");
     build::wasm2js_module(
         "selector-bench",

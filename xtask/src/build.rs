@@ -58,7 +58,7 @@ impl Report {
 pub fn extension_dir() -> PathBuf {
     std::env::var_os("REDLINE_EXTENSION_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| crate::root().join("extension"))
+        .unwrap_or_else(|| crate::workspace::root().join("extension"))
 }
 
 /// The Firefox package: [`extension_dir`] with `-firefox` after its name.
@@ -118,7 +118,7 @@ fn check_content_budget(content: &[Artifact]) -> Result<()> {
 /// A module for extension pages (`wasm-bindgen --target web`) built with `features`,
 /// written to `out_dir` as `NAME.js` and `NAME_bg.wasm`.
 pub fn web_module(features: &str, profile: Profile, out_dir: &Path, name: &str) -> Result<Artifact> {
-    let wasm = cargo_wasm(features, profile, &crate::root().join("target"), &[])?;
+    let wasm = cargo_wasm(features, profile, &crate::workspace::root().join("target"), &[])?;
     wasm_bindgen(&wasm, "web", out_dir, name)?;
     let module = out_dir.join(format!("{name}_bg.wasm"));
     if profile == Profile::Release {
@@ -192,7 +192,7 @@ fn wasm_opt(input: &Path, output: &Path, passes: &[&str]) -> Result<()> {
 /// The content module, compiled to JavaScript with wasm2js because a page's CSP may
 /// forbid wasm in content scripts. `static/content.js` imports `content/content.js`.
 fn content_module(profile: Profile, out: &Path) -> Result<Vec<Artifact>> {
-    wasm2js_module("content", profile, &crate::root().join("target/content"), out)
+    wasm2js_module("content", profile, &crate::workspace::root().join("target/content"), out)
 }
 
 /// The crate built with `features` through the content module's wasm2js pipeline, in
@@ -239,7 +239,7 @@ pub fn wasm2js_module(features: &str, profile: Profile, work: &Path, out: &Path)
 }
 
 fn copy_static(out: &Path) -> Result<()> {
-    let root = crate::root();
+    let root = crate::workspace::root();
     fs::copy(root.join("manifest.json"), out.join("manifest.json"))?;
     copy_dir(&root.join("static"), out)
 }
@@ -257,7 +257,8 @@ fn firefox_package(chrome: &Path, firefox: &Path) -> Result<()> {
             fs::copy(entry.path(), &target)?;
         }
     }
-    let source = fs::read_to_string(crate::root().join("manifest.json")).context("reading manifest.json")?;
+    let source = fs::read_to_string(crate::workspace::root().join("manifest.json"))
+        .context("reading manifest.json")?;
     let manifest =
         crate::manifest::firefox(&serde_json::from_str(&source).context("parsing manifest.json")?)?;
     fs::write(firefox.join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;

@@ -13,7 +13,7 @@ use crate::build::{self, Profile};
 pub fn run() -> Result<()> {
     build::extension(Profile::Release)?.print();
     let version = env!("CARGO_PKG_VERSION");
-    let dist = crate::root().join("dist");
+    let dist = crate::workspace::root().join("dist");
     std::fs::create_dir_all(&dist)?;
     crate::firefox::lint(&build::firefox_extension_dir())?;
     for (name, dir) in [

@@ -65,7 +65,7 @@ pub struct Outcome {
 /// Installs schemathesis (when the virtualenv lacks the pinned release) and answers
 /// its executable.
 pub fn install() -> Result<PathBuf> {
-    let venv = crate::target_dir().join("schemathesis");
+    let venv = crate::workspace::target_dir().join("schemathesis");
     let bin = venv.join("bin/schemathesis");
     let have = process::output(std::process::Command::new(&bin).arg("--version")).ok();
     if have.is_some_and(|v| v.trim().ends_with(&format!("version {SCHEMATHESIS}"))) {
@@ -87,7 +87,7 @@ pub fn install() -> Result<PathBuf> {
 /// Fuzzes a fresh server on `store`: its own data folder (and, on Postgres, its own
 /// database), a project with a stage and a token of every scope.
 pub fn run(schemathesis: &Path, redline: &Path, store: Store<'_>) -> Result<Outcome> {
-    let dir = crate::target_dir().join("fuzz").join(store.name().to_ascii_lowercase());
+    let dir = crate::workspace::target_dir().join("fuzz").join(store.name().to_ascii_lowercase());
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let data = dir.join("data");
@@ -135,7 +135,7 @@ pub fn run(schemathesis: &Path, redline: &Path, store: Store<'_>) -> Result<Outc
     // One worker: the stateful phase's requests then come in the same order every run.
     command.args(["--workers", "1", "--generation-database", "none", "--no-color"]);
     command.env("REDLINE_FUZZ_TOKEN", token);
-    command.env("SCHEMATHESIS_HOOKS", crate::root().join("xtask/fuzz/hooks.py"));
+    command.env("SCHEMATHESIS_HOOKS", crate::workspace::root().join("xtask/fuzz/hooks.py"));
     // schemathesis writes its own files (`.hypothesis/`, reports) where it runs.
     command.current_dir(&dir);
     let started = Instant::now();

@@ -32,8 +32,7 @@ mod test;
 mod test_build;
 #[cfg(test)]
 mod tidy;
-
-use std::path::PathBuf;
+mod workspace;
 
 use anyhow::{Result, bail};
 
@@ -78,17 +77,6 @@ fn run(args: Vec<String>) -> Result<()> {
         }
         other => bail!("unknown command `{other}`; see `cargo xtask help`"),
     }
-}
-
-/// The workspace root (the parent of this crate's directory).
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
-}
-
-/// Where cargo puts native builds: `CARGO_TARGET_DIR` when set (engineers sharing a
-/// machine share one), else `target/`.
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
 /// A tiny argument reader: `--flag`, `--name value`, and positionals.

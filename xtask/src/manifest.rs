@@ -79,7 +79,10 @@ mod tests {
     use super::*;
 
     fn shipped() -> Value {
-        serde_json::from_str(&std::fs::read_to_string(crate::root().join("manifest.json")).unwrap()).unwrap()
+        serde_json::from_str(
+            &std::fs::read_to_string(crate::workspace::root().join("manifest.json")).unwrap(),
+        )
+        .unwrap()
     }
 
     #[test]

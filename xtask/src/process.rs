@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 /// A command rooted at the workspace, echoed before it runs.
 pub fn cmd(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut command = Command::new(program);
-    command.current_dir(crate::root());
+    command.current_dir(crate::workspace::root());
     command
 }
 

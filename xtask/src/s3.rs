@@ -71,7 +71,7 @@ pub fn install() -> Result<()> {
 
 /// `moto_server` from `target/s3-venv`, installed when missing or pinned differently.
 fn moto_server() -> Result<PathBuf> {
-    let venv = crate::target_dir().join("s3-venv");
+    let venv = crate::workspace::target_dir().join("s3-venv");
     let bin = venv.join("bin/moto_server");
     let stamp = venv.join("requirements.txt");
     let wanted = REQUIREMENTS.join("\n");

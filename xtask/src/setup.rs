@@ -60,7 +60,8 @@ fn wasm_bindgen_cli() -> Result<()> {
 
 /// The version Cargo.lock records for `package`.
 pub fn locked_version(package: &str) -> Result<String> {
-    let lock = std::fs::read_to_string(crate::root().join("Cargo.lock")).context("reading Cargo.lock")?;
+    let lock =
+        std::fs::read_to_string(crate::workspace::root().join("Cargo.lock")).context("reading Cargo.lock")?;
     version_in_lock(&lock, package).with_context(|| format!("{package} is not in Cargo.lock"))
 }
 
@@ -86,13 +87,13 @@ pub fn cargo_bin(name: &str) -> PathBuf {
 
 /// npm packages from the committed package-lock.json, installed with `npm ci`.
 fn node_modules() -> Result<()> {
-    npm_ci(&crate::root())
+    npm_ci(&crate::workspace::root())
 }
 
 /// The anchors plugin's and its test apps' npm packages, each from its own lock file
 /// (`cargo xtask test` only: the build and `start` do not need them).
 pub fn for_anchors() -> Result<()> {
-    let root = crate::root();
+    let root = crate::workspace::root();
     // Downloads and unpacking, mostly: all at once, from the one npm cache (~/.npm).
     std::thread::scope(|scope| {
         let installs: Vec<_> = ANCHORS_PACKAGES
@@ -137,7 +138,7 @@ pub fn npm_ci(dir: &Path) -> Result<()> {
 
 /// A binary from `node_modules/.bin`.
 pub fn npm_bin(name: &str) -> PathBuf {
-    crate::root().join("node_modules/.bin").join(name)
+    crate::workspace::root().join("node_modules/.bin").join(name)
 }
 
 /// Debian's Chromium and ChromeDriver (never a downloaded browser build).
@@ -190,7 +191,7 @@ mod tests {
     /// workspace pins, or a `cargo update` could move the crate away from the CLI.
     #[test]
     fn the_workspace_pins_wasm_bindgen() {
-        let manifest = std::fs::read_to_string(crate::root().join("Cargo.toml")).unwrap();
+        let manifest = std::fs::read_to_string(crate::workspace::root().join("Cargo.toml")).unwrap();
         let pinned =
             pinned_version(&manifest, "wasm-bindgen").expect("Cargo.toml pins wasm-bindgen with `=`");
         assert_eq!(locked_version("wasm-bindgen").unwrap(), pinned);

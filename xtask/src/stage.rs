@@ -25,14 +25,14 @@ pub const STRICT_CSP: &str = "default-src 'self'; script-src 'self'";
 /// Builds the demo app into `demo/dist/` with the anchors plugin on, unless the build
 /// there is newer than every source it is made from; returns the folder.
 pub fn build() -> Result<PathBuf> {
-    build_app(&crate::root().join("demo"))
+    build_app(&crate::workspace::root().join("demo"))
 }
 
 /// Builds the app in `app` (`demo/` or a changed copy of its sources) into `app/dist/`,
 /// unless the build there is newer than every source; returns the folder. A copy takes
 /// its packages from `demo/node_modules`, linked in.
 fn build_app(app: &Path) -> Result<PathBuf> {
-    let root = crate::root();
+    let root = crate::workspace::root();
     let demo = root.join("demo");
     let dist = app.join("dist");
     let built = std::fs::metadata(dist.join("index.html")).and_then(|m| m.modified()).ok();
@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn the_demo_writes_no_anchors_by_hand() {
         // The plugin stamps them at build time; a hand-written one would go stale.
-        let app = std::fs::read_to_string(crate::root().join("demo/src/App.tsx")).unwrap();
+        let app = std::fs::read_to_string(crate::workspace::root().join("demo/src/App.tsx")).unwrap();
         assert!(!app.contains("data-fabric-src="));
         assert!(app.contains("function OrderToolbar()"));
     }

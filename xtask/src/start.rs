@@ -27,7 +27,7 @@ pub fn run(options: Options) -> Result<()> {
     }
     build::extension(Profile::Release)?.print();
     let redline = build_server()?;
-    let data = crate::root().join(".redline");
+    let data = crate::workspace::root().join(".redline");
     std::fs::create_dir_all(&data)?;
 
     let stage_addr = stage::spawn(&format!("127.0.0.1:{}", options.stage_port))?;
@@ -57,7 +57,7 @@ pub fn run(options: Options) -> Result<()> {
 /// The server binary, built like the tests build it.
 pub fn build_server() -> Result<PathBuf> {
     process::run(cmd("cargo").args(["build", "--package", "redline-server", "--bin", "redline"]))?;
-    Ok(crate::target_dir().join("debug/redline"))
+    Ok(crate::workspace::target_dir().join("debug/redline"))
 }
 
 /// Starts `redline serve` and waits until it accepts connections.
@@ -158,7 +158,7 @@ fn write_private(file: &Path, text: &str) -> Result<()> {
 /// Chromium with the extension loaded and the demo stage open, in a fresh profile.
 fn launch_browser(stage_url: &str) -> Result<()> {
     let extension = build::extension_dir();
-    let profile = crate::root().join("target/chromium-profile");
+    let profile = crate::workspace::root().join("target/chromium-profile");
     Command::new(setup::CHROMIUM)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--load-extension={}", extension.display()))

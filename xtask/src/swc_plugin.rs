@@ -15,13 +15,13 @@ const WASM: &str = "redline_anchors_swc.wasm";
 
 /// Where the npm package has the plugin.
 pub fn wasm() -> PathBuf {
-    crate::root().join(CRATE).join(WASM)
+    crate::workspace::root().join(CRATE).join(WASM)
 }
 
 /// Builds the plugin (release: LTO, for size) and copies it into the package.
 pub fn build() -> Result<()> {
     setup::rust_target(TARGET)?;
-    let root = crate::root();
+    let root = crate::workspace::root();
     let target_dir = root.join("target/redline-anchors-swc");
     let mut cargo = cmd("cargo");
     cargo.args(["build", "--release", "--locked", "--target", TARGET, "--manifest-path"]);

@@ -80,7 +80,7 @@ impl TestBuild {
 
 /// `exe` run as `cargo test` runs it: in its package's folder, which it may read.
 fn in_server_folder(exe: &Path) -> Command {
-    let dir = crate::root().join("server");
+    let dir = crate::workspace::root().join("server");
     let mut test = Command::new(exe);
     test.current_dir(&dir).env("CARGO_MANIFEST_DIR", &dir);
     test

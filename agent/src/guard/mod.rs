@@ -10,10 +10,7 @@ mod browser;
 pub mod compare;
 mod pixels;
 
-use std::path::PathBuf;
-
 use base64::Engine;
-use clap::Args;
 use redline_protocol::after_shot::{centring_scroll, crop_rect, union};
 use redline_protocol::element_path::{frame_parts, shadow_parts};
 use redline_protocol::locate::{Attempt, attempts};
@@ -24,39 +21,24 @@ use serde_json::{Value, json};
 pub use self::browser::Programs;
 use self::browser::{Driver, Page, PageFound};
 use self::compare::{Finding, Pixels, Tolerance, boxes_in_crop, compare};
-use super::ApiArgs;
 use super::client::{Error, exit};
 use super::rules::pick_stage;
-use super::session::Ctx;
+use super::session::{Ctx, ServerChoice};
 
 /// The exit status when nothing regressed but some page could not be checked.
 pub const UNCHECKED: i32 = 4;
 
-#[derive(Args, Debug)]
-pub struct GuardArgs {
+/// What `redline guard` checks, and how strictly (the command line's `GuardArgs`).
+#[derive(Debug, Clone)]
+pub struct Guard {
     /// The stage (id or branch) whose verified items to check.
-    #[arg(long = "stage-id", visible_alias = "stage", value_name = "STAGE")]
     pub stage_id: String,
-    /// Open the pages here instead of at the stage's URL (the item's route is kept).
-    #[arg(long, value_name = "URL")]
+    /// Where to open the pages instead of the stage's URL (the item's route is kept).
     pub base_url: Option<String>,
     /// Report only: reopen nothing.
-    #[arg(long)]
     pub dry_run: bool,
-    /// A pixel differs when a channel differs by more than this (0–255).
-    #[arg(long, default_value_t = Tolerance::default().channel, value_name = "LEVELS")]
-    pub channel_tolerance: u8,
-    /// The share of an element's pixels that may differ, in percent.
-    #[arg(long, default_value_t = Tolerance::default().share * 100.0, value_name = "PERCENT")]
-    pub pixel_tolerance: f64,
-    /// chromedriver, to drive headless Chromium.
-    #[arg(long, env = "REDLINE_CHROMEDRIVER", default_value = "chromedriver", value_name = "PATH")]
-    pub chromedriver: PathBuf,
-    /// The Chromium binary (chromedriver's own choice when not given).
-    #[arg(long, env = "CHROMIUM", value_name = "PATH")]
-    pub chromium: Option<PathBuf>,
-    #[command(flatten)]
-    pub api: ApiArgs,
+    pub tolerance: Tolerance,
+    pub programs: Programs,
 }
 
 /// What the guard said about one item.
@@ -79,8 +61,8 @@ enum Look {
     Unchecked(String),
 }
 
-pub async fn run(a: GuardArgs, json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::connect(&a.api, json).await?;
+pub async fn run(a: Guard, server: &ServerChoice, json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::connect(server, json).await?;
     let stages = ctx.stages().await?;
     let stage = pick_stage(&stages, &a.stage_id).map_err(Error::Local)?.clone();
     let base = a
@@ -96,14 +78,11 @@ pub async fn run(a: GuardArgs, json: bool) -> Result<i32, Error> {
     };
     let verified: Vec<Change> =
         ctx.list_all(input).await?.changes.into_iter().filter(|c| c.verified_at.is_some()).collect();
-    let tolerance =
-        Tolerance { channel: a.channel_tolerance, share: a.pixel_tolerance / 100.0, ..Tolerance::default() };
     let mut results = Vec::new();
     if !verified.is_empty() {
-        let programs = Programs { chromedriver: a.chromedriver.clone(), chromium: a.chromium.clone() };
-        let driver = Driver::start(&programs).await.map_err(Error::Local)?;
+        let driver = Driver::start(&a.programs).await.map_err(Error::Local)?;
         for change in &verified {
-            results.push(check(&ctx, &driver, change, &base, &stage, tolerance, a.dry_run).await?);
+            results.push(check(&ctx, &driver, change, &base, &stage, a.tolerance, a.dry_run).await?);
         }
     }
     let regressed = results.iter().any(|r| r.outcome == "regressed");

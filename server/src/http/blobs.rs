@@ -98,15 +98,15 @@ pub async fn get(
         .map(|i| signed.sig.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
         .collect::<Option<Vec<u8>>>()
         .unwrap_or_default();
-    if !state.blobs.verify(&key, signed.exp, &sig) {
+    if !state.services.blobs.verify(&key, signed.exp, &sig) {
         return Err(ApiError::forbidden("bad image link signature"));
     }
-    if signed.exp * 1000 <= state.clock.now().unix_millis() {
+    if signed.exp * 1000 <= state.services.clock.now().unix_millis() {
         return Err(ApiError::forbidden("this image link has expired; read the item again for a fresh one"));
     }
     let row = sqlx::query("SELECT content_type, size_bytes FROM blobs WHERE blob_key = $1")
         .bind(&key)
-        .fetch_optional(state.store.pool())
+        .fetch_optional(state.services.store.pool())
         .await?
         .ok_or_else(|| ApiError::not_found("no such image"))?;
     let content_type: String = row.try_get("content_type")?;
@@ -116,7 +116,7 @@ pub async fn get(
         Ok(Ok(permit)) => permit,
         _ => return Err(ApiError::unavailable("too many images are being read at once; try again", 1)),
     };
-    let Some(chunks) = state.blobs.store().get(&key).await.map_err(ApiError::internal)? else {
+    let Some(chunks) = state.services.blobs.store().get(&key).await.map_err(ApiError::internal)? else {
         return Err(ApiError::not_found("no such image"));
     };
     // The turn is given back when the body is sent or the client goes away, or taken

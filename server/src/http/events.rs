@@ -168,14 +168,18 @@ fn spawn_token_watch(
         let mut tick = tokio::time::interval(TOKEN_RECHECK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
-        let stopping = state.events.stopping();
+        let stopping = state.services.events.stopping();
         loop {
             tick.tick().await;
             let Some(streams) = streams.upgrade() else { return };
             if streams.unused(&token_id, generation) || *stopping.borrow() {
                 return;
             }
-            match state.tokens.check_hash(&state.store, hash.clone(), state.clock.now()).await {
+            match state
+                .tokens
+                .check_hash(&state.services.store, hash.clone(), state.services.clock.now())
+                .await
+            {
                 Ok(_) => {}
                 Err(e) if e.status() == 401 => {
                     streams.refuse(&token_id, generation);
@@ -207,7 +211,7 @@ pub async fn handle(
     let project_id =
         stream.strip_prefix("changes:").ok_or_else(|| ApiError::not_found("unknown event stream"))?;
     let who = state.authenticate(&headers, client).await?;
-    state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
+    state.limiter.check(&who.token_id, state.rate_limit, state.services.clock.now())?;
     who.require(Scope::Read)?;
     who.require_project(project_id)?;
     let agent = query.claimed_by.map(|name| name.trim().to_owned()).filter(|name| !name.is_empty());
@@ -219,7 +223,7 @@ pub async fn handle(
     }
     let slot = state.streams.open_stream(&state, &who, token_hash(&headers)?, state.max_streams_per_token)?;
     let waiting = match agent {
-        Some(name) => Some(Waiting::start(&state, &who, &name).await?),
+        Some(name) => Some(Waiting::start(&state.services, &who, &name).await?),
         None => None,
     };
     let (current, oldest): (i64, Option<i64>) = {
@@ -228,7 +232,7 @@ pub async fn handle(
              FROM projects p WHERE p.project_id = $1",
         )
         .bind(project_id)
-        .fetch_one(state.store.pool())
+        .fetch_one(state.services.store.pool())
         .await?;
         (row.try_get("last_event_seq")?, row.try_get("oldest")?)
     };
@@ -248,9 +252,9 @@ pub async fn handle(
             current
         }
     };
-    let feed = state.events.feed(project_id);
+    let feed = state.services.events.feed(project_id);
     let rx = feed.latest.subscribe();
-    let stopping = state.events.stopping();
+    let stopping = state.services.events.stopping();
     let cursor = Cursor {
         state: state.clone(),
         project_id: project_id.to_owned(),
@@ -332,8 +336,8 @@ impl Cursor {
             return self.replay(base).await;
         }
         if self.after == last && latest > last {
-            self.state.events.feed_read();
-            let events = read_events(&self.state.store, &self.project_id, last, READ_LIMIT).await?;
+            self.state.services.events.feed_read();
+            let events = read_events(&self.state.services.store, &self.project_id, last, READ_LIMIT).await?;
             let new_last = match events.last() {
                 Some((seq, _)) => *seq,
                 // Pruned before anyone read them: nothing to send up to `latest`.
@@ -360,7 +364,8 @@ impl Cursor {
     /// Reads this stream's events after `self.after` from the store, up to the feed's
     /// `base`: a stream that reconnected further back than the feed keeps.
     async fn replay(&mut self, base: i64) -> Result<(), sqlx::Error> {
-        let events = read_events(&self.state.store, &self.project_id, self.after, READ_LIMIT).await?;
+        let events =
+            read_events(&self.state.services.store, &self.project_id, self.after, READ_LIMIT).await?;
         for (seq, json) in events.into_iter().take_while(|(seq, _)| *seq <= base) {
             self.pending.push_back(Event::default().id(seq.to_string()).data(&*json));
             self.after = seq;

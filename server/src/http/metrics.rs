@@ -226,7 +226,7 @@ pub async fn healthz(State(state): State<AppState>) -> Response {
     let up = match *last {
         Some((at, up)) if at.elapsed() < HEALTH_REUSE => up,
         _ => {
-            let up = store_answers(&state.store).await;
+            let up = store_answers(&state.services.store).await;
             *last = Some((Instant::now(), up));
             up
         }
@@ -264,7 +264,7 @@ pub fn loopback_only(addr: &str) -> Result<std::net::SocketAddr, String> {
 
 /// `GET /metrics`.
 pub async fn handle(State(state): State<AppState>) -> Response {
-    let stored = match tokio::time::timeout(STORE_TIMEOUT, read_stored(state.store.pool())).await {
+    let stored = match tokio::time::timeout(STORE_TIMEOUT, read_stored(state.services.store.pool())).await {
         Ok(Ok(stored)) => Some(stored),
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "metrics: reading the queue");

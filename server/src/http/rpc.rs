@@ -118,7 +118,7 @@ async fn call<R: Op<Input: std::any::Any + Sync>>(
     body: Body,
 ) -> Result<Response, ApiError> {
     let who = state.authenticate(headers, client).await?;
-    state.limiter.check(&who.token_id, state.rate_limit, state.clock.now())?;
+    state.limiter.check(&who.token_id, state.rate_limit, state.services.clock.now())?;
     let group = who.group_id.clone();
     match (&group, R::SCOPE) {
         (Some(_), _) if !group_token::allows(name) => {
@@ -136,7 +136,13 @@ async fn call<R: Op<Input: std::any::Any + Sync>>(
     drop(body);
     let answer_holders = holders();
     state.answer_budget.check_room(&answer_holders)?;
-    let ctx = Ctx { state, who, base_url: base_url(state, headers), now: state.clock.now() };
+    let ctx = Ctx {
+        state: &state.services,
+        claims: &state.claims,
+        who,
+        base_url: base_url(state, headers),
+        now: state.services.clock.now(),
+    };
     if let Some(group) = &group {
         group_token::check_item(&ctx, group, &input).await?;
     }
@@ -151,14 +157,14 @@ async fn call_anonymous<R: AnonymousOp>(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let now = state.clock.now();
+    let now = state.services.clock.now();
     // Keys of their own: a token id is a UUID, never `name address`.
     let client = client.key(headers, state.client_ip_header.as_ref());
     state.limiter.check(&format!("{name} {client}"), R::limit(&state.sign_in_limits), now)?;
     let holders = || vec![Holder::Client(&client).key()];
     let (body, _taken) = read_body(state, name, headers, body, state.body_budget.hold(holders())).await?;
     let input = parse_input::<R::Input>(name, &body)?;
-    let output = R::run(state, &base_url(state, headers), &client, now, input).await?;
+    let output = R::run(&state.services, &base_url(state, headers), &client, now, input).await?;
     answer(state, &output, holders())
 }
 

@@ -8,7 +8,7 @@
 //! claim naming a `groupId` renews its lease in a write of its own.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use redline_protocol::*;
 use sqlx::Row;
@@ -16,11 +16,11 @@ use sqlx::any::AnyRow;
 use tokio::sync::oneshot;
 
 use super::{Ctx, Op, presence};
-use crate::AppState;
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
 use crate::queue::{ChangeKey, Counter, ProjectWrite};
+use crate::services::Services;
 use crate::store::new_id;
 use crate::store::rows::{
     GROUP_COLUMNS, HOLD_JOIN, SUMMARY_COLUMNS, SUMMARY_RETURNING, StoredCapture, group_from_row, opt_ts,
@@ -75,7 +75,7 @@ impl Op for ClaimChanges {
                     lease_minutes,
                     answer,
                 };
-                ctx.state.claims.push(ctx.state, &ctx.who, claim);
+                ctx.claims.push(ctx.state, &ctx.who, claim);
                 answered
                     .await
                     .map_err(|_| ApiError::internal("the claim write ended without an answer"))??
@@ -146,20 +146,20 @@ impl ClaimQueue {
     /// Queues `claim` for the next claim write of `who`'s project, starting that write
     /// unless one is already waiting for its turn. The write is a task of its own, so a
     /// request that goes away cannot take the other claims' answers with it.
-    fn push(&self, state: &AppState, who: &Principal, claim: Claim) {
+    fn push(self: &Arc<Self>, state: &Services, who: &Principal, claim: Claim) {
         let mut projects = self.projects.lock().expect("the claim queue is never poisoned");
         match projects.get_mut(&who.project_id) {
             Some(waiting) => waiting.push(claim),
             None => {
                 projects.insert(who.project_id.clone(), vec![claim]);
-                tokio::spawn(write(state.clone(), who.clone()));
+                tokio::spawn(write(state.clone(), self.clone(), who.clone()));
             }
         }
     }
 
     /// The claims the write whose turn it is takes: the waiting ones, up to
     /// [`NAMES_PER_WRITE`] names. If some are left, another write is started for them.
-    fn take(&self, state: &AppState, who: &Principal) -> Vec<Claim> {
+    fn take(self: &Arc<Self>, state: &Services, who: &Principal) -> Vec<Claim> {
         let mut projects = self.projects.lock().expect("the claim queue is never poisoned");
         let Some(waiting) = projects.get_mut(&who.project_id) else { return Vec::new() };
         let mut names = 0;
@@ -175,7 +175,7 @@ impl ClaimQueue {
         if waiting.is_empty() {
             projects.remove(&who.project_id);
         } else {
-            tokio::spawn(write(state.clone(), who.clone()));
+            tokio::spawn(write(state.clone(), self.clone(), who.clone()));
         }
         taken
     }
@@ -183,9 +183,9 @@ impl ClaimQueue {
 
 /// One claim write: waits for the project's write turn, takes the claims waiting by
 /// then, and answers each once the write has committed.
-async fn write(state: AppState, who: Principal) {
+async fn write(state: Services, queue: Arc<ClaimQueue>, who: Principal) {
     let turn = state.store.committer(&who.project_id).lend().await;
-    let claims = state.claims.take(&state, &who);
+    let claims = queue.take(&state, &who);
     if claims.is_empty() {
         return;
     }

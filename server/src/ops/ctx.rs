@@ -1,19 +1,23 @@
 //! The per-request context every operation runs in.
 
+use std::sync::Arc;
+
 use redline_protocol::{Message, Timestamp};
 use sqlx::any::AnyRow;
 
-use crate::AppState;
 use crate::auth::Principal;
 use crate::error::ApiError;
+use crate::ops::ClaimQueue;
 use crate::queue::ProjectWrite;
+use crate::services::Services;
 use crate::store::blobs::is_blob_key;
 use crate::store::rows::{StoredChange, summary_from_row};
 
-/// One request: the server state, the caller, the base URL for links, and the one
-/// reading of the server clock every rule of this request uses.
+/// One request: the services, the claims waiting for a write, the caller, the base URL
+/// for links, and the one reading of the server clock every rule of this request uses.
 pub struct Ctx<'a> {
-    pub state: &'a AppState,
+    pub state: &'a Services,
+    pub claims: &'a Arc<ClaimQueue>,
     pub who: Principal,
     pub base_url: String,
     pub now: Timestamp,

@@ -18,9 +18,9 @@ use std::future::Future;
 use redline_protocol::{Rpc, Timestamp};
 use serde::Serialize;
 
-use crate::AppState;
 use crate::error::ApiError;
 use crate::limit::{RateLimit, SignInLimits};
+use crate::services::Services;
 
 pub use claim::ClaimQueue;
 pub use ctx::Ctx;
@@ -43,7 +43,7 @@ pub trait AnonymousOp: Rpc {
 
     /// `client` is the caller's address as the limits key it (`ClientAddr::key`).
     fn run(
-        state: &AppState,
+        state: &Services,
         base_url: &str,
         client: &str,
         now: Timestamp,

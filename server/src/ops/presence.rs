@@ -11,11 +11,11 @@ use redline_protocol::*;
 use sqlx::Row;
 
 use super::{Ctx, Op};
-use crate::AppState;
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter};
 use crate::queue::ProjectWrite;
+use crate::services::Services;
 
 /// How often an open wait stream says its agent is still waiting.
 const HEARTBEAT: Duration = Duration::from_secs(10);
@@ -71,7 +71,7 @@ pub async fn seen_writing(w: &mut ProjectWrite<'_>, user_id: &str, names: &[&str
 /// Held by an open wait stream that names its agent: marks the agent waiting now and
 /// every [`HEARTBEAT`], and not waiting once dropped (the stream closed).
 pub struct Waiting {
-    state: AppState,
+    state: Services,
     project_id: String,
     name: String,
     /// The person whose token opened the stream.
@@ -84,14 +84,14 @@ impl Waiting {
     /// connect sees the agent waiting), then keeps it so. Only a token that may write
     /// marks an agent, and only one its person's writes named (or nobody's yet): 403
     /// naming `claimedBy` otherwise, so no token can mark another's agent away.
-    pub async fn start(state: &AppState, who: &Principal, name: &str) -> Result<Waiting, ApiError> {
+    pub async fn start(state: &Services, who: &Principal, name: &str) -> Result<Waiting, ApiError> {
         if who.require(Scope::Write).is_err() {
             return Err(ApiError::forbidden(format!(
                 "claimedBy: marking an agent waiting needs the scope {}",
                 Scope::Write.as_str()
             )));
         }
-        let beat_once = async |state: &AppState, project: &str, agent: &str, user: &str| {
+        let beat_once = async |state: &Services, project: &str, agent: &str, user: &str| {
             let now = state.clock.now();
             mark(state, project, agent, user, now, now.unix_millis() + WAITING_AHEAD_MS).await
         };
@@ -145,7 +145,7 @@ impl Drop for Waiting {
 /// `user_id`'s token, in a statement of its own: only if no one owns the name or
 /// `user_id` does (taking it when no one does). False when another person owns it.
 async fn mark(
-    state: &AppState,
+    state: &Services,
     project_id: &str,
     name: &str,
     user_id: &str,

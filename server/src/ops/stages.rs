@@ -6,11 +6,11 @@ use redline_protocol::{
 };
 
 use super::{Ctx, Op};
-use crate::AppState;
 use crate::error::ApiError;
+use crate::services::Services;
 use crate::store::rows::{STAGE_COLUMNS, stage_from_row};
 
-async fn project_stages(state: &AppState, project_id: &str) -> Result<Vec<Stage>, ApiError> {
+async fn project_stages(state: &Services, project_id: &str) -> Result<Vec<Stage>, ApiError> {
     let sql =
         format!("SELECT {STAGE_COLUMNS} FROM stages WHERE project_id = $1 ORDER BY created_at, stage_id");
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(project_id).fetch_all(state.store.pool()).await?;

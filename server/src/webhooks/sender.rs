@@ -19,9 +19,9 @@ use sqlx::Row;
 use super::address::refusal;
 use super::payload::{Format, signature, signing_key};
 use super::{EventRef, occurrence, pending_delivery_id};
-use crate::AppState;
 use crate::error::ApiError;
 use crate::filter::{Bind, Filter, placeholders};
+use crate::services::Services;
 
 /// How long one request may take, connecting included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -266,7 +266,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// One process's sender.
 struct Sender {
-    state: AppState,
+    state: Services,
     client: reqwest::Client,
     addresses: Addresses,
     /// The base of links in the requests (signed screenshot URLs).
@@ -281,7 +281,7 @@ struct Sender {
 
 /// Starts this process's sender, keeping at most [`BACKLOG_MAX`] deliveries pending
 /// per webhook.
-pub fn spawn(state: AppState, addresses: Addresses, base_url: String) {
+pub fn spawn(state: Services, addresses: Addresses, base_url: String) {
     spawn_with_backlog(state, addresses, base_url, BACKLOG_MAX)
 }
 
@@ -290,7 +290,7 @@ pub fn spawn(state: AppState, addresses: Addresses, base_url: String) {
 /// processes' through the event hub), it looks only at the webhooks of their projects;
 /// every [`POLL`] it looks at every webhook's oldest pending delivery (one index probe
 /// each), for retries coming due and leases of processes that died.
-pub fn spawn_with_backlog(state: AppState, addresses: Addresses, base_url: String, backlog_max: i64) {
+pub fn spawn_with_backlog(state: Services, addresses: Addresses, base_url: String, backlog_max: i64) {
     let sender = Arc::new(Sender {
         client: client(addresses),
         addresses,
@@ -536,7 +536,7 @@ impl Sender {
 
 /// Deletes what `webhook list` no longer needs: deliveries delivered a week ago, failed
 /// ones after four weeks.
-async fn prune(state: &AppState, now: i64) -> Result<(), sqlx::Error> {
+async fn prune(state: &Services, now: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
         "DELETE FROM webhook_deliveries WHERE (state = 'delivered' AND created_at < $1) \
          OR (state = 'failed' AND created_at < $2)",

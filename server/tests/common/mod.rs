@@ -103,7 +103,7 @@ impl TestServer {
         let mut state = AppState::with_blob_store(store.clone(), clock.clone(), images).await.unwrap();
         state.keep_alive = std::time::Duration::from_millis(300);
         configure(&mut state);
-        let blobs = state.blobs.clone();
+        let blobs = state.services.blobs.clone();
         let base = listen(state).await;
         TestServer {
             base,

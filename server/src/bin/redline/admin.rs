@@ -6,7 +6,7 @@ use redline_server::Clock;
 use redline_server::admin::{self, StageSpec};
 
 use crate::data::StoreArgs;
-use crate::print;
+use crate::output::print;
 
 #[derive(Subcommand)]
 pub enum ProjectCommand {

@@ -7,7 +7,7 @@ use redline_server::{Clock, signin};
 
 use crate::admin::parse_scope;
 use crate::data::StoreArgs;
-use crate::print;
+use crate::output::print;
 
 #[derive(Subcommand)]
 pub enum AuthCommand {

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use redline_server::store::blobs::{BlobStore, BlobStoreSpec, Blobs, copy_missing};
 use redline_server::{Clock, Store, backup};
 
-use crate::print;
+use crate::output::print;
 
 #[derive(Args)]
 pub struct StoreArgs {

@@ -5,6 +5,7 @@
 mod admin;
 mod auth;
 mod data;
+mod output;
 mod serve;
 mod webhook;
 
@@ -13,7 +14,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use serde::Serialize;
 
 use crate::admin::{ProjectCommand, StageCommand, TokenCommand};
 use crate::auth::AuthCommand;
@@ -136,14 +136,5 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Auth { command } => command.run(json).await,
         Command::Backup { to, store } => data::back_up(&to, &store, json).await,
         Command::Agent(command) => std::process::exit(redline_agent::run(command, json).await),
-    }
-}
-
-/// Prints an admin command's result: its record as JSON with `--json`, else `line`.
-fn print<T: Serialize>(json: bool, value: &T, line: impl FnOnce() -> String) {
-    if json {
-        println!("{}", serde_json::to_string(value).expect("admin records serialise"));
-    } else {
-        println!("{}", line());
     }
 }

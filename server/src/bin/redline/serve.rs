@@ -85,7 +85,7 @@ impl Serve {
         state.client_ip_header = client_ip_header;
         state.max_streams_per_token = max_streams_per_token;
         state.blob_reads = redline_server::http::blobs::ReadLimit::new(max_blob_reads);
-        state.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
+        state.services.project_quota_bytes = (project_quota_mb * 1024 * 1024) as i64;
         transport.apply(&mut state);
         state.rate_limit = RateLimit::per_second(calls_per_second);
         let listener =
@@ -103,7 +103,7 @@ impl Serve {
         std::io::stdout().flush()?;
         tracing::info!(%local, "serving");
         webhooks::sender::spawn(
-            state.clone(),
+            state.services.clone(),
             crate::webhook::addresses(allow_private_webhooks),
             public_url.unwrap_or_else(|| format!("http://{local}")),
         );

@@ -8,7 +8,7 @@ use redline_server::Clock;
 use redline_server::webhooks::{self, payload::Format, sender::Addresses};
 
 use crate::data::StoreArgs;
-use crate::print;
+use crate::output::print;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum WebhookFormatArg {
