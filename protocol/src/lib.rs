@@ -4,6 +4,7 @@
 //! - [`client`]: what a status means to a client, the stage serving a URL, short shas.
 //! - [`element_path`]: **(ours)** how a `cssPath` crosses shadow roots and frames.
 //! - [`records`]: Change, Capture, Element, Group, Message, Stage and their enums.
+//! - [`refind`] **(ours)**: an item's elements re-found on a later build.
 //! - [`rpc`]: every operation's input and output, and the [`Rpc`] trait tying an RPC
 //!   name to them (`client.call::<GetSession>(GetSessionInput {})`).
 //! - [`wire`]: scopes, the error body (with the 409 `not_claimable` items), and the
@@ -21,6 +22,7 @@ pub mod client;
 pub mod element_path;
 pub mod group_token;
 pub mod records;
+pub mod refind;
 pub mod rpc;
 pub mod rules;
 #[cfg(feature = "schema")]
@@ -34,6 +36,7 @@ pub mod wire;
 pub use client::*;
 pub use group_token::*;
 pub use records::*;
+pub use refind::*;
 pub use rpc::*;
 pub use rules::*;
 pub use styles::{ElementStyles, FailedRequest, StyleValues};
