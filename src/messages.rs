@@ -55,6 +55,15 @@ pub enum WorkerRequest {
         url: String,
         elements: Vec<Element>,
     },
+    /// Items re-found on a new build: find `elements` in tab `tabId`'s page without
+    /// outlining them (with none, only read the build it states); answered with
+    /// [`WorkerReply::Refound`]. Left out of the content module, as the check's are.
+    #[cfg(any(feature = "worker", feature = "ui", not(feature = "content")))]
+    RefindOnPage {
+        #[serde(rename = "tabId")]
+        tab_id: i32,
+        elements: Vec<Element>,
+    },
     /// The content script circled a frame of another origin: capture what `stroke` (in
     /// that frame's viewport) circles inside the frame of the sender's tab at
     /// `framePath` (`frame_dom::frame_path`), which works only where the person granted
@@ -153,6 +162,11 @@ pub enum WorkerReply {
         tab_id: i32,
         check: Result<crate::verify::PageCheck, String>,
         screenshot: Result<String, String>,
+    },
+    /// What the page found for [`WorkerRequest::RefindOnPage`].
+    #[cfg(any(feature = "worker", feature = "ui", not(feature = "content")))]
+    Refound {
+        page: crate::refind::PageRefind,
     },
     /// What [`WorkerRequest::CaptureInFrame`] captured in the frame, boxes and paths in
     /// the frame's own terms, and the origins of frames inside it it could not read.
@@ -345,6 +359,19 @@ mod tests {
             serde_json::to_value(reply).unwrap(),
             json!({"kind": "checked", "tabId": 3, "check": {"Err": "no"}, "screenshot": {"Ok": "data:"}})
         );
+    }
+
+    #[cfg(not(feature = "content"))]
+    #[test]
+    fn refind_messages_name_the_tab_and_carry_the_page() {
+        let request = json!({"kind": "refindOnPage", "tabId": 4, "elements": [{"testId": "a", "tag": "b"}]});
+        assert!(matches!(serde_json::from_value(request).unwrap(),
+            WorkerRequest::RefindOnPage { tab_id: 4, elements } if elements.len() == 1));
+        let page = json!({"gitSha": "b2", "scroll": {"x": 0, "y": 0}, "viewport": {"width": 9, "height": 9},
+            "elements": [null, {"matchedBy": "text", "pathLeadsToIt": false, "cssPath": null, "rect": null}]});
+        let reply: WorkerReply = serde_json::from_value(json!({"kind": "refound", "page": page})).unwrap();
+        assert!(matches!(reply, WorkerReply::Refound { page } if page.elements[0].is_none()
+            && page.elements[1].as_ref().is_some_and(|f| f.matched_by == Some(crate::locate::MatchedBy::Text))));
     }
 
     #[test]

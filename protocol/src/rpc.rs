@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::group_token::*;
 use crate::records::*;
-use crate::refind::*;
 use crate::{Scope, Timestamp};
 
 /// One operation: `POST {apiUrl}/rpc/{NAME}` with `Input`, answered with `Output`.
@@ -106,7 +105,7 @@ rpcs! {
     /// Reviewer **(ours)**: say whether a `done` item's fix works on the live stage.
     VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
     /// Filer **(ours)**: what the page found of an item's elements on a later build.
-    RecordRefind = "recordRefind", Some(Scope::File), RecordRefindInput => RecordRefindOutput;
+    RecordRefind = "recordRefind", Some(Scope::File), crate::RecordRefindInput => crate::RecordRefindOutput;
     /// **(ours)** A project's outgoing webhooks and how their deliveries went (admins).
     ListWebhooks = "listWebhooks", Some(Scope::Admin), ListWebhooksInput => ListWebhooksOutput;
     /// **(ours)** The loop's numbers: filed, done, time to done and to verified, per
@@ -287,10 +286,9 @@ pub struct GetChangeOutput<C = Capture> {
     /// **(ours)** How many messages the whole thread has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_count: Option<u64>,
-    /// **(ours)** What the filer's page last found of the item's elements on a later
-    /// build (`recordRefind`); absent until then, and from servers without it.
+    /// **(ours)** The filer's latest finding on a later build (`recordRefind`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refind: Option<Refind>,
+    pub refind: Option<crate::Refind>,
 }
 
 /// `countChanges` **(ours)**: `projectId, stageId?`: how many items of each status, and

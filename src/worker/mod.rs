@@ -64,6 +64,12 @@ async fn handle(request: WorkerRequest, sender: &MessageSender) -> WorkerReply {
         WorkerRequest::CheckOnStage { tab_id, stage_url, url, elements } => {
             check::check_on_stage(tab_id, stage_url, url, elements).await
         }
+        WorkerRequest::RefindOnPage { tab_id, elements } => {
+            match chrome::in_frame(tab_id, &[], FrameCall::Refind, &elements).await {
+                Ok(page) => WorkerReply::Refound { page },
+                Err(error) => WorkerReply::Error { message: error.to_string() },
+            }
+        }
         WorkerRequest::RefreshBadge => match badge::refresh().await {
             Ok(count) => WorkerReply::Badge { count },
             Err(message) => WorkerReply::Error { message },
