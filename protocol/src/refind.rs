@@ -154,7 +154,7 @@ mod tests {
         let in_place = element("Save", Whereabouts::InPlace, Some("#save"));
         let moved = element("Export CSV", Whereabouts::Moved, Some("#toolbar > button"));
         let gone = element("orders.old", Whereabouts::Gone, None);
-        assert_eq!(item_whereabouts(&[in_place.clone()]), Whereabouts::InPlace);
+        assert_eq!(item_whereabouts(std::slice::from_ref(&in_place)), Whereabouts::InPlace);
         assert_eq!(item_whereabouts(&[in_place.clone(), moved.clone()]), Whereabouts::Moved);
         assert_eq!(item_whereabouts(&[in_place, gone.clone()]), Whereabouts::Moved, "partly gone");
         assert_eq!(item_whereabouts(&[gone.clone(), gone]), Whereabouts::Gone);

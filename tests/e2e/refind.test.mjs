@@ -142,7 +142,7 @@ describe("items re-found on a new build", () => {
 
     // "Show on page" on the moved row outlines the button where it is now.
     await assertAccessible(panel, "the panel with moved and gone rows");
-    await row("Export is cramped").getByRole("button", { name: `Show #${moved.shortId} on the page where it is now` }).click();
+    await row("Export is cramped").getByRole("button", { name: `Show on page: #${moved.shortId} where it is now` }).click();
     const host = stagePage.locator("#redline-show-host");
     await host.waitFor({ state: "attached" });
     const [box] = JSON.parse(await host.getAttribute("data-redline-boxes"));

@@ -219,7 +219,7 @@ pub fn RowMark(change_id: String, number: String) -> impl IntoView {
             let whereabouts = refind.whereabouts();
             (whereabouts != Whereabouts::InPlace).then(|| {
                 let said = refind.describe();
-                let label = format!("Show {number} on the page where it is now");
+                let label = format!("Show on page: {number} where it is now");
                 view! {
                     <div class="row-refind">
                         <span class=format!("refind {}", whereabouts.as_str()) data-testid="row-refind" data-whereabouts=whereabouts.as_str() title=said.clone()>
