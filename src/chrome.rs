@@ -364,7 +364,7 @@ impl Drop for TabListeners {
   if (own.join() !== path.join()) return null;
   return import(chrome.runtime.getURL('content/content.js')).then((content) => call === 'show'
     ? { located: content.show_elements(arg), inFrames: content.elements_in_closed_frames(arg) }
-    : content.capture_frame(arg));
+    : call === 'refind' ? content.refind_elements(arg) : content.capture_frame(arg));
 }
 export function in_frame_function() { return in_frame; }
 export function check_in_page(elements) {
@@ -392,8 +392,9 @@ extern "C" {
     /// `in_frame(path, call, arg)`: in the frame at `path` (`frame_dom::frame_path`) only,
     /// and `null` in every other, either outlines the elements `arg` and answers a
     /// `locate::Shown` (`call` is `show`: what it found, and the elements in frames it
-    /// may not read), or captures what the outline `arg` (in the frame's viewport)
-    /// circles there (`capture_frame`).
+    /// may not read), finds them without outlining (`refind`: a `refind::PageRefind`),
+    /// or captures what the outline `arg` (in the frame's viewport) circles there
+    /// (`capture_frame`).
     fn in_frame_function() -> js_sys::Function;
     /// Outlines the elements and answers a `verify::PageView`: what was found, the
     /// outlined boxes, the scroll position, viewport, pixel ratio and the page's build.
@@ -409,6 +410,8 @@ extern "C" {
 #[derive(Debug, Clone, Copy)]
 pub enum FrameCall {
     Show,
+    /// Items re-found on a new build (`show::refind_elements`).
+    Refind,
     Capture,
 }
 
@@ -425,6 +428,7 @@ pub async fn in_frame<T: Serialize, R: DeserializeOwned>(
 ) -> Result<R, ChromeError> {
     let call = match call {
         FrameCall::Show => "show",
+        FrameCall::Refind => "refind",
         FrameCall::Capture => "capture",
     };
     // `in_frame` goes to every frame Redline may script and acts only in the one at the

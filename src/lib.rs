@@ -19,6 +19,7 @@ pub mod outbox;
 pub mod pages;
 pub mod queue;
 pub mod redact;
+pub mod refind;
 pub mod settings;
 pub mod stats;
 pub mod throttle;

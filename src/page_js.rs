@@ -15,6 +15,7 @@ use wasm_bindgen::JsValue;
 
 use crate::locate::{InFrame, Located, MatchedBy};
 use crate::messages::{Captured, OverlayEvent};
+use crate::refind::{PageFinding, PageRefind};
 use crate::worker_call::{CaptureInFrame, CaptureVisibleTab, FrameCaptured, WorkerCall, WorkerError};
 
 /// A value as serde-wasm-bindgen's `json_compatible` serializer writes it.
@@ -256,20 +257,45 @@ pub fn stroke(value: &JsValue) -> Option<Vec<Point>> {
     items(value)?.map(|p| point(&p)).collect()
 }
 
+impl ToJs for MatchedBy {
+    fn to_js(&self) -> JsValue {
+        JsValue::from_str(match self {
+            MatchedBy::TestId => "testId",
+            MatchedBy::SourceAnchor => "sourceAnchor",
+            MatchedBy::CssPath => "cssPath",
+            MatchedBy::Text => "text",
+        })
+    }
+}
+
 impl ToJs for Located {
     fn to_js(&self) -> JsValue {
-        let matched_by = self.matched_by.map(|by| {
-            JsValue::from_str(match by {
-                MatchedBy::TestId => "testId",
-                MatchedBy::SourceAnchor => "sourceAnchor",
-                MatchedBy::CssPath => "cssPath",
-                MatchedBy::Text => "text",
-            })
-        });
         object(&[
             ("label", self.label.to_js()),
-            ("matchedBy", matched_by.unwrap_or(JsValue::NULL)),
+            ("matchedBy", self.matched_by.to_js()),
             ("count", self.count.to_js()),
+        ])
+    }
+}
+
+impl ToJs for PageFinding {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("matchedBy", self.matched_by.to_js()),
+            ("pathLeadsToIt", JsValue::from_bool(self.path_leads_to_it)),
+            ("cssPath", self.css_path.to_js()),
+            ("rect", self.rect.to_js()),
+        ])
+    }
+}
+
+impl ToJs for PageRefind {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("gitSha", self.git_sha.to_js()),
+            ("scroll", self.scroll.to_js()),
+            ("viewport", self.viewport.to_js()),
+            ("elements", self.elements.to_js()),
         ])
     }
 }
@@ -506,6 +532,23 @@ mod tests {
         let handed_on = vec![InFrame { index: 2, frame_path: vec![1, 0], css_path: "#g |> button".into() }];
         let read: Vec<InFrame> = serde_wasm_bindgen::from_value(handed_on.to_js()).unwrap();
         assert_eq!(read, handed_on);
+        let refind = PageRefind {
+            git_sha: Some("b2".into()),
+            scroll: Point { x: 0.0, y: 40.0 },
+            viewport: Viewport { width: 1200.0, height: 700.0 },
+            elements: vec![
+                Some(PageFinding {
+                    matched_by: Some(MatchedBy::TestId),
+                    path_leads_to_it: false,
+                    css_path: Some(".section-head > button".into()),
+                    rect: Some(Rect { x: 1.0, y: 2.0, width: 3.0, height: 4.0 }),
+                }),
+                Some(PageFinding { matched_by: None, path_leads_to_it: false, css_path: None, rect: None }),
+                None,
+            ],
+        };
+        let read: PageRefind = serde_wasm_bindgen::from_value(refind.to_js()).unwrap();
+        assert_eq!(read, refind);
     }
 
     #[wasm_bindgen_test]

@@ -1,19 +1,21 @@
 //! "Show on page", the page side: finds an item's elements again (test id, then source
 //! anchor, then CSS path, then text; see `crate::locate`) and outlines them above the
-//! page for a while. Compiled into the content module (JavaScript), which the worker
-//! loads into the tab with `chrome.scripting` when the person asks.
+//! page for a while; and finds them without outlining for the panel's re-find on a new
+//! build (`crate::refind`). Compiled into the content module (JavaScript), which the
+//! worker loads into the tab with `chrome.scripting` when the person asks.
 
 use std::cell::RefCell;
 
-use redline_protocol::Element as Captured;
+use redline_protocol::{Element as Captured, Point};
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
 
-use crate::capture::frame_dom;
-use crate::capture::selector_dom::{PathStop, path_document, resolve_css_path};
+use crate::capture::selector_dom::{PathStop, css_path, path_document, resolve_css_path};
+use crate::capture::{dom, frame_dom};
 use crate::chip::ChipName;
 use crate::locate::{self, Attempt, InFrame, Located};
 use crate::page_js::{self, ToJs};
+use crate::refind::{PageFinding, PageRefind};
 
 /// The id of the element that holds the outlines.
 pub const HOST_ID: &str = "redline-show-host";
@@ -76,6 +78,48 @@ pub fn show_elements(elements: JsValue) -> Result<JsValue, JsValue> {
         draw(&window, &document, &found)?;
     }
     Ok(located.to_js())
+}
+
+/// Items re-found on a new build: finds the captured `elements` (a JSON array of the
+/// protocol's Element) as "Show on page" does, without outlining them, and answers a
+/// [`PageRefind`]: per element, what found it, whether its captured CSS path still leads
+/// to it, its path and box now (`null` for one inside a frame this page may not read);
+/// and the build the page states.
+#[wasm_bindgen]
+pub fn refind_elements(elements: JsValue) -> Result<JsValue, JsValue> {
+    let elements = page_js::elements(&elements).ok_or("the elements are not a list")?;
+    let window = web_sys::window().ok_or("no window")?;
+    let document = window.document().ok_or("no document")?;
+    let findings = elements.iter().map(|element| {
+        if let Some(path) = element.css_path.as_deref()
+            && let Err(PathStop::ClosedFrame { .. }) = path_document(&document, path)
+        {
+            return None;
+        }
+        let (matched_by, matches) = find(&document, element);
+        let Some(first) = matches.first().filter(|_| matched_by.is_some()) else {
+            return Some(PageFinding {
+                matched_by: None,
+                path_leads_to_it: false,
+                css_path: None,
+                rect: None,
+            });
+        };
+        let at_path = element.css_path.as_deref().and_then(|path| resolve_css_path(&document, path));
+        Some(PageFinding {
+            matched_by,
+            path_leads_to_it: at_path.is_some_and(|e| matches.contains(&e)),
+            css_path: css_path(first),
+            rect: Some(frame_dom::rect_in_top(first, &document)),
+        })
+    });
+    let answer = PageRefind {
+        git_sha: dom::git_sha(&document),
+        scroll: Point { x: window.scroll_x()?, y: window.scroll_y()? },
+        viewport: dom::viewport(&window),
+        elements: findings.collect(),
+    };
+    Ok(answer.to_js())
 }
 
 fn find(top: &Document, element: &Captured) -> (Option<locate::MatchedBy>, Vec<Element>) {

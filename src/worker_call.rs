@@ -97,6 +97,7 @@ macro_rules! with_worker_calls {
             ShowOnPage = "showOnPage", ExtensionPage => Vec<Located>;
             RefreshBadge = "refreshBadge", ExtensionPage => u32;
             CheckOnStage = "checkOnStage", ExtensionPage => Checked;
+            RefindOnPage = "refindOnPage", ExtensionPage => crate::refind::PageRefind;
             OverlayMounting = "overlayMounting", ContentScript => ();
             OverlayStarting = "overlayStarting", ExtensionPage => bool;
         }
@@ -210,6 +211,15 @@ pub struct Checked {
     pub screenshot: Result<String, String>,
 }
 
+/// Items re-found on a new build: find `elements` in tab `tabId`'s page without
+/// outlining them (with none, only read the build the page states).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefindOnPage {
+    pub tab_id: i32,
+    pub elements: Vec<Element>,
+}
+
 /// The content script is about to mount the overlay in its tab with this secret
 /// (`?channel=`). Sent by the mount script (`static/content.js`) before the content
 /// module is loaded, so written there by hand: a test below holds it to this type.
@@ -279,6 +289,7 @@ mod tests {
             wire(&ShowOnPage { tab_id: None, elements: vec![] }),
             wire(&RefreshBadge {}),
             wire(&check),
+            wire(&RefindOnPage { tab_id: 4, elements: vec![] }),
             wire(&OverlayMounting { channel: "c".into() }),
             wire(&OverlayStarting { channel: "c".into() }),
         ];
@@ -303,6 +314,9 @@ mod tests {
             json!({"kind": "checkOnStage", "stageUrl": "http://s/", "url": "http://s/orders", "elements": []}),
         );
         assert_eq!((check.tab_id, check.url.as_str()), (None, "http://s/orders"));
+        let refind: RefindOnPage =
+            read(json!({"kind": "refindOnPage", "tabId": 4, "elements": [{"testId": "a", "tag": "b"}]}));
+        assert_eq!((refind.tab_id, refind.elements.len()), (4, 1));
         let frame = CaptureInFrame { frame_path: vec![2, 0], stroke: vec![Point { x: 1.0, y: 2.0 }] };
         assert_eq!(
             wire(&frame),

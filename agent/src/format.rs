@@ -354,6 +354,9 @@ pub fn show(
             }
         }
     }
+    if let Some(refind) = &out.refind {
+        s.push_str(&refind_text(refind, local));
+    }
     if !c.console_errors.is_empty() {
         let _ = writeln!(s, "\nConsole errors ({}):", c.console_errors.len());
         for e in &c.console_errors {
@@ -405,6 +408,21 @@ pub fn show(
         let _ = writeln!(s, "Pull request: {}", terminal_safe(url));
     }
     s
+}
+
+/// What the filer's page found of the circled elements on a later build
+/// (`recordRefind`): "Re-found on build b2c3d4e by ana at 10:02 (moved): Export CSV moved
+/// to `…`; orders.old gone".
+fn refind_text(refind: &redline_protocol::Refind, local: &LocalTime<'_>) -> String {
+    let elements: Vec<String> = refind.elements.iter().map(|e| terminal_safe(&e.describe())).collect();
+    format!(
+        "\nRe-found on build {} by {} at {} ({}): {}\n",
+        short_sha(&terminal_safe(&refind.git_sha)),
+        terminal_safe(refind.found_by.as_deref().unwrap_or("the filer")),
+        local.hhmm(refind.found_at),
+        refind.whereabouts().as_str(),
+        elements.join("; ")
+    )
 }
 
 /// `release` (and `changes_release`): the group given up, and what went back to the queue.

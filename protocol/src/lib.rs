@@ -7,6 +7,7 @@
 //! - [`locate`]: the order in which an element is looked for again on a page.
 //! - [`records`]: Change, Capture, Element, Group, Message, Stage and their enums.
 //! - [`regression`]: **(ours)** `reportRegression`, a verified fix gone on a later build.
+//! - [`refind`] **(ours)**: an item's elements re-found on a later build.
 //! - [`rpc`]: every operation's input and output, and the [`Rpc`] trait tying an RPC
 //!   name to them (`client.call::<GetSession>(GetSessionInput {})`).
 //! - [`wire`]: scopes, the error body (with the 409 `not_claimable` items), and the
@@ -26,6 +27,7 @@ pub mod element_path;
 pub mod group_token;
 pub mod locate;
 pub mod records;
+pub mod refind;
 pub mod regression;
 pub mod rpc;
 pub mod rules;
@@ -40,6 +42,7 @@ pub mod wire;
 pub use client::*;
 pub use group_token::*;
 pub use records::*;
+pub use refind::*;
 pub use regression::*;
 pub use rpc::*;
 pub use rules::*;

@@ -127,6 +127,8 @@ rpcs! {
     VerifyChange = "verifyChange", Some(Scope::File), VerifyChangeInput => VerifyChangeOutput;
     /// Agent **(ours)**: a verified fix is gone on a later build (`redline guard`; → `open`).
     ReportRegression = "reportRegression", Some(Scope::Write), crate::regression::ReportRegressionInput => VerifyChangeOutput;
+    /// Filer **(ours)**: what the page found of an item's elements on a later build.
+    RecordRefind = "recordRefind", Some(Scope::File), crate::RecordRefindInput => crate::RecordRefindOutput;
     /// **(ours)** A project's outgoing webhooks and how their deliveries went (admins).
     ListWebhooks = "listWebhooks", Some(Scope::Admin), ListWebhooksInput => ListWebhooksOutput;
     /// **(ours)** The loop's numbers: filed, done, time to done and to verified, per

@@ -247,7 +247,8 @@ fn envelope_and_rpc_names() {
     assert_eq!(serde_json::to_value(&env).unwrap(), json!({"rpcName": "getSession", "data": {}}));
     assert_eq!(ClaimChanges::NAME, "claimChanges");
     assert_eq!(ClaimChanges::SCOPE, Some(Scope::Write));
-    assert_eq!(RPC_NAMES.len(), 29);
+    assert_eq!(RPC_NAMES.len(), 30);
+    assert!(RPC_NAMES.contains(&"reportRegression") && RPC_NAMES.contains(&"recordRefind"));
     assert_eq!(ReleaseGroup::SCOPE, Some(Scope::Write), "an agent gives its own group up");
     assert_eq!(CountChanges::SCOPE, Some(Scope::Read));
     assert_eq!(ListWebhooks::SCOPE, Some(Scope::Admin));

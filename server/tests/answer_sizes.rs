@@ -22,10 +22,14 @@ const CLAIM_ALL_MAX: usize = 50 * SUMMARY_MAX + GROUP_MAX + KIB;
 /// A message: its body (20,000 characters at six bytes), its author, and its
 /// attachments' labels and signed links.
 const MESSAGE_MAX: usize = 136 * KIB;
+/// The item's re-found elements (`refind`): 50 of a 200-character label and a
+/// 500-character path at six bytes a character and their keys, the build and the
+/// finder's name (200 characters each at six bytes) and the time.
+const REFIND_MAX: usize = 50 * (200 * 6 + 500 * 6 + 64) + 2 * 1_200 + 200;
 /// `getChange`: the capture as stored (at most `createChange`'s 5 MiB body), the body and
 /// console errors (120,000 B and 300,000 B at six bytes a character), the rest of the
-/// item, and a page of 200 messages.
-const GET_MAX: usize = 5 * KIB * KIB + 420_000 + SUMMARY_MAX + 200 * MESSAGE_MAX + KIB;
+/// item, a page of 200 messages and the item's re-found elements.
+const GET_MAX: usize = 5 * KIB * KIB + 420_000 + SUMMARY_MAX + 200 * MESSAGE_MAX + REFIND_MAX + KIB;
 /// `countChanges`: 20 waiting items (title at six bytes a character, two ids) and the counts.
 const COUNT_MAX: usize = 20 * 1_400 + KIB;
 
@@ -132,10 +136,18 @@ async fn the_largest_answers_stay_under_their_stated_bounds() {
         let reply = json!({"changeId": id, "body": escaped(20_000), "authorName": escaped(200)});
         s.ok(&s.agent, "replyToChange", reply).await;
     }
+    let refound = json!({"label": escaped(200), "whereabouts": "moved", "cssPath": escaped(500)});
+    let refind = json!({"changeId": id, "gitSha": escaped(200), "elements": vec![refound; 50]});
+    s.ok(&s.ann, "recordRefind", refind).await;
     let get = json!({"changeId": id, "messageLimit": 200});
     let (bytes, got) = answer_bytes(&s, &s.agent, "getChange", get).await;
     assert_eq!(got["thread"].as_array().unwrap().len(), 200);
-    check("getChange, the largest capture and 200 of the longest messages", bytes, GET_MAX);
+    assert_eq!(got["refind"]["elements"].as_array().unwrap().len(), 50);
+    check(
+        "getChange, the largest capture, 200 of the longest messages and 50 re-found elements",
+        bytes,
+        GET_MAX,
+    );
 }
 
 /// A capture with every field at its limit, in ASCII (at six bytes a character it would

@@ -609,13 +609,7 @@ impl PageContext {
         let lang =
             document.document_element().and_then(|e| e.get_attribute("lang")).filter(|l| !l.is_empty());
         let locale = lang.or_else(|| window.navigator().language());
-        let git_sha = document
-            .query_selector("meta[name=\"fabric-git-sha\"]")
-            .ok()
-            .flatten()
-            .and_then(|m| m.get_attribute("content"))
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty());
+        let git_sha = git_sha(document);
         PageContext {
             route,
             locale,
@@ -625,6 +619,18 @@ impl PageContext {
             git_sha,
         }
     }
+}
+
+/// The build the page states (`<meta name="fabric-git-sha">`), trimmed; `None` when it
+/// states none.
+pub fn git_sha(document: &Document) -> Option<String> {
+    document
+        .query_selector("meta[name=\"fabric-git-sha\"]")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
 }
 
 /// The window's viewport, CSS px.

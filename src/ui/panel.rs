@@ -8,6 +8,7 @@ mod item;
 mod live;
 mod queue;
 mod reading;
+mod refind;
 mod stats;
 mod webhooks;
 
@@ -274,8 +275,23 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
     };
     let own = Own { set_filter, set_tab, set_now, selected, open, enlarged };
     provide_context(ctx);
+    let found = refind::Found::new();
+    provide_context(found);
     let scope = RwSignal::new(Scope::Tab);
     let tab_stage = RwSignal::new(TabStage::Unknown);
+    // The items of the page in view are looked for again on a build new to them: when the
+    // tab's stage is known, after every read of the queue, and when the tab changes (a
+    // reload may bring a new build to the same address).
+    let refind_now = move || {
+        if let TabStage::Stage(stage, _) = tab_stage.get_untracked() {
+            refind::look(ctx, found, stage);
+        }
+    };
+    Effect::new(move |_| {
+        ctx.store.version.track();
+        tab_stage.track();
+        refind_now();
+    });
     let link = RwSignal::new(LinkState::Connecting);
 
     // Narrows the queue to the scope; a new filter starts from an empty list.
@@ -311,6 +327,8 @@ fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl 
             {
                 own.set_tab.set(Some(tab));
                 apply_scope();
+            } else {
+                refind_now();
             }
         });
     };

@@ -118,6 +118,14 @@ impl Answer for CheckOnStage {
     }
 }
 
+impl Answer for RefindOnPage {
+    async fn answer(self, _: &MessageSender) -> Result<crate::refind::PageRefind, WorkerError> {
+        chrome::in_frame(self.tab_id, &[], FrameCall::Refind, &self.elements)
+            .await
+            .map_err(WorkerError::failed)
+    }
+}
+
 impl Answer for RefreshBadge {
     async fn answer(self, _: &MessageSender) -> Result<u32, WorkerError> {
         badge::refresh().await.map_err(WorkerError::failed)

@@ -224,6 +224,7 @@ fn an_element_inside_frames_says_which_frame_its_page_is_in() {
         shown_message_ids: None,
         older_cursor: None,
         message_count: None,
+        refind: None,
     };
     let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC, &[]);
     assert!(
@@ -292,6 +293,7 @@ fn shows_an_item_with_everything_an_agent_needs() {
         shown_message_ids: None,
         older_cursor: None,
         message_count: None,
+        refind: None,
     };
     let saved = SavedImages {
         screenshot: Some("/cache/p-7-k.png".into()),
@@ -442,6 +444,7 @@ fn a_verdict_that_sent_an_item_back_is_shown_with_its_after_screenshot() {
         shown_message_ids: None,
         older_cursor: None,
         message_count: None,
+        refind: None,
     };
     let text = show(&out, None, &saved, CssDetail::Changed, NOW, &UTC, &[]);
     assert!(
@@ -457,4 +460,46 @@ fn a_verdict_that_sent_an_item_back_is_shown_with_its_after_screenshot() {
     let text = show(&claimed, None, &saved, CssDetail::Changed, NOW, &UTC, &[]);
     assert!(!text.contains("Sent back"), "{text}");
     assert!(text.contains("Ann (verdict): Still wrong"), "{text}");
+}
+
+#[test]
+fn an_item_re_found_on_a_later_build_says_what_moved_and_what_is_gone() {
+    use redline_protocol::{Refind, RefoundElement, Whereabouts};
+    let out = GetChangeOutput {
+        change: change(7),
+        thread: vec![],
+        stage_url: None,
+        shown_message_ids: None,
+        older_cursor: None,
+        message_count: None,
+        refind: Some(Refind {
+            git_sha: "b2c3d4e5f6".into(),
+            elements: vec![
+                RefoundElement {
+                    label: "orders.export".into(),
+                    whereabouts: Whereabouts::Moved,
+                    css_path: Some(".section-head > button".into()),
+                },
+                RefoundElement {
+                    label: "orders.summary\u{1b}[2J".into(),
+                    whereabouts: Whereabouts::Gone,
+                    css_path: None,
+                },
+            ],
+            found_by: Some("ana".into()),
+            found_at: NOW,
+        }),
+    };
+    let text = show(&out, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC, &[]);
+    assert!(
+        text.contains(
+            "\nRe-found on build b2c3d4e by ana at 17:35 (moved): orders.export moved to `.section-head > button`; orders.summary[2J gone\n"
+        ),
+        "{text}"
+    );
+    let without = GetChangeOutput { refind: None, ..out };
+    assert!(
+        !show(&without, None, &SavedImages::default(), CssDetail::Changed, NOW, &UTC, &[])
+            .contains("Re-found")
+    );
 }

@@ -166,6 +166,9 @@ pub struct GetChangeOutput<C = Capture> {
     /// **(ours)** How many messages the whole thread has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_count: Option<u64>,
+    /// **(ours)** The filer's latest finding on a later build (`recordRefind`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refind: Option<crate::Refind>,
 }
 
 /// `countChanges` **(ours)**: `projectId, stageId?`: how many items of each status, and

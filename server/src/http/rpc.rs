@@ -31,6 +31,10 @@ pub const CREATE_CHANGE_BODY_BYTES: usize = 5 * 1024 * 1024;
 /// [`redline_protocol::TEXT_MAX_CHARS`] characters, each up to 12 bytes escaped).
 pub const TEXT_BODY_BYTES: usize = 256 * 1024;
 
+/// The body cap of `recordRefind`: at most 50 elements of a 200-character label and a
+/// 500-character path, each character up to 12 bytes escaped.
+pub const REFIND_BODY_BYTES: usize = 512 * 1024;
+
 /// The body cap of every other RPC: ids, names and short lists.
 pub const SMALL_BODY_BYTES: usize = 64 * 1024;
 
@@ -47,6 +51,7 @@ pub fn body_max_bytes(name: &str) -> usize {
         | ReportRegression::NAME => MAX_BODY_BYTES,
         CreateChange::NAME => CREATE_CHANGE_BODY_BYTES,
         UpdateChange::NAME | AnswerChangeQuestion::NAME | CompleteChange::NAME => TEXT_BODY_BYTES,
+        RecordRefind::NAME => REFIND_BODY_BYTES,
         _ => SMALL_BODY_BYTES,
     }
 }
@@ -68,6 +73,7 @@ macro_rules! with_served_rpcs {
             SetChangeStatus,
             VerifyChange,
             ReportRegression,
+            RecordRefind,
             ListChanges,
             GetChange,
             CountChanges,

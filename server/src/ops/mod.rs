@@ -8,6 +8,7 @@ mod filer;
 pub mod group_token;
 pub mod presence;
 mod read;
+mod refind;
 mod regression;
 mod session;
 mod stages;

@@ -187,6 +187,7 @@ impl Op for GetChange {
             }
             None => None,
         };
+        let refind = super::refind::stored(&mut conn, change_id).await?;
         Ok(GetChangeOutput {
             change: ctx.present(item.change),
             thread,
@@ -194,6 +195,7 @@ impl Op for GetChange {
             shown_message_ids,
             older_cursor: (start > 0).then(|| start.to_string()),
             message_count: Some(count as u64),
+            refind,
         })
     }
 }

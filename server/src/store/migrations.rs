@@ -35,6 +35,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (19, "0019_list_summaries.sql", include_str!("../../migrations/sqlite/0019_list_summaries.sql")),
     (20, "0020_bounds_and_owners.sql", include_str!("../../migrations/sqlite/0020_bounds_and_owners.sql")),
     (21, "0021_group_tokens.sql", include_str!("../../migrations/sqlite/0021_group_tokens.sql")),
+    (22, "0022_refinds.sql", include_str!("../../migrations/sqlite/0022_refinds.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "0001_init.sql", include_str!("../../migrations/postgres/0001_init.sql")),
@@ -58,6 +59,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (19, "0019_list_summaries.sql", include_str!("../../migrations/postgres/0019_list_summaries.sql")),
     (20, "0020_bounds_and_owners.sql", include_str!("../../migrations/postgres/0020_bounds_and_owners.sql")),
     (21, "0021_group_tokens.sql", include_str!("../../migrations/postgres/0021_group_tokens.sql")),
+    (22, "0022_refinds.sql", include_str!("../../migrations/postgres/0022_refinds.sql")),
 ];
 
 /// What a migration needs done in Rust, as `(version, step)`: each runs once, right after

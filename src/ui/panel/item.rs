@@ -54,7 +54,11 @@ pub fn ItemView(change_id: String) -> impl IntoView {
 #[component]
 fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let GetChangeOutput { change, thread, stage_url, .. } = output;
+    let GetChangeOutput { change, thread, stage_url, refind, .. } = output;
+    // What this panel re-found is the latest; else what the server keeps.
+    let refind = use_context::<super::refind::Found>()
+        .and_then(|found| found.of_untracked(&change.change_id))
+        .or(refind);
     let now = move || Timestamp::from_unix_millis(ctx.now.get());
     let created = change.created_at;
     let title = change.title.clone();
@@ -109,7 +113,8 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
             view! { <ImageButton url label class="screenshot" /> }
         })}
         <ElementList elements=elements.clone() git_sha />
-        <ShowOnPage elements />
+        {refind.as_ref().map(|r| view! { <p class="hint" data-testid="item-refind">{r.describe()}</p> })}
+        <ShowOnPage elements=refind.as_ref().map_or(elements.clone(), |r| crate::refind::where_now(&elements, &r.elements)) />
         <FailedRequests requests=change.capture.as_ref().map(|c| c.failed_requests.clone()).unwrap_or_default() />
         {(!change.console_errors.is_empty()).then(|| view! {
             <section aria-label="Console errors">

@@ -435,6 +435,7 @@ fn QueueRow(id: String) -> impl IntoView {
         view! { {line}{live.then(|| view! { " · " <span class="live">"live"</span> })} }
     };
     let open_id = id.clone();
+    let (mark_id, mark_number) = (id.clone(), number.clone());
     let open = move |_| {
         ctx.selected.set(Some(open_id.clone()));
         ctx.open.set(Some(open_id.clone()));
@@ -446,6 +447,7 @@ fn QueueRow(id: String) -> impl IntoView {
                 <span class="title" data-testid="row-title">{title}</span>
             </button>
             <span class="hint row-line">{line}</span>
+            <super::refind::RowMark change_id=mark_id number=mark_number />
         </li>
     }
     .into_any()
