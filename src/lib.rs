@@ -1,8 +1,9 @@
 //! The Redline Chrome extension. One crate, built into a separate module per context
 //! (see ARCHITECTURE.md): `content` (the page side, compiled to JavaScript so it runs
-//! under strict CSPs), `worker` (the background service worker) and `ui` (the side panel
-//! and the overlay iframe, Leptos). The pure core (`settings`, `messages`, `api`'s rules)
-//! is shared by all of them and tested natively.
+//! under strict CSPs), `worker` (the background service worker), `overlay` (the iframe
+//! over the page) and `panel` (the side panel), the last two Leptos, sharing `ui`. The
+//! pure core (`settings`, `messages`, `api`'s rules) is shared by all of them and tested
+//! natively.
 
 pub mod api;
 pub mod capture;

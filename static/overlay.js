@@ -1,3 +1,9 @@
-import init, { start_overlay } from "./pkg/ui.js";
+import init, { start_overlay } from "./pkg/overlay.js";
 
-init({ module_or_path: new URL("./pkg/ui_bg.wasm", import.meta.url) }).then(start_overlay);
+// Marks where a gesture's wait for the overlay goes (`tests/bench/instant.mjs`): the glue
+// imported, then the module compiled and instantiated.
+performance.mark("redline:overlay-glue");
+init({ module_or_path: new URL("./pkg/overlay_bg.wasm", import.meta.url) }).then(() => {
+  performance.mark("redline:overlay-module");
+  start_overlay();
+});

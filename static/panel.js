@@ -1,3 +1,3 @@
-import init, { start_panel } from "./pkg/ui.js";
+import init, { start_panel } from "./pkg/panel.js";
 
-init({ module_or_path: new URL("./pkg/ui_bg.wasm", import.meta.url) }).then(start_panel);
+init({ module_or_path: new URL("./pkg/panel_bg.wasm", import.meta.url) }).then(start_panel);

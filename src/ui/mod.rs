@@ -1,10 +1,19 @@
 //! The extension's pages with a UI, in Leptos: the side panel and the overlay iframe
-//! that the content script mounts over the page. One wasm module serves both.
+//! that the content script mounts over the page. Each is a wasm module of its own
+//! (features `panel` and `overlay`), so a gesture waits for the overlay's alone.
 
 mod held;
 mod outbox;
+#[cfg(feature = "overlay")]
 mod overlay;
+#[cfg(feature = "panel")]
 mod panel;
+// The overlay annotates and redacts the filed screenshot, the panel crops its
+// after-shots: each module uses its own part.
+#[cfg_attr(
+    not(all(feature = "overlay", feature = "panel")),
+    expect(dead_code, reason = "each page module uses only its part")
+)]
 mod shot;
 
 use leptos::prelude::*;
@@ -13,6 +22,7 @@ use wasm_bindgen::prelude::*;
 use crate::worker_call::{Envelope, WorkerCall, WorkerError};
 
 /// Mounts the side panel app (`static/panel.js` calls this once the module is ready).
+#[cfg(feature = "panel")]
 #[wasm_bindgen]
 pub fn start_panel() {
     console_error_panic_hook_lite();
@@ -20,6 +30,7 @@ pub fn start_panel() {
 }
 
 /// Mounts the overlay app inside the iframe over the page (`static/overlay.js`).
+#[cfg(feature = "overlay")]
 #[wasm_bindgen]
 pub fn start_overlay() {
     console_error_panic_hook_lite();

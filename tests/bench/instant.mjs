@@ -14,8 +14,9 @@
 // on the demo stage and on a large real-world page (tests/fixtures/pages, served from
 // 127.0.0.1), a fresh tab per run, clicked once the page has settled (no request for
 // 500 ms), the two builds' browsers taking turns run by run.
-// Also what a page loads of each build (the mount script and the content module), and
-// the machine's load average. Medians and 90th percentiles.
+// Also where gesture → overlay app up went (the overlay frame's start and its own marks),
+// what a page loads of each build (the mount script and the content module), and the
+// machine's load average. Medians and 90th percentiles.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { loadavg } from "node:os";
@@ -93,6 +94,15 @@ async function measure(browser, url) {
   const drawable = (penAt ?? readyAt) - clickedAt;
 
   const overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html")));
+  // Where the wait went, from the overlay's own marks (`static/overlay.js`; older builds
+  // have none): its frame started, its glue imported, its module up.
+  const steps = await overlay.evaluate(() => {
+    const at = (name) => {
+      const mark = performance.getEntriesByName(name)[0];
+      return mark && performance.timeOrigin + mark.startTime;
+    };
+    return { frame: performance.timeOrigin, glue: at("redline:overlay-glue"), module: at("redline:overlay-module") };
+  });
   await overlay.evaluate(watchComposer);
   await drawLasso(page, { x: 300, y: 150, width: 420, height: 280 }, { pace: 12.5 });
   await overlay.waitForFunction(() => window.benchCapturedAt !== undefined);
@@ -100,7 +110,8 @@ async function measure(browser, url) {
     [window.benchOpenAt - window.benchReleasedAt, window.benchCapturedAt - window.benchReleasedAt]);
   const retaken = await page.evaluate(() => performance.getEntriesByName("redline:screenshot-retaken").length);
   await page.close();
-  return { drawable, ready, composer, captured, retaken };
+  const since = (t) => (t === undefined ? undefined : t - clickedAt);
+  return { drawable, ready, composer, captured, retaken, frame: since(steps.frame), glue: since(steps.glue), module: since(steps.module) };
 }
 
 const results = {};
@@ -109,13 +120,9 @@ for (let run = 0; run < RUNS; run++) {
   const order = run % 2 === 0 ? builds : [...builds].reverse();
   for (const page of pages) {
     for (const build of order) {
-      const { drawable, ready, composer, captured, retaken } = await measure(build.browser, page.url);
-      const r = (results[`${build.name}|${page.name}`] ??=
-        { drawable: [], ready: [], composer: [], captured: [], retaken: 0 });
-      r.drawable.push(drawable);
-      r.ready.push(ready);
-      r.composer.push(composer);
-      r.captured.push(captured);
+      const { retaken, ...times } = await measure(build.browser, page.url);
+      const r = (results[`${build.name}|${page.name}`] ??= { retaken: 0 });
+      for (const [key, ms] of Object.entries(times)) if (ms !== undefined) (r[key] ??= []).push(ms);
       r.retaken += retaken;
     }
   }
@@ -136,6 +143,12 @@ for (const page of pages) {
     console.log(`  ${builds[1].name.padEnd(16)} ${cell(now[key])}  ${ratio.toFixed(2)}× before`);
   }
   console.log(`${page.name}: screenshots taken again at release (the page had changed): ${now.retaken} of ${RUNS}`);
+  for (const build of builds) {
+    const r = results[`${build.name}|${page.name}`];
+    const steps = [["overlay frame started", "frame"], ["its glue imported", "glue"], ["its module instantiated", "module"]]
+      .filter(([, key]) => r[key]).map(([what, key]) => `${what} ${quantile(r[key], 0.5).toFixed(1)}`);
+    console.log(`${page.name}, ${build.name}: gesture → ${steps.join(", ")} ms (medians)`);
+  }
 }
 
 for (const build of builds) await build.browser.close();

@@ -1,5 +1,5 @@
 // Start-up of the extension's modules and of the overlay, in Chromium, in one run:
-// - each page module (worker, ui) and the alternative single module (worker+ui):
+// - each page module (worker, overlay, panel) and the alternative single module (all three):
 //   fetch + compile + instantiate through its wasm-bindgen glue, in an extension page;
 // - a gesture's injection → overlay ready, on the plain and the strict-CSP demo stage.
 // Run with `cargo xtask bench`. Prints medians and 90th percentiles.
@@ -20,7 +20,13 @@ const browser = await launchBrowser({
   prepare: (dir) => cpSync(process.env.REDLINE_COMBINED_DIR, join(dir, "bench"), { recursive: true }),
 });
 
-for (const [label, glue] of [["worker module", "pkg/worker.js"], ["ui module", "pkg/ui.js"], ["combined worker+ui module", "bench/combined.js"]]) {
+const modules = [
+  ["worker module", "pkg/worker.js"],
+  ["overlay module", "pkg/overlay.js"],
+  ["panel module", "pkg/panel.js"],
+  ["combined worker+pages module", "bench/combined.js"],
+];
+for (const [label, glue] of modules) {
   const times = [];
   for (let i = 0; i < RUNS; i++) {
     const page = await browser.context.newPage();

@@ -1,6 +1,7 @@
 //! Builds the unpacked extension into `extension/` (Chrome) and `extension-firefox/`:
-//! three modules from the one crate in `src/` (see ARCHITECTURE.md), plus `static/` and
-//! each browser's manifest, both from `manifest.json` (`manifest.rs`).
+//! four modules from the one crate in `src/` (see ARCHITECTURE.md), plus `static/` and
+//! each browser's manifest, both from `manifest.json` (`manifest.rs`); a release build
+//! over a module's budget (`budget.rs`) fails.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -78,42 +79,29 @@ pub fn extension(profile: Profile) -> Result<Report> {
     clear_generated(&out)?;
     let pkg = out.join("pkg");
     let mut artifacts = Vec::new();
-    for name in ["worker", "ui"] {
+    for name in WEB_MODULES {
         artifacts.push(web_module(name, profile, &pkg, name)?);
     }
     let content = content_module(profile, &out.join("content"))?;
     copy_static(&out)?;
     // What a page loads of ours: the mount script the worker injects, then the module.
-    let mut page_loads = vec![Artifact::of(&out.join(MOUNT_SCRIPT))?];
-    page_loads.extend(content);
+    artifacts.push(Artifact::of(&out.join(MOUNT_SCRIPT))?);
+    artifacts.extend(content);
     if profile == Profile::Release {
-        check_content_budget(&page_loads)?;
+        crate::budget::check(&out)?;
     }
-    artifacts.extend(page_loads);
     firefox_package(&out, &firefox_extension_dir())?;
     Ok(Report { seconds: started.elapsed().as_secs_f64(), artifacts })
 }
 
+/// The modules for extension pages, each built with the crate feature of its name into
+/// `pkg/NAME.js` and `pkg/NAME_bg.wasm`: the overlay apart from the panel, so that a
+/// gesture waits for the overlay's module alone (docs/extension.md, "Contexts and modules").
+pub const WEB_MODULES: [&str; 3] = ["worker", "overlay", "panel"];
+
 /// The script `chrome.scripting` injects on a gesture (`static/content.js`): it mounts the
 /// overlay and imports the content module behind it.
-const MOUNT_SCRIPT: &str = "content.js";
-
-/// What the content side may load into a stage page, gzipped: the goal of circle and
-/// file (BENCHMARKS.md; docs/benchmarks-history.md, "Sizes"). Every page the filer
-/// circles on pays it, so a build over it fails here rather than being noticed in a
-/// benchmark later.
-const CONTENT_BUDGET_GZIPPED: u64 = 150_000;
-
-fn check_content_budget(content: &[Artifact]) -> Result<()> {
-    let gzipped: u64 = content.iter().map(|a| a.gzipped).sum();
-    if gzipped > CONTENT_BUDGET_GZIPPED {
-        anyhow::bail!(
-            "the content side is {gzipped} bytes gzipped, over its budget of {CONTENT_BUDGET_GZIPPED}: \
-             what a stage page loads must stay small (see docs/benchmarks-history.md, \"Sizes\")"
-        );
-    }
-    Ok(())
-}
+pub const MOUNT_SCRIPT: &str = "content.js";
 
 /// A module for extension pages (`wasm-bindgen --target web`) built with `features`,
 /// written to `out_dir` as `NAME.js` and `NAME_bg.wasm`.
@@ -282,16 +270,12 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
 impl Artifact {
     pub fn of(path: &Path) -> Result<Artifact> {
         let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        Ok(Artifact { path: path.to_path_buf(), raw: bytes.len() as u64, gzipped: gzipped_len(&bytes)? })
+        Ok(Artifact {
+            path: path.to_path_buf(),
+            raw: bytes.len() as u64,
+            gzipped: crate::budget::gzipped_len(&bytes)?,
+        })
     }
-}
-
-/// The size of `bytes` after `gzip -9`, as a browser would download it compressed.
-pub fn gzipped_len(bytes: &[u8]) -> Result<u64> {
-    use std::io::Write;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder.write_all(bytes)?;
-    Ok(encoder.finish()?.len() as u64)
 }
 
 /// Binary and text patches of the wasm2js pipeline, kept pure for tests.
@@ -507,14 +491,15 @@ mod wasm {
 mod tests {
     use super::*;
 
-    fn artifact(gzipped: u64) -> Artifact {
-        Artifact { path: PathBuf::from("content/x.js"), raw: gzipped * 7, gzipped }
-    }
-
     #[test]
-    fn the_content_budget_counts_every_file_a_page_loads() {
-        assert!(check_content_budget(&[artifact(126), artifact(7_500), artifact(142_374)]).is_ok());
-        let over = check_content_budget(&[artifact(126), artifact(7_500), artifact(142_375)]).unwrap_err();
-        assert!(over.to_string().contains("150001 bytes gzipped"), "{over}");
+    fn every_module_the_build_writes_has_a_budget() {
+        let budgeted: Vec<&str> =
+            crate::budget::BUDGETS.iter().flat_map(|b| b.files.iter().copied()).collect();
+        for module in WEB_MODULES {
+            for file in [format!("pkg/{module}.js"), format!("pkg/{module}_bg.wasm")] {
+                assert!(budgeted.contains(&file.as_str()), "{file} has no budget");
+            }
+        }
+        assert!(budgeted.contains(&MOUNT_SCRIPT), "the mount script has no budget");
     }
 }

@@ -16,6 +16,7 @@
 //!   alone (another build: a changed copy of `demo/`'s sources, built, as commit SHA).
 
 mod bench;
+mod budget;
 mod build;
 mod dist;
 mod firefox;
