@@ -2,10 +2,12 @@
 //! list or a string over its limit *while it is read*, so an oversized input costs at
 //! most the limit (plus one entry) and never a vector of a million entries.
 //!
-//! Used as `#[serde(deserialize_with = "bounded::vec::<_, _, 500>")]`; the same limit is
-//! stated to the JSON Schema with a `schemars(length(...))` attribute beside it, so the
-//! OpenAPI document says what the server refuses. Strings count characters (Unicode
-//! scalar values), as JSON Schema's `maxLength` does.
+//! Input fields name them through [`crate::bound`], whose adapters also state the same
+//! limit to the JSON Schema, so the OpenAPI document says what the server refuses.
+//! `Capture`'s lists name [`vec_of_objects`] here, with a `schemars(length(...))` beside
+//! it: `records` sits below `schema` (whose patterns `bound` states), so it cannot use
+//! `bound`. Strings count characters (Unicode scalar values), as JSON Schema's
+//! `maxLength` does.
 //!
 //! Strings read here refuse U+0000 as well (see [`string`]).
 //!
@@ -27,15 +29,6 @@ where
     deserializer.deserialize_seq(BoundedSeq::<T, N>(PhantomData))
 }
 
-/// An optional list (`null` or absent is `None`) of at most `N` entries.
-pub fn opt_vec<'de, D, T, const N: usize>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Ok(Option::<List<T, N>>::deserialize(deserializer)?.map(|l| l.0))
-}
-
 /// A string of at most `N` characters, without U+0000 (which Postgres cannot store in
 /// text).
 pub fn string<'de, D, const N: usize>(deserializer: D) -> Result<String, D::Error>
@@ -43,34 +36,6 @@ where
     D: Deserializer<'de>,
 {
     deserializer.deserialize_str(BoundedStr::<N, false>)
-}
-
-/// An optional string of at most `N` characters.
-pub fn opt_string<'de, D, const N: usize>(deserializer: D) -> Result<Option<String>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    Ok(Option::<Text<N>>::deserialize(deserializer)?.map(|t| t.0))
-}
-
-/// A list of at most `N` strings of at most `M` characters each.
-pub fn vec_of_strings<'de, D, const N: usize, const M: usize>(
-    deserializer: D,
-) -> Result<Vec<String>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    vec::<D, Text<M>, N>(deserializer).map(|v| v.into_iter().map(|t| t.0).collect())
-}
-
-/// An optional list of at most `N` strings of at most `M` characters each.
-pub fn opt_vec_of_strings<'de, D, const N: usize, const M: usize>(
-    deserializer: D,
-) -> Result<Option<Vec<String>>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    Ok(Option::<List<Text<M>, N>>::deserialize(deserializer)?.map(|l| l.0.into_iter().map(|t| t.0).collect()))
 }
 
 /// An object read only from a JSON object: serde's derived `Deserialize` of a struct
@@ -128,38 +93,9 @@ where
     vec::<D, Object<T>, N>(deserializer).map(|v| v.into_iter().map(|o| o.0).collect())
 }
 
-/// An optional list (`null` or absent is `None`) of at most `N` structs, each from a
-/// JSON object only.
-pub fn opt_vec_of_objects<'de, D, T, const N: usize>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    let list = Option::<List<Object<T>, N>>::deserialize(deserializer)?;
-    Ok(list.map(|l| l.0.into_iter().map(|o| o.0).collect()))
-}
-
 /// Whether `s` has at most `max` characters (without counting when its bytes fit).
 pub fn within_chars(s: &str, max: usize) -> bool {
     s.len() <= max || s.chars().nth(max).is_none()
-}
-
-/// A list of at most `N` entries, as a value of its own.
-struct List<T, const N: usize>(Vec<T>);
-
-impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for List<T, N> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        vec::<D, T, N>(deserializer).map(List)
-    }
-}
-
-/// A string of at most `N` characters, as a value of its own.
-struct Text<const N: usize>(String);
-
-impl<'de, const N: usize> Deserialize<'de> for Text<N> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        string::<D, N>(deserializer).map(Text)
-    }
 }
 
 /// A string of at most `N` characters, U+0000 allowed: for text kept inside JSON (a
@@ -239,10 +175,8 @@ mod tests {
     struct Input {
         #[serde(default, deserialize_with = "super::vec::<_, _, 3>")]
         list: Vec<u8>,
-        #[serde(default, deserialize_with = "super::opt_vec_of_strings::<_, 2, 4>")]
-        words: Option<Vec<String>>,
-        #[serde(default, deserialize_with = "super::opt_string::<_, 3>")]
-        name: Option<String>,
+        #[serde(default, deserialize_with = "super::string::<_, 3>")]
+        name: String,
     }
 
     fn read(json: &str) -> Result<Input, String> {
@@ -251,12 +185,11 @@ mod tests {
 
     #[test]
     fn lists_and_strings_up_to_their_limits() {
-        let input = read(r#"{"list":[1,2,3],"words":["abcd","é€😀x"],"name":"ééé"}"#).unwrap();
+        let input = read(r#"{"list":[1,2,3],"name":"é€😀"}"#).unwrap();
         assert_eq!(input.list, [1, 2, 3]);
-        assert_eq!(input.words.unwrap()[1], "é€😀x");
-        assert_eq!(input.name.as_deref(), Some("ééé"));
-        let input = read(r#"{"words":null,"name":null}"#).unwrap();
-        assert!(input.list.is_empty() && input.words.is_none() && input.name.is_none());
+        assert_eq!(input.name, "é€😀");
+        let input = read(r#"{}"#).unwrap();
+        assert!(input.list.is_empty() && input.name.is_empty());
     }
 
     #[test]
@@ -264,11 +197,8 @@ mod tests {
         assert!(read(r#"{"list":[1,2,3,4]}"#).unwrap_err().starts_with("must have at most 3 entries"));
         // The entry past the limit is not read as a `u8`, only skipped.
         assert!(read(r#"{"list":[1,2,3,{"x":[]}]}"#).unwrap_err().starts_with("must have at most 3 entries"));
-        assert!(read(r#"{"words":["a","b","c"]}"#).unwrap_err().starts_with("must have at most 2 entries"));
-        assert!(read(r#"{"words":["abcde"]}"#).unwrap_err().starts_with("must be at most 4 characters"));
         assert!(read(r#"{"name":"éééé"}"#).unwrap_err().starts_with("must be at most 3 characters"));
         assert!(read(r#"{"name":"a\u0000"}"#).unwrap_err().starts_with("must not contain U+0000"));
-        assert!(read(r#"{"words":["\u0000"]}"#).unwrap_err().starts_with("must not contain U+0000"));
         assert!(read(r#"{"list":"no"}"#).unwrap_err().contains("a list of at most 3 entries"));
     }
 }

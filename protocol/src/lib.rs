@@ -14,6 +14,7 @@
 //!   change-event data.
 //! - [`rules`]: held, claimable, change references, limits, image types.
 //! - [`bounded`]: reading lists and strings no longer than their limits.
+//! - [`bound`]: a field's bound, stated once for its reader and its JSON Schema.
 //! - `schema` (feature `schema`): the forms and cross-field rules `/openapi.json` states.
 //! - [`styles`] **(ours)**: an element's computed styles, a page's failed requests.
 //! - [`sse`]: the event-stream parser both clients read change events with.
@@ -21,6 +22,7 @@
 //! - [`Timestamp`]: ISO-8601 UTC on the wire.
 
 pub mod after_shot;
+pub mod bound;
 pub mod bounded;
 pub mod client;
 pub mod element_path;

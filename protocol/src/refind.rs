@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Timestamp, short_sha};
+use crate::bound::{List, NoNul, NonBlank, Object, Opt, Reference, Text};
+use crate::{CSS_PATH_MAX_CHARS, ID_MAX_CHARS, NAME_MAX_CHARS, SHORT_MAX_CHARS, Timestamp, short_sha};
 
 /// At most this many elements of an item are re-found and recorded (its first ones).
 pub const REFIND_ELEMENTS_MAX: usize = 50;
@@ -42,8 +43,7 @@ impl Whereabouts {
 #[serde(rename_all = "camelCase")]
 pub struct RefoundElement {
     /// How the element is named (its test id, anchor, text or tag: the panel's chip).
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub label: String,
     pub whereabouts: Whereabouts,
     /// Where it is now (a CSS path as `Element.cssPath` writes them); absent when gone,
@@ -51,9 +51,8 @@ pub struct RefoundElement {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::CSS_PATH_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, CSS_PATH_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::CSS_PATH_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub css_path: Option<String>,
 }
 
@@ -64,22 +63,14 @@ pub struct RefoundElement {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RecordRefindInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     /// The build the page stated (its `fabric-git-sha`), or the stage's deployed one.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, SHORT_MAX_CHARS>")]
     pub git_sha: String,
-    #[serde(deserialize_with = "crate::bounded::vec_of_objects::<_, _, { REFIND_ELEMENTS_MAX }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = REFIND_ELEMENTS_MAX)))]
+    #[serde(with = "List::<Object<RefoundElement>, 1, REFIND_ELEMENTS_MAX>")]
     pub elements: Vec<RefoundElement>,
 }
 

@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::OptionImage;
+use crate::bound::{CommitSha, List, NoNul, NonBlank, Object, Opt, Reference, Text};
+use crate::{ID_MAX_CHARS, OptionImage, SHORT_MAX_CHARS, TEXT_MAX_CHARS};
 
 /// How many images a report may carry (today's shot and the difference); the verified
 /// after-shot is named by its key.
@@ -18,40 +19,26 @@ pub const REGRESSION_IMAGES_MAX: usize = 2;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReportRegressionInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     /// The build the stage served when the fix was found gone (7 to 40 hex digits).
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 7, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::COMMIT_SHA)))]
+    #[serde(with = "Text::<CommitSha, 7, SHORT_MAX_CHARS>")]
     pub git_sha: String,
     /// What was seen: which element is gone, or how much of it changed.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, TEXT_MAX_CHARS>")]
     pub body: String,
     /// The verified after-shot's key (its `verdict` message's attachment), attached
     /// again to the report.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub verified_key: Option<String>,
     /// Today's shot and the difference image, each `label, contentType, imageBase64`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec_of_objects::<_, _, { REGRESSION_IMAGES_MAX }>"
+        with = "Opt::<List<Object<OptionImage>, 0, REGRESSION_IMAGES_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = REGRESSION_IMAGES_MAX)))]
     pub images: Option<Vec<OptionImage>>,
 }
 

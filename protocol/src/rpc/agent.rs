@@ -4,7 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bound::{CommitSha, HttpsLink, List, NoNul, NonBlank, Object, Opt, Reference, Text};
 use crate::records::*;
+use crate::{
+    ACKNOWLEDGE_MAX, ID_MAX_CHARS, IMAGE_BASE64_MAX_CHARS, NAME_MAX_CHARS, OPTIONS_MAX, SHORT_MAX_CHARS,
+    TEXT_MAX_CHARS, URL_MAX_CHARS,
+};
 
 /// `acknowledgeChangeMessages` **(ours)**: `changeId, projectId?, claimedBy, messageIds`:
 /// the wait of agent `claimedBy` has shown it these messages of the item (answers,
@@ -13,24 +18,14 @@ use crate::records::*;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AcknowledgeChangeMessagesInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub claimed_by: String,
     /// Messages of this item's thread (a message of another item: 404).
-    #[serde(
-        deserialize_with = "crate::bounded::vec_of_strings::<_, { crate::ACKNOWLEDGE_MAX }, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ACKNOWLEDGE_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL))))]
+    #[serde(with = "List::<Text<NoNul, 1, ID_MAX_CHARS>, 1, ACKNOWLEDGE_MAX>")]
     pub message_ids: Vec<String>,
 }
 
@@ -50,29 +45,20 @@ pub struct AcknowledgeChangeMessagesOutput {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct AskChangeQuestionInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, TEXT_MAX_CHARS>")]
     pub question: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub author_name: String,
     /// Option labels; each becomes an attachment of kind `option` with `url: null`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::OPTIONS_MAX }, { crate::NAME_MAX_CHARS }>"
+        with = "Opt::<List<Text<NonBlank, 1, NAME_MAX_CHARS>, 0, OPTIONS_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX), inner(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK))))]
     pub option: Option<Vec<String>>,
     /// **(ours)** Images of the options, each naming its option by `label` (equal to one
     /// of `option`, trimmed, ignoring case; a label naming none is a choice of its own):
@@ -82,16 +68,10 @@ pub struct AskChangeQuestionInput {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec_of_objects::<_, _, { crate::OPTIONS_MAX }>"
+        with = "Opt::<List<Object<OptionImage>, 0, OPTIONS_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::OPTIONS_MAX)))]
     pub option_images: Option<Vec<OptionImage>>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
@@ -105,15 +85,12 @@ pub struct AskChangeQuestionInput {
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_required))]
 pub struct OptionImage {
     /// The option it shows: one of the question's `option` labels.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub label: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, SHORT_MAX_CHARS>")]
     pub content_type: String,
     /// Base64 of a png, jpeg or webp image, of the type `contentType` names.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, IMAGE_BASE64_MAX_CHARS>")]
     pub image_base64: String,
 }
 
@@ -125,51 +102,35 @@ pub struct OptionImage {
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_optional))]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct ReplyToChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, TEXT_MAX_CHARS>")]
     pub body: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub author_name: String,
     /// Base64 of a png, jpeg or webp image of at most 8 MiB (413 beyond), of the type
     /// `contentType` names; a `data:…;base64,` URL is read as well.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, IMAGE_BASE64_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub image_base64: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, SHORT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub content_type: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, NAME_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub image_label: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
@@ -184,37 +145,22 @@ pub struct ReplyToChangeInput {
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_required))]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct AttachChangeShotInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub label: String,
     pub kind: AttachmentKind,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, SHORT_MAX_CHARS>")]
     pub content_type: String,
     /// Base64 of a png, jpeg or webp image of at most 8 MiB (413 beyond), of the type
     /// `contentType` names; a `data:…;base64,` URL is read as well.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, IMAGE_BASE64_MAX_CHARS>")]
     pub image_base64: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub author_name: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
@@ -236,51 +182,36 @@ pub struct AttachChangeShotOutput {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::fence_needs_group))]
 pub struct CompleteChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, SHORT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub branch: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+        with = "Opt::<Text<CommitSha, 0, SHORT_MAX_CHARS>>"
     )]
     /// **(ours)** 7 to 40 hex digits (see [`crate::commit_sha`]); anything else is 400.
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::COMMIT_SHA)))]
     pub head_commit: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, TEXT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub note: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, NAME_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub author_name: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub group_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(max = u64::MAX)))]
@@ -289,16 +220,14 @@ pub struct CompleteChangeInput {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
+        with = "Opt::<Text<HttpsLink, 0, URL_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::HTTPS_LINK)))]
     pub commit_url: Option<String>,
     /// **(ours)** the pull (merge) request the fix is in.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
+        with = "Opt::<Text<HttpsLink, 0, URL_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::HTTPS_LINK)))]
     pub pull_request_url: Option<String>,
 }

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bound::{List, NoNul, NonBlank, Opt, Reference, Text};
 use crate::records::*;
+use crate::{CLAIM_NAMES_MAX, ID_MAX_CHARS, NAME_MAX_CHARS, TITLE_MAX_CHARS};
 
 /// `claimChanges`: "`projectId, groupId?, changeIds?, title?, claimedBy, leaseMinutes?`".
 /// No `changeIds` (and no `groupId`) claims every claimable item, at most 50.
@@ -10,33 +12,24 @@ use crate::records::*;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimChangesInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub group_id: Option<String>,
     /// Change ids, or `#7` / `7` short ids of `projectId`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CLAIM_NAMES_MAX }, { crate::ID_MAX_CHARS }>"
+        with = "Opt::<List<Text<Reference, 1, ID_MAX_CHARS>, 1, CLAIM_NAMES_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CLAIM_NAMES_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF))))]
     pub change_ids: Option<Vec<String>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::TITLE_MAX_CHARS }>"
+        with = "Opt::<Text<NonBlank, 1, TITLE_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub title: Option<String>,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub claimed_by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = crate::MAX_LEASE_MINUTES)))]
@@ -59,13 +52,10 @@ pub struct ClaimChangesOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseGroupInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub group_id: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::NAME_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, NAME_MAX_CHARS>")]
     pub claimed_by: String,
 }

@@ -4,7 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bound::{List, NoNul, NonBlank, Opt, Reference, Route, Text, Uuid};
 use crate::records::*;
+use crate::{
+    CONSOLE_ERROR_MAX_CHARS, CONSOLE_ERRORS_MAX, ID_MAX_CHARS, IMAGE_BASE64_MAX_CHARS, SHORT_MAX_CHARS,
+    TEXT_MAX_CHARS, TITLE_MAX_CHARS, URL_MAX_CHARS,
+};
 
 /// `createChange`: "`stageId, title, body?, route?, deploymentId?, gitSha?, locale?,
 /// viewport?, capture?, screenshotKey?, consoleErrors?`" + **(ours)** `changeId?`
@@ -13,46 +18,35 @@ use crate::records::*;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreateChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub stage_id: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TITLE_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
+    #[serde(with = "Text::<NonBlank, 1, TITLE_MAX_CHARS>")]
     pub title: String,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, TEXT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::ROUTE)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<Route, 0, URL_MAX_CHARS>>")]
     pub route: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, SHORT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub deployment_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, SHORT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub git_sha: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::SHORT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, SHORT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub locale: Option<String>,
     #[serde(
         default,
@@ -66,26 +60,15 @@ pub struct CreateChangeInput {
         deserialize_with = "crate::bounded::opt_object"
     )]
     pub capture: Option<Capture>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub screenshot_key: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CONSOLE_ERRORS_MAX }, { crate::CONSOLE_ERROR_MAX_CHARS }>"
+        with = "Opt::<List<Text<NoNul, 0, CONSOLE_ERROR_MAX_CHARS>, 0, CONSOLE_ERRORS_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::CONSOLE_ERRORS_MAX), inner(length(max = crate::CONSOLE_ERROR_MAX_CHARS), regex(pattern = crate::schema::NO_NUL))))]
     pub console_errors: Option<Vec<String>>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::UUID)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<Uuid, 0, ID_MAX_CHARS>>")]
     pub change_id: Option<String>,
     /// **(ours)** Where the item is filed from; `extension` when left out (the
     /// protocol's `createChange` input has no `source`, and the extension is its filer).
@@ -123,16 +106,13 @@ pub struct MessageOutput {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::image_required))]
 pub struct UploadShotInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::SHORT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::SHORT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, SHORT_MAX_CHARS>")]
     pub content_type: String,
     /// Base64 of a png, jpeg or webp image of at most 8 MiB (413 beyond), of the type
     /// `contentType` names; a `data:…;base64,` URL is read as well.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::IMAGE_BASE64_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::IMAGE_BASE64_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, IMAGE_BASE64_MAX_CHARS>")]
     pub image_base64: String,
 }
 
@@ -150,26 +130,14 @@ pub struct UploadShotOutput {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::answer_says_something))]
 pub struct AnswerChangeQuestionInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::TEXT_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 0, TEXT_MAX_CHARS>")]
     pub body: String,
     /// The chosen option attachment's `key`.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub chosen_option: Option<String>,
 }
 
@@ -178,15 +146,9 @@ pub struct AnswerChangeQuestionInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SetChangeStatusInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     #[cfg_attr(feature = "schema", schemars(schema_with = "crate::schema::settable_status"))]
     pub status: ChangeStatus,
@@ -200,30 +162,18 @@ pub struct SetChangeStatusInput {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::still_wrong_says_what))]
 pub struct VerifyChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     pub verdict: Verdict,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, TEXT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub screenshot_key: Option<String>,
 }
 
@@ -241,29 +191,21 @@ pub struct VerifyChangeOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::TITLE_MAX_CHARS }>"
+        with = "Opt::<Text<NonBlank, 1, TITLE_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::TITLE_MAX_CHARS), regex(pattern = crate::schema::NON_BLANK)))]
     pub title: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::TEXT_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, TEXT_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::TEXT_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub body: Option<String>,
 }
 
@@ -273,15 +215,9 @@ pub struct UpdateChangeInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WithdrawChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
 }
 
@@ -291,7 +227,6 @@ pub struct WithdrawChangeInput {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReleaseChangesInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub stage_id: String,
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ID_MAX_CHARS;
+use crate::bound::{NoNul, Text};
 use crate::records::*;
 
 /// `listAgents` **(ours)**: `projectId`.
@@ -10,8 +12,7 @@ use crate::records::*;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListAgentsInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
 }
 

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bound::{Cursor, List, NoNul, Opt, Plain, Reference, Text};
 use crate::records::*;
+use crate::{CLAIM_NAMES_MAX, CURSOR_MAX_CHARS, ID_MAX_CHARS, NAME_MAX_CHARS, STATUSES_MAX, URL_MAX_CHARS};
 
 /// `listChanges`: "`projectId, stageId?, route?, status?[], groupId?, pickupOnly,
 /// includeDone, limit (≤200, default 50)`".
@@ -11,36 +13,19 @@ use crate::records::*;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListChangesInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub stage_id: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::URL_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, URL_MAX_CHARS>>")]
     pub route: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec::<_, _, { crate::STATUSES_MAX }>"
+        with = "Opt::<List<Plain<ChangeStatus>, 0, STATUSES_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::STATUSES_MAX)))]
     pub status: Option<Vec<ChangeStatus>>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub group_id: Option<String>,
     /// Only items an agent may claim now.
     #[serde(default)]
@@ -57,9 +42,8 @@ pub struct ListChangesInput {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::CURSOR_MAX_CHARS }>"
+        with = "Opt::<Text<Cursor, 1, CURSOR_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CURSOR_MAX_CHARS), regex(pattern = crate::schema::CURSOR)))]
     pub cursor: Option<String>,
     /// **(ours)** `oldest` first (by `shortId`, the default, as Fabric lists) or `newest`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,9 +53,8 @@ pub struct ListChangesInput {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_vec_of_strings::<_, { crate::CLAIM_NAMES_MAX }, { crate::ID_MAX_CHARS }>"
+        with = "Opt::<List<Text<Reference, 1, ID_MAX_CHARS>, 1, CLAIM_NAMES_MAX>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CLAIM_NAMES_MAX), inner(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF))))]
     pub change_ids: Option<Vec<String>>,
 }
 
@@ -109,15 +92,9 @@ pub struct ListChangesOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetChangeInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::CHANGE_REF)))]
+    #[serde(with = "Text::<Reference, 1, ID_MAX_CHARS>")]
     pub change_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub project_id: Option<String>,
     /// **(ours)** The agent reading: the answer then says which of the thread's messages
     /// were already shown to it as work (`shownMessageIds`, see
@@ -125,9 +102,8 @@ pub struct GetChangeInput {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::NAME_MAX_CHARS }>"
+        with = "Opt::<Text<NoNul, 0, NAME_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::NAME_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
     pub claimed_by: Option<String>,
     /// **(ours)** How many of the thread's latest messages to return: ≤
     /// [`crate::THREAD_PAGE_MAX`], default [`crate::THREAD_PAGE_DEFAULT`].
@@ -139,9 +115,8 @@ pub struct GetChangeInput {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::CURSOR_MAX_CHARS }>"
+        with = "Opt::<Text<Cursor, 1, CURSOR_MAX_CHARS>>"
     )]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::CURSOR_MAX_CHARS), regex(pattern = crate::schema::CURSOR)))]
     pub before: Option<String>,
 }
 
@@ -177,15 +152,9 @@ pub struct GetChangeOutput<C = Capture> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CountChangesInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "Opt::<Text<NoNul, 0, ID_MAX_CHARS>>")]
     pub stage_id: Option<String>,
 }
 

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Timestamp;
+use crate::bound::{NoNul, Opt, Text};
+use crate::{ID_MAX_CHARS, Timestamp};
 
 /// `getSession`: `{}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -61,17 +62,21 @@ pub struct CliAuthRequest {
 #[cfg_attr(feature = "schema", schemars(transform = crate::schema::device_secret_required))]
 pub struct PollCliAuthInput {
     /// A code that names no request (an empty one too) is answered `expired`.
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 0, ID_MAX_CHARS>")]
     pub code: String,
+    // Read as optional, stated as [`DeviceSecret`] (never null: the transform above
+    // makes it required).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::bounded::opt_string::<_, { crate::ID_MAX_CHARS }>"
+        deserialize_with = "Opt::<DeviceSecret>::deserialize"
     )]
-    #[cfg_attr(feature = "schema", schemars(with = "String", length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[cfg_attr(feature = "schema", schemars(with = "DeviceSecret"))]
     pub device_secret: Option<String>,
 }
+
+/// `pollCliAuth`'s `deviceSecret`, when it is there.
+type DeviceSecret = Text<NoNul, 1, ID_MAX_CHARS>;
 
 /// The state of a sign-in code: `pending|confirmed|expired|rejected`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

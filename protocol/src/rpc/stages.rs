@@ -2,15 +2,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bound::{NoNul, Text};
 use crate::records::*;
+use crate::{ID_MAX_CHARS, URL_MAX_CHARS};
 
 /// `listStages`: `projectId`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListStagesInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
 }
 
@@ -25,8 +26,7 @@ pub struct ListStagesOutput {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResolveStageInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::URL_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::URL_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, URL_MAX_CHARS>")]
     pub url: String,
 }
 

@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Timestamp;
+use crate::bound::{NoNul, Text};
 use crate::records::*;
+use crate::{ID_MAX_CHARS, Timestamp};
 
 /// `getStats` **(ours)**: `projectId, sinceDays?` (items filed in the last `sinceDays`
 /// days, default [`crate::STATS_DEFAULT_DAYS`]).
@@ -11,8 +12,7 @@ use crate::records::*;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetStatsInput {
-    #[serde(deserialize_with = "crate::bounded::string::<_, { crate::ID_MAX_CHARS }>")]
-    #[cfg_attr(feature = "schema", schemars(length(min = 1, max = crate::ID_MAX_CHARS), regex(pattern = crate::schema::NO_NUL)))]
+    #[serde(with = "Text::<NoNul, 1, ID_MAX_CHARS>")]
     pub project_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = crate::STATS_MAX_DAYS)))]
