@@ -495,6 +495,12 @@ fn Composer(
             Some(annotated(&composition).await)
         }
     });
+    // The screenshot as it will be filed, encoded while the filer types (again after each
+    // change to the hidden parts), so that Enter does not wait for the encoder.
+    let encoded = LocalResource::new(move || {
+        let (hidden, shot) = (hidden.get(), screenshot.get().flatten());
+        async move { Some(shot?.ok()?.encoded(hidden).await) }
+    });
     let file = Action::new_local(move |_: &()| {
         let text = draft_text.get_untracked();
         let removed = removed.get_untracked();
@@ -508,12 +514,13 @@ fn Composer(
             let elements = composition.captured.filed_elements(&removed, &styles);
             let change_id = window().crypto().map_err(|e| format!("{e:?}"))?.random_uuid();
             let annotated = when_here(|| screenshot.get_untracked().flatten(), CAPTURE_WAIT_MS).await;
-            let image = match annotated {
-                Some(Ok(shot)) => Some(shot.redacted(&hidden).await.map_err(|e| {
-                    format!("The screenshot could not be prepared, nothing was filed: {e:?}")
-                })?),
-                Some(Err(_)) | None => None,
-            };
+            let image =
+                match annotated {
+                    Some(Ok(shot)) => Some(shot.to_file(&hidden, encoded.await).await.map_err(|e| {
+                        format!("The screenshot could not be prepared, nothing was filed: {e}")
+                    })?),
+                    Some(Err(_)) | None => None,
+                };
             let draft =
                 compose::draft(&target.stage, &composition.captured, elements, &text, change_id, image)
                     .map_err(|e| e.to_string())?;

@@ -135,6 +135,26 @@ impl Shot {
         image_of(&encode(&self.redacted_canvas(hidden)?).await?).await
     }
 
+    /// The whole screenshot to file with `hidden` blacked out, encoded ahead of filing,
+    /// beside the hidden areas it was made with.
+    pub async fn encoded(&self, hidden: Redactions) -> (Redactions, Result<Image, String>) {
+        let image = self.redacted(&hidden).await.map_err(|e| format!("{e:?}"));
+        (hidden, image)
+    }
+
+    /// The image to file with `hidden` blacked out: `ready` (from [`Shot::encoded`]) if it
+    /// was made with these hidden areas, else encoded now.
+    pub async fn to_file(
+        &self,
+        hidden: &Redactions,
+        ready: Option<(Redactions, Result<Image, String>)>,
+    ) -> Result<Image, String> {
+        match ready.filter(|(with, _)| with == hidden) {
+            Some((_, image)) => image,
+            None => self.redacted(hidden).await.map_err(|e| format!("{e:?}")),
+        }
+    }
+
     /// The crop around the circle as it will be filed (the hidden areas blacked out),
     /// to show in the composer.
     pub async fn preview(&self, hidden: &Redactions) -> Result<ObjectUrl, JsValue> {

@@ -79,12 +79,14 @@ async fn write_published() -> Result<(), String> {
     chrome::session_set(outbox::PUBLISHED_KEY, &published).await.map_err(|e| e.to_string())
 }
 
-/// `worker_call::File`: stores and publishes the draft, then answers; delivery starts
-/// after.
+/// `worker_call::File`: stores and publishes the draft, then answers. Delivery starts
+/// as soon as the draft is stored, beside the publishing rather than after it: the
+/// draft is in the store whatever the delivery does, and each publishing reads the
+/// store afresh, the last one after the last change ([`publish`]).
 pub async fn file(draft: Draft) -> Result<Queued, WorkerError> {
     let change_id = queue(draft).await.map_err(WorkerError::failed)?;
-    publish().await;
     wasm_bindgen_futures::spawn_local(deliver());
+    publish().await;
     Ok(Queued { change_id })
 }
 

@@ -10,7 +10,13 @@
 //   reported too: its longest slice, its total, and the longest frame in the page and in
 //   the overlay while the lasso is drawn;
 // - release → composer open (capture, screenshot, annotation);
-// - Enter → item stored on the server (outbox, upload, createChange).
+// - Enter → item stored on the server (outbox, upload, createChange), and where that
+//   time went: the composer until it hands the item to the worker, the worker until its
+//   first call leaves, each call to the server (`uploadShot`, `createChange`), and the
+//   bench's own polling after the last answer (timed by wrapping `sendMessage` in the
+//   overlay and `fetch` in the worker); against the anchor "the worker's calls sent from
+//   the bench": the same `uploadShot` and `createChange` sent again from here back to
+//   back, then one `listChanges` that finds the item.
 import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "../e2e/harness.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 10);
@@ -43,6 +49,10 @@ const server = await prepareServer({ stageUrl: stage.url });
 await server.start();
 const browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
 try {
+  // The harness routes every request through this process to refuse the internet; that
+  // costs each of the worker's calls a round trip over the DevTools protocol (45 ms on a
+  // screenshot's upload), which no filer waits for. Everything here is on this machine.
+  await browser.context.unrouteAll();
   await openConnectedPanel(browser, server);
   const { page, overlay } = await openOverlay(browser, `${stage.url}/`);
   // Grown after the overlay is up, so the overlay host stays outside the grid.
@@ -65,7 +75,34 @@ try {
     const t = redlineBenchFrames.times;
     return Math.max(0, ...t.slice(1).map((x, i) => x - t[i]));
   };
-  const naive = [], composer = [], stored = [], phases = {};
+  // When the overlay hands a call to the worker, and when each of the worker's calls to
+  // the server leaves and is answered (`Date.now()`, comparable with the bench's).
+  const watchSends = () => {
+    globalThis.redlineBenchSends = [];
+    if (globalThis.redlineBenchSendsWrapped) return;
+    globalThis.redlineBenchSendsWrapped = true;
+    const send = chrome.runtime.sendMessage.bind(chrome.runtime);
+    chrome.runtime.sendMessage = (message, ...rest) => {
+      redlineBenchSends.push({ kind: message?.kind, at: Date.now() });
+      return send(message, ...rest);
+    };
+  };
+  const watchFetches = () => {
+    globalThis.redlineBenchFetches = [];
+    if (globalThis.redlineBenchFetchWrapped) return;
+    globalThis.redlineBenchFetchWrapped = true;
+    const fetch = globalThis.fetch.bind(globalThis);
+    globalThis.fetch = async (input, ...rest) => {
+      const url = typeof input === "string" ? input : input.url;
+      const call = { name: url.split("/").at(-1), started: Date.now() };
+      if (call.name === "uploadShot" || call.name === "createChange") call.body = await input.clone().text();
+      const response = await fetch(input, ...rest);
+      call.ended = Date.now();
+      redlineBenchFetches.push(call);
+      return response;
+    };
+  };
+  const naive = [], composer = [], stored = [], phases = {}, storedPhases = {}, storedAnchor = [];
   for (let run = 0; run < 2 * RUNS; run++) {
     // Alternating, so both kinds see the same machine.
     const kind = run % 2 === 0 ? "paced" : "quick";
@@ -105,6 +142,9 @@ try {
     }));
     const title = `Bench item ${run}`;
     await box.getByRole("textbox").fill(title);
+    await overlay.evaluate(watchSends);
+    const worker = browser.context.serviceWorkers()[0];
+    await worker.evaluate(watchFetches);
     const entered = Date.now();
     await box.getByRole("textbox").press("Enter");
     for (;;) {
@@ -112,7 +152,36 @@ try {
       if (changes.some((c) => c.title === title)) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    stored.push(Date.now() - entered);
+    const seen = Date.now();
+    stored.push(seen - entered);
+    const sent = await overlay.evaluate(() => redlineBenchSends.find((s) => s.kind === "file")?.at);
+    const calls = await worker.evaluate(() => redlineBenchFetches);
+    const marks = [["composer: Enter → item handed to the worker", sent]];
+    for (const call of calls.filter((c) => c.name === "uploadShot" || c.name === "createChange")) {
+      marks.push([`worker: → ${call.name} asked`, call.started], [`server: ${call.name}`, call.ended]);
+    }
+    marks.push(["bench: last answer → item seen", seen]);
+    // The anchor: the same two calls the worker made, sent again from here back to back,
+    // then one `listChanges` that finds the item.
+    const upload = calls.find((c) => c.name === "uploadShot");
+    const create = calls.find((c) => c.name === "createChange");
+    if (create) {
+      const replayed = JSON.parse(create.body);
+      replayed.data.title = `${title} (anchor)`;
+      replayed.data.changeId = crypto.randomUUID();
+      const started = Date.now();
+      if (upload) replayed.data.screenshotKey = (await server.rpc("uploadShot", JSON.parse(upload.body).data)).screenshotKey;
+      await server.rpc("createChange", replayed.data);
+      const { changes } = await server.rpc("listChanges", { projectId: server.projectId });
+      if (!changes.some((c) => c.title === replayed.data.title)) throw new Error("the anchor's item was not listed");
+      storedAnchor.push(Date.now() - started);
+    }
+    let previous = entered;
+    for (const [name, at] of marks) {
+      if (at === undefined) continue;
+      (storedPhases[`Enter → stored: ${name}`] ??= []).push(at - previous);
+      previous = at;
+    }
   }
   console.log(`page: ${elements} elements; lasso over a 420×280 px region; ${RUNS} runs of each stroke`);
   console.log(row("naive scan (anchor)", naive));
@@ -126,8 +195,10 @@ try {
     console.log(row(`${kind} stroke: longest frame in the overlay`, frames.overlay[kind]));
   }
   console.log(row("release → composer open (with screenshot)", composer));
-  console.log(row("Enter → item stored on the server", stored));
+  console.log(row("anchor: the worker's calls sent from the bench", storedAnchor));
+  console.log(row("Enter → item stored on the server", stored, storedAnchor));
   for (const [name, durations] of Object.entries(phases)) console.log(row(name, durations));
+  for (const [name, durations] of Object.entries(storedPhases)) console.log(row(name, durations));
 } finally {
   await browser.close();
   await server.dispose();

@@ -188,38 +188,44 @@ async fn ask_page(tab_id: i32, elements: Vec<Element>) -> Result<PageRefind, Str
 
 /// A row's mark once its item was re-found moved or gone on the build in view: the word,
 /// with every element's finding as its tooltip and, for a moved item, "Show on page"
-/// outlining where its elements are now.
+/// outlining where its elements are now. A row without a finding (nearly all of them)
+/// holds one memo and nothing else: the mark's action and views are built only once
+/// there is something to mark, as rows are built a page at a time.
 #[component]
 pub fn RowMark(change_id: String, number: String) -> impl IntoView {
-    let ctx = expect_context::<Ctx>();
     let Some(found) = use_context::<Found>() else { return ().into_any() };
     let finding = Memo::new(move |_| found.of(&change_id));
+    (move || {
+        finding.get().and_then(|(refind, elements)| {
+            let whereabouts = refind.whereabouts();
+            (whereabouts != Whereabouts::InPlace)
+                .then(|| view! { <Mark refind whereabouts elements number=number.clone() /> })
+        })
+    })
+    .into_any()
+}
+
+#[component]
+fn Mark(refind: Refind, whereabouts: Whereabouts, elements: Vec<Element>, number: String) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
     let show = Action::new_local(move |elements: &Vec<Element>| {
         let request = ShowOnPage { tab_id: ctx.tab.get_untracked().map(|t| t.0), elements: elements.clone() };
         async move { crate::ui::call(&request).await.map(|_| ()).map_err(|error| error.to_string()) }
     });
+    let said = refind.describe();
+    let label = format!("Show on page: {number} where it is now");
     view! {
-        {move || finding.get().and_then(|(refind, elements)| {
-            let whereabouts = refind.whereabouts();
-            (whereabouts != Whereabouts::InPlace).then(|| {
-                let said = refind.describe();
-                let label = format!("Show on page: {number} where it is now");
-                view! {
-                    <div class="row-refind">
-                        <span class=format!("refind {}", whereabouts.as_str()) data-testid="row-refind" data-whereabouts=whereabouts.as_str() title=said.clone()>
-                            {whereabouts.as_str()}
-                            <span class="visually-hidden">{format!(": {said}")}</span>
-                        </span>
-                        {(whereabouts == Whereabouts::Moved).then(|| view! {
-                            <button type="button" class="row-show" aria-label=label
-                                on:click=move |_| { show.dispatch(elements.clone()); }
-                                disabled=move || show.pending().get()>"Show on page"</button>
-                        })}
-                    </div>
-                }
-            })
-        })}
+        <div class="row-refind">
+            <span class=format!("refind {}", whereabouts.as_str()) data-testid="row-refind" data-whereabouts=whereabouts.as_str() title=said.clone()>
+                {whereabouts.as_str()}
+                <span class="visually-hidden">{format!(": {said}")}</span>
+            </span>
+            {(whereabouts == Whereabouts::Moved).then(|| view! {
+                <button type="button" class="row-show" aria-label=label
+                    on:click=move |_| { show.dispatch(elements.clone()); }
+                    disabled=move || show.pending().get()>"Show on page"</button>
+            })}
+        </div>
         {move || show.value().get().and_then(Result::err).map(|message| view! { <super::ErrorLine message /> })}
     }
-    .into_any()
 }
