@@ -81,7 +81,8 @@ pub struct TabSeen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TabPlan {
     /// Bring this tab to the front and load `target` in it (`navigate`), or reload it
-    /// when it already shows `target`: it may show the build from before the deploy.
+    /// when it already shows `target`: it may show the build from before the deploy
+    /// (but not for "Check again", `CheckOnStage::again`).
     Use {
         id: i32,
         navigate: bool,

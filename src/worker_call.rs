@@ -190,7 +190,10 @@ pub struct RefreshBadge {}
 
 /// The panel's "Check on stage": open (or bring forward) a tab of the stage at `url`,
 /// re-locate `elements` there, outline them and screenshot the tab. `tabId` is the tab
-/// the panel follows, preferred when it shows the stage at `stageUrl`.
+/// the panel follows, preferred when it shows the stage at `stageUrl`. `again`: "Check
+/// again", which leaves a tab already at `url` as it is rather than reloading it, so that
+/// a toolbar click made there since still lets the tab be screenshot (Firefox forgets
+/// the click when the page loads again).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckOnStage {
@@ -199,6 +202,8 @@ pub struct CheckOnStage {
     pub stage_url: String,
     pub url: String,
     pub elements: Vec<Element>,
+    #[serde(default)]
+    pub again: bool,
 }
 
 /// What "Check on stage" saw in tab `tabId`: what the page found (or why the page could
@@ -279,6 +284,7 @@ mod tests {
             stage_url: "http://s/".into(),
             url: "http://s/o".into(),
             elements: vec![],
+            again: false,
         };
         let written = [
             wire(&StartCircle {}),

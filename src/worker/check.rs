@@ -9,20 +9,16 @@ use redline_protocol::Element;
 use crate::chrome::{self, ChromeError};
 use crate::timer;
 use crate::verify::{self, PageCheck, PageView, TabPlan, TabSeen};
-use crate::worker_call::{Checked, WorkerError};
+use crate::worker_call::{CheckOnStage, Checked, WorkerError};
 
 /// How long a page may take to load before the check gives up on it.
 const LOAD_TIMEOUT_MS: f64 = 20_000.0;
 /// The outlines are painted before the screenshot is taken.
 const PAINT_MS: f64 = 200.0;
 
-pub async fn check_on_stage(
-    followed: Option<i32>,
-    stage_url: String,
-    url: String,
-    elements: Vec<Element>,
-) -> Result<Checked, WorkerError> {
-    let (tab_id, window_id) = bring_forward(followed, &stage_url, &url)
+pub async fn check_on_stage(request: CheckOnStage) -> Result<Checked, WorkerError> {
+    let CheckOnStage { tab_id: followed, stage_url, url, elements, again } = request;
+    let (tab_id, window_id) = bring_forward(followed, &stage_url, &url, again)
         .await
         .map_err(|error| WorkerError::failed(format!("Could not open the stage ({error}).")))?;
     let check = look(tab_id, &elements).await.map_err(|e| e.to_string());
@@ -44,11 +40,13 @@ async fn look(tab_id: i32, elements: &[Element]) -> Result<PageCheck, ChromeErro
     Ok(view.scrolled_to(rest))
 }
 
-/// The stage tab, active and loaded at `url`: its id and window.
+/// The stage tab, active and loaded at `url` (reloaded when it was there already, but
+/// `again`): its id and window.
 async fn bring_forward(
     followed: Option<i32>,
     stage_url: &str,
     url: &str,
+    again: bool,
 ) -> Result<(i32, Option<i32>), ChromeError> {
     let tabs: Vec<TabSeen> = chrome::all_tabs()
         .await?
@@ -59,7 +57,9 @@ async fn bring_forward(
         TabPlan::Use { id, navigate: true } => chrome::activate_tab(id, Some(url)).await?,
         TabPlan::Use { id, navigate: false } => {
             let tab = chrome::activate_tab(id, None).await?;
-            chrome::reload_tab(id).await?;
+            if !again {
+                chrome::reload_tab(id).await?;
+            }
             tab
         }
         TabPlan::Open => chrome::open_tab(url).await?,

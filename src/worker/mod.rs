@@ -114,7 +114,7 @@ impl Answer for ShowOnPage {
 
 impl Answer for CheckOnStage {
     async fn answer(self, _: &MessageSender) -> Result<Checked, WorkerError> {
-        check::check_on_stage(self.tab_id, self.stage_url, self.url, self.elements).await
+        check::check_on_stage(self).await
     }
 }
 

@@ -42,6 +42,9 @@ export async function launchFirefox({ grantOrigins }) {
   const options = new firefox.Options().setBinary(env("FIREFOX")).addArguments("-headless");
   options.windowSize({ width: 1280, height: 800 });
   options.setPreference("extensions.webextensions.uuids", JSON.stringify({ [addonId]: uuid }));
+  // Notifications as Firefox's own alert windows: a headless browser has no system
+  // notification service to show them (they would be closed as soon as shown).
+  options.setPreference("alerts.useSystemBackend", false);
   // `--allow-system-access` lets a test script run in the browser's own (chrome) context:
   // how a test opens a moz-extension:// page and clicks the toolbar button.
   const service = new firefox.ServiceBuilder(env("GECKODRIVER")).addArguments("--allow-system-access");
@@ -63,6 +66,16 @@ export async function launchFirefox({ grantOrigins }) {
       await driver.setContext(firefox.Context.CONTENT);
     }
   }
+
+  /** As [`inChrome`], for a script that ends by calling its last argument with the answer. */
+  inChrome.async = async (script, ...args) => {
+    await driver.setContext(firefox.Context.CHROME);
+    try {
+      return await driver.executeAsyncScript(script, ...args);
+    } finally {
+      await driver.setContext(firefox.Context.CONTENT);
+    }
+  };
 
   return {
     driver,
@@ -126,12 +139,52 @@ export async function launchFirefox({ grantOrigins }) {
         addonId,
       );
     },
+    /** The ids of the notifications Redline shows now, as Firefox's notifications API lists them. */
+    async notifications() {
+      return inChrome(`${NOTIFICATIONS_OF}
+         return [...(notificationsOf(arguments[0])?.notificationsMap.keys() ?? [])];`, addonId);
+    },
+    /**
+     * Clicks the notification `id` as a person would: what Firefox does when the system
+     * says its alert was clicked (a headless browser shows none to click).
+     */
+    async clickNotification(id) {
+      await inChrome(`${NOTIFICATIONS_OF}
+         const shown = notificationsOf(arguments[0]).notificationsMap.get(arguments[1]);
+         if (!shown) throw new Error("no notification " + arguments[1]);
+         shown.observe(null, "alertclickcallback");`, addonId, id);
+    },
+    /**
+     * Opens Redline's sidebar as a person does from *View → Sidebar*; resolves with the
+     * address the sidebar's page loaded.
+     */
+    async openSidebar() {
+      return inChrome.async(`const { ExtensionCommon } = ChromeUtils.importESModule("resource://gre/modules/ExtensionCommon.sys.mjs");
+         const id = ExtensionCommon.makeWidgetId(arguments[0]) + "-sidebar-action";
+         const done = arguments[arguments.length - 1];
+         SidebarController.show(id).then(() => {
+           const panel = () => SidebarController.browser.contentDocument?.getElementById("webext-panels-browser");
+           const loaded = () => panel()?.currentURI?.spec.startsWith("moz-extension:") && panel().currentURI.spec;
+           const wait = () => loaded() ? done(loaded()) : setTimeout(wait, 50);
+           wait();
+         }, (error) => done("failed: " + error));`, addonId);
+    },
     async close() {
       await driver.quit().catch(() => {});
       rmSync(extension, { recursive: true, force: true });
     },
   };
 }
+
+/**
+ * A chrome-context function: Firefox's notifications API of the add-on `id`, as its
+ * parent process keeps it (what `notifications.getAll()` lists, and what a click on a
+ * system alert reaches).
+ */
+const NOTIFICATIONS_OF = `function notificationsOf(id) {
+  const { ExtensionParent } = ChromeUtils.importESModule("resource://gre/modules/ExtensionParent.sys.mjs");
+  return ExtensionParent.apiManager.apis.get(WebExtensionPolicy.getByID(id).extension).get("notifications");
+}`;
 
 /** The element matching `css`, once it is there. */
 export async function find(driver, css) {

@@ -64,6 +64,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
             stage_url: stage_url.clone(),
             url: url.clone(),
             elements: elements.clone(),
+            again: seen.with_untracked(Option::is_some),
         };
         async move {
             let seen_now = check(request).await?;
@@ -168,7 +169,7 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>, state: Che
     let needs_click = after.as_ref().err().map(|error| {
         view! {
             <ErrorLine testid="needs-toolbar-click"
-                message=format!("No after-shot: Chrome lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.") />
+                message=format!("No after-shot: the browser lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.") />
         }
     });
     let before_figure = match before {
