@@ -38,7 +38,12 @@ struct ErrorBody {
 impl ApiError {
     /// Classifies a non-2xx answer from its status, body and `Retry-After` header.
     pub fn from_response(status: u16, body: &str, retry_after: Option<&str>) -> ApiError {
-        let parsed = serde_json::from_str::<ErrorBody>(body).ok();
+        ApiError::from_parts(status, serde_json::from_str::<ErrorBody>(body).ok(), retry_after)
+    }
+
+    /// [`ApiError::from_response`] with the body already parsed (`None`: not the
+    /// protocol's error object).
+    fn from_parts(status: u16, parsed: Option<ErrorBody>, retry_after: Option<&str>) -> ApiError {
         let code = parsed.as_ref().and_then(|b| b.code.clone());
         let message = parsed
             .and_then(|b| b.message)
@@ -96,12 +101,14 @@ impl Client {
         Client { api_url: settings.api_url.trim_end_matches('/').to_owned(), token: settings.token.clone() }
     }
 
-    /// Calls RPC `R` with `input`.
+    /// Calls RPC `R` with `input`, writing and reading the JSON in wasm (serde_json):
+    /// long answers (a queue of 1,000 items) are read without a crossing into JS per
+    /// field.
     pub async fn call<R: Rpc>(&self, input: R::Input) -> Result<R::Output, ApiError> {
         let body = serde_json::to_string(&Envelope::<R::Input>::new::<R>(input))
             .map_err(|e| ApiError::BadReply(e.to_string()))?;
         let (status, text, retry_after) = self
-            .post(&format!("{}/rpc/{}", self.api_url, R::NAME), &body)
+            .post(R::NAME, &JsValue::from_str(&body))
             .await
             .map_err(|e| ApiError::Network(crate::chrome::js_error_message(&e)))?;
         if (200..300).contains(&status) {
@@ -111,16 +118,44 @@ impl Client {
         }
     }
 
-    async fn post(&self, url: &str, body: &str) -> Result<(u16, String, Option<String>), JsValue> {
+    /// Calls RPC `R` with `input` as [`Client::call`] does, but has the browser write and
+    /// parse the JSON (`JSON.stringify`, `JSON.parse`) and serde-wasm-bindgen convert
+    /// the values: a module that makes only these calls carries no JSON parser of its
+    /// own. The overlay's are (its answers are short, and a gesture waits for its module).
+    pub async fn call_parsed_by_browser<R: Rpc>(&self, input: R::Input) -> Result<R::Output, ApiError> {
+        use serde::Serialize;
+        let written = Envelope::<R::Input>::new::<R>(input)
+            .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+            .map_err(|e| ApiError::BadReply(e.to_string()))?;
+        let body = js_sys::JSON::stringify(&written)
+            .map_err(|e| ApiError::BadReply(crate::chrome::js_error_message(&e)))?;
+        let (status, text, retry_after) = self
+            .post(R::NAME, &body)
+            .await
+            .map_err(|e| ApiError::Network(crate::chrome::js_error_message(&e)))?;
+        let parsed = js_sys::JSON::parse(&text);
+        if (200..300).contains(&status) {
+            let parsed = parsed.map_err(|e| ApiError::BadReply(crate::chrome::js_error_message(&e)))?;
+            serde_wasm_bindgen::from_value(parsed).map_err(|e| ApiError::BadReply(e.to_string()))
+        } else {
+            let body = parsed.ok().and_then(|parsed| serde_wasm_bindgen::from_value(parsed).ok());
+            Err(ApiError::from_parts(status, body, retry_after.as_deref()))
+        }
+    }
+
+    /// POSTs `body` (a JSON string) to RPC `name`: the status, the body as text and the
+    /// `Retry-After` header.
+    async fn post(&self, name: &str, body: &JsValue) -> Result<(u16, String, Option<String>), JsValue> {
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
         init.set_mode(web_sys::RequestMode::Cors);
-        init.set_body(&JsValue::from_str(body));
+        init.set_body(body);
         let headers = web_sys::Headers::new()?;
         headers.set("Content-Type", "application/json")?;
         headers.set("Authorization", &format!("Bearer {}", self.token))?;
         init.set_headers(&headers);
-        let request = web_sys::Request::new_with_str_and_init(url, &init)?;
+        let request =
+            web_sys::Request::new_with_str_and_init(&format!("{}/rpc/{name}", self.api_url), &init)?;
         let response: web_sys::Response = JsFuture::from(global_fetch(&request)).await?.dyn_into()?;
         let retry_after = response.headers().get("Retry-After")?;
         // The body as bytes, copied into wasm memory in one go: `text()` would cross as a

@@ -10,13 +10,13 @@ use crate::api::Client;
 /// Gives a held item a new title (`updateChange`).
 pub async fn retitle(client: &Client, change_id: String, title: String) -> Result<(), String> {
     let input = UpdateChangeInput { change_id, project_id: None, title: Some(title), body: None };
-    client.call::<UpdateChange>(input).await.map(drop).map_err(|e| e.to_string())
+    client.call_parsed_by_browser::<UpdateChange>(input).await.map(drop).map_err(|e| e.to_string())
 }
 
 /// Withdraws a held item before it reaches the agent (`withdrawChange`).
 pub async fn withdraw(client: &Client, change_id: String) -> Result<(), String> {
     let input = WithdrawChangeInput { change_id, project_id: None };
-    client.call::<WithdrawChange>(input).await.map(drop).map_err(|e| e.to_string())
+    client.call_parsed_by_browser::<WithdrawChange>(input).await.map(drop).map_err(|e| e.to_string())
 }
 
 /// A held item's row: its title (Edit turns it into a field: Enter sends the new title,

@@ -99,7 +99,7 @@ async fn find_target(page_url: String) -> Result<Target, String> {
         .filter(Settings::is_complete)
         .ok_or("Set up Redline first: open its side panel → Settings.")?;
     let client = Client::new(&settings);
-    match client.call::<ResolveStage>(ResolveStageInput { url: page_url.clone() }).await {
+    match client.call_parsed_by_browser::<ResolveStage>(ResolveStageInput { url: page_url.clone() }).await {
         Ok(stage) => Ok(Target { client, stage }),
         Err(ApiError::Gone { .. }) => Err(format!(
             "This page is not a stage Redline knows ({page_url}). Circles are kept here; add the stage with `redline stage add` to file them."

@@ -23,12 +23,11 @@ pub const BUDGETS: &[Budget] = &[
     // Every page the filer circles on pays it: the mount script the worker injects on a
     // gesture (`static/content.js`) and the content module behind it.
     Budget { name: "what a page loads", files: &["content.js", "content/content.js"], gzipped: 150_000 },
-    // What a gesture waits for before the overlay app is up. The goal is 300,000 B
-    // (issue 33); at the split it was 318,535 B, so this holds it from growing meanwhile.
+    // What a gesture waits for before the overlay app is up (issue 33).
     Budget {
         name: "the overlay module",
         files: &["pkg/overlay.js", "pkg/overlay_bg.wasm"],
-        gzipped: 320_000,
+        gzipped: 300_000,
     },
     // Started again by Chrome whenever it was stopped, on any event.
     Budget { name: "the worker module", files: &["pkg/worker.js", "pkg/worker_bg.wasm"], gzipped: 200_000 },

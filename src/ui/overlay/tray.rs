@@ -58,7 +58,8 @@ pub(super) fn Tray(
     let send_now = Action::new_local(move |_: &()| async move {
         let target = target.await?;
         let input = ReleaseChangesInput { stage_id: target.stage.stage_id.clone() };
-        let released = target.client.call::<ReleaseChanges>(input).await.map_err(|e| e.to_string())?;
+        let released =
+            target.client.call_parsed_by_browser::<ReleaseChanges>(input).await.map_err(|e| e.to_string())?;
         items.update(|all| released.changes.iter().for_each(|change| tray::take_in(all, change)));
         // A server that answers without the items (Fabric) has them read.
         read(items.with_untracked(|all| tray::hold_ended(all, i64::MAX)));
@@ -131,7 +132,7 @@ const READ_RETRY_MS: f64 = 3_000.0;
 async fn read_change(client: &Client, change_id: &str) -> Option<Change> {
     for _ in 0..READ_ATTEMPTS {
         let input = GetChangeInput { change_id: change_id.to_owned(), ..GetChangeInput::default() };
-        match client.call::<GetChange>(input).await {
+        match client.call_parsed_by_browser::<GetChange>(input).await {
             Ok(found) => return Some(found.change),
             Err(error) if error.is_transient() => crate::timer::sleep(READ_RETRY_MS).await,
             Err(_) => return None,
