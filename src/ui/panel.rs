@@ -11,28 +11,29 @@ mod reading;
 mod refind;
 mod stats;
 mod webhooks;
+mod workspace;
 
 use super::ErrorLine;
 use std::time::Duration;
 
 use leptos::ev;
 use leptos::prelude::*;
+use redline_protocol::ResolvedStage;
 use redline_protocol::rpc::{
     CliAuthStatus, GetSession, GetSessionInput, PollCliAuth, PollCliAuthInput, RequestCliAuth,
     RequestCliAuthInput, ResolveStage, ResolveStageInput,
 };
-use redline_protocol::{ResolvedStage, Session, Timestamp};
 use wasm_bindgen::JsCast;
 
 use crate::api::{ApiError, Client};
-use crate::chrome::{self, ChromeError, TabListeners};
+use crate::chrome::{self, ChromeError};
 use crate::connection::Connection;
 use crate::notify;
 use crate::settings::{self, ApiUrl, Preferences, Settings};
 use crate::worker_call::StartCircle;
-use live::LinkState;
 use queue::Store;
 use reading::Filter;
+use workspace::Workspace;
 
 /// Which screen the panel shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,185 +246,6 @@ fn NotConnected(
             </div>
         </section>
     }
-}
-
-/// The signed-in panel: scope, live queue, the open item; hidden (and deaf to the keys)
-/// unless `shown`.
-#[component]
-fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl IntoView {
-    let Some(project) = session.projects.first().cloned() else {
-        return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
-    };
-    let project_id = RwSignal::new(project.project_id.clone());
-    let (now, set_now) = signal(js_sys::Date::now() as i64);
-    let (selected, set_selected) = signal(None::<String>);
-    let (filter, set_filter) = signal(None);
-    let (tab, set_tab) = signal(None);
-    let (open, set_open) = signal(None);
-    let (enlarged, set_enlarged) = signal(None);
-    let ctx = Ctx {
-        client: StoredValue::new(Client::new(&settings)),
-        store: Store::new(session.name.clone()),
-        filter,
-        tab,
-        selected: set_selected,
-        open: set_open,
-        enlarged: set_enlarged,
-        now,
-        minute: Memo::new(move |_| now.get() / 60_000),
-        selection: StoredValue::new(Selector::new(move || selected.get())),
-    };
-    let own = Own { set_filter, set_tab, set_now, selected, open, enlarged };
-    provide_context(ctx);
-    let found = refind::Found::new();
-    provide_context(found);
-    let scope = RwSignal::new(Scope::Tab);
-    let tab_stage = RwSignal::new(TabStage::Unknown);
-    // The items of the page in view are looked for again on a build new to them: when the
-    // tab's stage is known, after every read of the queue, and when the tab changes (a
-    // reload may bring a new build to the same address).
-    let refind_now = move || {
-        if let TabStage::Stage(stage, _) = tab_stage.get_untracked() {
-            refind::look(ctx, found, stage);
-        }
-    };
-    Effect::new(move |_| {
-        ctx.store.version.track();
-        tab_stage.track();
-        refind_now();
-    });
-    let link = RwSignal::new(LinkState::Connecting);
-
-    // Narrows the queue to the scope; a new filter starts from an empty list.
-    let apply_scope = move || {
-        leptos::task::spawn_local(async move {
-            let project = project_id.get_untracked();
-            let stage_id = match scope.get_untracked() {
-                Scope::Project => None,
-                Scope::Tab => {
-                    let found = resolve_tab_stage(ctx).await;
-                    let stage_id = match &found {
-                        TabStage::Stage(stage, _) if stage.project_id == project => {
-                            Some(stage.stage_id.clone())
-                        }
-                        _ => None,
-                    };
-                    tab_stage.set(found);
-                    stage_id
-                }
-            };
-            let filter = Some(Filter { project_id: project, stage_id });
-            if ctx.filter.get_untracked() != filter {
-                ctx.store.clear();
-                own.set_filter.set(filter);
-                reading::reload(ctx);
-            }
-        });
-    };
-    let follow = move || {
-        leptos::task::spawn_local(async move {
-            if let Some(tab) = followed_tab().await
-                && ctx.tab.get_untracked() != Some(tab.clone())
-            {
-                own.set_tab.set(Some(tab));
-                apply_scope();
-            } else {
-                refind_now();
-            }
-        });
-    };
-    follow();
-    apply_scope();
-    let listeners: StoredValue<Option<TabListeners>, LocalStorage> =
-        StoredValue::new_local(Some(chrome::on_tab_change(follow)));
-    on_cleanup(move || listeners.set_value(None));
-
-    // The live link to the server's events.
-    let stream = live::start(
-        settings.clone(),
-        project.project_id.clone(),
-        move |hints| reading::hint(ctx, hints),
-        move |state| link.set(state),
-    );
-    let stream: StoredValue<Option<live::Link>, LocalStorage> = StoredValue::new_local(Some(stream));
-    on_cleanup(move || stream.set_value(None));
-
-    // The clock; a hold that ran out or a lease that lapsed moves rows between sections.
-    let last_check = StoredValue::new(0i64);
-    let last_presence = StoredValue::new(js_sys::Date::now() as i64);
-    if let Ok(handle) = set_interval_with_handle(
-        move || {
-            let now = js_sys::Date::now() as i64;
-            own.set_now.set(now);
-            let stamp = Timestamp::from_unix_millis(now);
-            if now - last_check.get_value() > 2_000 {
-                last_check.set_value(now);
-                if ctx.store.hold_ended(stamp) {
-                    reading::reload(ctx);
-                }
-                ctx.store.resection(stamp);
-            }
-            // Whether an agent waits changes with no queue event: read it now and then.
-            if now - last_presence.get_value() > PRESENCE_EVERY_MS {
-                last_presence.set_value(now);
-                if let Some(filter) = ctx.filter.get_untracked() {
-                    leptos::task::spawn_local(async move { reading::read_agents(ctx, &filter).await });
-                }
-            }
-        },
-        Duration::from_secs(1),
-    ) {
-        on_cleanup(move || handle.clear());
-    }
-
-    let keys = window_event_listener(ev::keydown, move |event| {
-        if shown.get_untracked() {
-            on_key(ctx, own, &event);
-        }
-    });
-    on_cleanup(move || keys.remove());
-
-    // The item a click on a notification asked for: asked before this panel was open, or
-    // while it is.
-    let open_asked = move || {
-        leptos::task::spawn_local(async move {
-            if let Ok(Some(change_id)) = chrome::session_get::<String>(notify::OPEN_ITEM_KEY).await {
-                let _ = chrome::session_remove(notify::OPEN_ITEM_KEY).await;
-                ctx.open.set(Some(change_id));
-            }
-        });
-    };
-    open_asked();
-    let asked: StoredValue<Option<chrome::StorageListener>, LocalStorage> =
-        StoredValue::new_local(Some(chrome::on_session_key_set(notify::OPEN_ITEM_KEY, open_asked)));
-    on_cleanup(move || asked.set_value(None));
-
-    keep_queue_place(own);
-
-    view! {
-        <div class="workspace" hidden=move || !shown.get()>
-            <div class="scope-bar">
-                <div class="scope" role="group" aria-label="Show items of">
-                    <button type="button" aria-pressed=move || (scope.get() == Scope::Tab).to_string()
-                        on:click=move |_| { scope.set(Scope::Tab); apply_scope(); }>"This tab\u{2019}s stage"</button>
-                    <button type="button" aria-pressed=move || (scope.get() == Scope::Project).to_string()
-                        on:click=move |_| { scope.set(Scope::Project); apply_scope(); }>"Whole project"</button>
-                </div>
-                <p class="hint" data-testid="scope-line">
-                    {move || scope_line(scope.get(), &tab_stage.get(), &project.name)}
-                </p>
-                <p class=move || format!("hint link {}", if link.get() == LinkState::Live { "live" } else { "" }) data-testid="link-state">
-                    {move || link.get().label()}
-                </p>
-            </div>
-            {move || own.open.get().map(|change_id| view! { <item::ItemView change_id /> })}
-            <div hidden=move || own.open.with(Option::is_some)>
-                <queue::QueueView />
-            </div>
-            <Lightbox enlarged />
-        </div>
-    }
-    .into_any()
 }
 
 fn scope_line(scope: Scope, stage: &TabStage, project: &str) -> String {
