@@ -10,13 +10,14 @@
 //   reported too: its longest slice, its total, and the longest frame in the page and in
 //   the overlay while the lasso is drawn;
 // - release → composer open (capture, screenshot, annotation);
-// - Enter → item stored on the server (outbox, upload, createChange), and where that
-//   time went: the composer until it hands the item to the worker, the worker until its
-//   first call leaves, each call to the server (`uploadShot`, `createChange`), and the
-//   bench's own polling after the last answer (timed by wrapping `sendMessage` in the
-//   overlay and `fetch` in the worker); against the anchor "the worker's calls sent from
-//   the bench": the same `uploadShot` and `createChange` sent again from here back to
-//   back, then one `listChanges` that finds the item.
+// - Enter → item stored on the server (outbox, upload, createChange): until the server
+//   answers the worker's `createChange`, which it does once the item is committed (the
+//   bench then checks that `listChanges` finds it, untimed); and where that time went:
+//   the composer until it hands the item to the worker, the worker until its first call
+//   leaves, and each call to the server (`uploadShot`, `createChange`), timed by
+//   wrapping `sendMessage` in the overlay and `fetch` in the worker; against the anchor
+//   "the worker's calls sent from the bench": the same `uploadShot` and `createChange`
+//   sent again from here back to back.
 import { drawLasso, launchBrowser, openConnectedPanel, openOverlay, prepareServer, startStage } from "../e2e/harness.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 10);
@@ -87,8 +88,10 @@ try {
       return send(message, ...rest);
     };
   };
+  // `redlineBenchFiled` resolves with the first `createChange` the worker has had answered.
   const watchFetches = () => {
     globalThis.redlineBenchFetches = [];
+    globalThis.redlineBenchFiled = new Promise((resolve) => (globalThis.redlineBenchOnFiled = resolve));
     if (globalThis.redlineBenchFetchWrapped) return;
     globalThis.redlineBenchFetchWrapped = true;
     const fetch = globalThis.fetch.bind(globalThis);
@@ -98,7 +101,9 @@ try {
       if (call.name === "uploadShot" || call.name === "createChange") call.body = await input.clone().text();
       const response = await fetch(input, ...rest);
       call.ended = Date.now();
+      call.status = response.status;
       redlineBenchFetches.push(call);
+      if (call.name === "createChange") redlineBenchOnFiled(call);
       return response;
     };
   };
@@ -147,35 +152,28 @@ try {
     await worker.evaluate(watchFetches);
     const entered = Date.now();
     await box.getByRole("textbox").press("Enter");
-    for (;;) {
-      const { changes } = await server.rpc("listChanges", { projectId: server.projectId });
-      if (changes.some((c) => c.title === title)) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const seen = Date.now();
-    stored.push(seen - entered);
+    const filed = await worker.evaluate(() => redlineBenchFiled);
+    if (filed.status !== 200) throw new Error(`createChange answered ${filed.status}`);
+    stored.push(filed.ended - entered);
+    const { changes } = await server.rpc("listChanges", { projectId: server.projectId });
+    if (!changes.some((c) => c.title === title)) throw new Error("the filed item was not listed");
     const sent = await overlay.evaluate(() => redlineBenchSends.find((s) => s.kind === "file")?.at);
     const calls = await worker.evaluate(() => redlineBenchFetches);
     const marks = [["composer: Enter → item handed to the worker", sent]];
     for (const call of calls.filter((c) => c.name === "uploadShot" || c.name === "createChange")) {
       marks.push([`worker: → ${call.name} asked`, call.started], [`server: ${call.name}`, call.ended]);
     }
-    marks.push(["bench: last answer → item seen", seen]);
-    // The anchor: the same two calls the worker made, sent again from here back to back,
-    // then one `listChanges` that finds the item.
+    // The anchor: the same two calls the worker made, sent again from here back to back.
     const upload = calls.find((c) => c.name === "uploadShot");
-    const create = calls.find((c) => c.name === "createChange");
-    if (create) {
-      const replayed = JSON.parse(create.body);
-      replayed.data.title = `${title} (anchor)`;
-      replayed.data.changeId = crypto.randomUUID();
-      const started = Date.now();
-      if (upload) replayed.data.screenshotKey = (await server.rpc("uploadShot", JSON.parse(upload.body).data)).screenshotKey;
-      await server.rpc("createChange", replayed.data);
-      const { changes } = await server.rpc("listChanges", { projectId: server.projectId });
-      if (!changes.some((c) => c.title === replayed.data.title)) throw new Error("the anchor's item was not listed");
-      storedAnchor.push(Date.now() - started);
-    }
+    const replayed = JSON.parse(filed.body);
+    replayed.data.title = `${title} (anchor)`;
+    replayed.data.changeId = crypto.randomUUID();
+    const started = Date.now();
+    if (upload) replayed.data.screenshotKey = (await server.rpc("uploadShot", JSON.parse(upload.body).data)).screenshotKey;
+    await server.rpc("createChange", replayed.data);
+    storedAnchor.push(Date.now() - started);
+    const listed = await server.rpc("listChanges", { projectId: server.projectId });
+    if (!listed.changes.some((c) => c.title === replayed.data.title)) throw new Error("the anchor's item was not listed");
     let previous = entered;
     for (const [name, at] of marks) {
       if (at === undefined) continue;

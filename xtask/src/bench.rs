@@ -138,11 +138,12 @@ fn held() -> Result<()> {
 }
 
 /// Circle → item on a 10,000-element page with a real server (docs/benchmarks-history.md,
-/// "Circle and file").
+/// "Circle and file"), built as users install it: Enter → item stored is mostly the
+/// server's calls, which a debug build makes several times slower.
 fn capture() -> Result<()> {
     let mut bench = cmd("node");
     bench.arg("tests/bench/capture.mjs");
-    bench.env("REDLINE_BIN", crate::start::build_server()?);
+    bench.env("REDLINE_BIN", crate::start::build_release_server()?);
     bench.env("XTASK_BIN", std::env::current_exe()?);
     bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
     bench.env("CHROMIUM", setup::CHROMIUM);

@@ -60,6 +60,20 @@ pub fn build_server() -> Result<PathBuf> {
     Ok(crate::workspace::target_dir().join("debug/redline"))
 }
 
+/// The server binary as users install it (`cargo install --path server` builds release),
+/// for benchmarks of what a filer waits for on the server.
+pub fn build_release_server() -> Result<PathBuf> {
+    process::run(cmd("cargo").args([
+        "build",
+        "--release",
+        "--package",
+        "redline-server",
+        "--bin",
+        "redline",
+    ]))?;
+    Ok(crate::workspace::target_dir().join("release/redline"))
+}
+
 /// Starts `redline serve` and waits until it accepts connections.
 pub fn serve(redline: &Path, data: &Path, port: u16) -> Result<(Child, String)> {
     let addr = format!("127.0.0.1:{port}");
