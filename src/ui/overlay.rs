@@ -21,7 +21,7 @@ use crate::chrome;
 use crate::compose;
 use crate::messages::{self, Captured, OverlayEvent, PageEvent};
 use crate::redact::{Edit, HiddenArea, Redactions};
-use crate::settings::{self, Settings};
+use crate::sign_in_store;
 use crate::tray::TrayItem;
 use crate::worker_call::{File, OverlayStarting, Queued, WatchConsole};
 use tray::Tray;
@@ -93,11 +93,10 @@ struct Target {
 }
 
 async fn find_target(page_url: String) -> Result<Target, String> {
-    let settings: Settings = chrome::storage_get(settings::STORAGE_KEY)
-        .await
-        .map_err(|e| e.0)?
-        .filter(Settings::is_complete)
-        .ok_or("Set up Redline first: open its side panel → Settings.")?;
+    let settings = sign_in_store::load().await.map_err(|e| e.to_string())?;
+    if !settings.is_complete() {
+        return Err("Set up Redline first: open its side panel → Settings.".to_owned());
+    }
     let client = Client::new(&settings);
     match client.call::<ResolveStage>(ResolveStageInput { url: page_url.clone() }).await {
         Ok(stage) => Ok(Target { client, stage }),

@@ -455,3 +455,24 @@ export async function assertAccessible(page, what = "the page") {
   });
   assert.deepEqual(violations, [], `axe-core finds no violations in ${what}`);
 }
+
+/**
+ * The sign-in as the extension keeps it (`src/sign_in_store.rs`): read in `context`, a
+ * page or the worker of the extension's origin; `undefined` when none is saved.
+ */
+export function storedSignIn(context) {
+  return context.evaluate(() => new Promise((resolve, reject) => {
+    const opening = indexedDB.open("redline-sign-in");
+    opening.onupgradeneeded = () => opening.result.createObjectStore("sign-in");
+    opening.onerror = () => reject(opening.error);
+    opening.onsuccess = () => {
+      const db = opening.result;
+      const reading = db.transaction("sign-in").objectStore("sign-in").get("settings");
+      reading.onerror = () => reject(reading.error);
+      reading.onsuccess = () => {
+        db.close();
+        resolve(reading.result);
+      };
+    };
+  }));
+}

@@ -352,8 +352,20 @@ describe("Redline in Firefox", () => {
     const code = (await (await find(driver, '[data-testid="sign-in-code"]')).getText()).trim();
     await server.admin("auth", "approve", code, "--project", "dev", "--scope", "changes:project:read,changes:project:file", "--name", "reviewer");
     await waitForText(driver, '[data-testid="connection-status"]', "Connected as reviewer");
-    const { settings } = await inPanel(`return chrome.storage.local.get("settings");`);
+    // Kept in the extension origin's IndexedDB (`src/sign_in_store.rs`), not in storage.local,
+    // which Firefox leaves open to content scripts.
+    const settings = await inPanel(`return new Promise((resolve, reject) => {
+      const opening = indexedDB.open("redline-sign-in");
+      opening.onerror = () => reject(opening.error);
+      opening.onsuccess = () => {
+        const reading = opening.result.transaction("sign-in").objectStore("sign-in").get("settings");
+        reading.onerror = () => reject(reading.error);
+        reading.onsuccess = () => { opening.result.close(); resolve(reading.result); };
+      };
+    });`);
     assert.equal(settings.apiUrl, server.url);
     assert.notEqual(settings.token, server.token, "a token of its own");
+    const local = JSON.stringify(await inPanel(`return chrome.storage.local.get(null);`));
+    assert.ok(!local.includes(settings.token), `storage.local holds: ${local}`);
   });
 });
