@@ -476,3 +476,25 @@ export function storedSignIn(context) {
     };
   }));
 }
+
+/**
+ * Saves `settings` as the panel's form does (`src/sign_in_store.rs`): into the extension
+ * origin's IndexedDB, then the non-secret `signedIn` flag the worker listens for.
+ */
+export function saveSignIn(context, settings) {
+  return context.evaluate((settings) => new Promise((resolve, reject) => {
+    const opening = indexedDB.open("redline-sign-in");
+    opening.onupgradeneeded = () => opening.result.createObjectStore("sign-in");
+    opening.onerror = () => reject(opening.error);
+    opening.onsuccess = () => {
+      const db = opening.result;
+      const writing = db.transaction("sign-in", "readwrite");
+      writing.objectStore("sign-in").put(settings, "settings");
+      writing.onerror = () => reject(writing.error);
+      writing.oncomplete = () => {
+        db.close();
+        resolve();
+      };
+    };
+  }).then(() => chrome.storage.local.set({ signedIn: { apiUrl: settings.apiUrl, savedAtMs: Date.now() } })), settings);
+}
