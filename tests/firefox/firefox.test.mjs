@@ -240,7 +240,7 @@ describe("Redline in Firefox", () => {
     await driver.close();
   });
 
-  test("the sidebar a person opens from View → Sidebar is the panel: signed in, following the stage's tab, with its queue", async () => {
+  test("the sidebar a person opens from View → Sidebar is the panel: signed in, following the stage's tab, with its queue, live", async () => {
     await server.rpc("createChange", { stageId: server.stageId, title: "Seen in the sidebar", route: "/" });
     await server.rpc("releaseChanges", { stageId: server.stageId });
     // WebDriver in the panel's tab, the stage's in front.
@@ -248,14 +248,16 @@ describe("Redline in Firefox", () => {
     await firefox.selectTab(stage.url);
     assert.equal(await firefox.openSidebar(), firefox.extensionUrl("panel.html"));
     // The sidebar's page is one of the extension's own views, read from the panel's tab.
+    // Live too, while the panel's tab holds a stream of the same URL (once kept waiting
+    // about 20 s behind that stream's HTTP cache entry).
     const sidebar = `return chrome.extension.getViews({ type: "sidebar" }).map((view) =>
-      ['[data-testid="connection-status"]', '[data-testid="scope-line"]', '[data-testid="section-waiting"]']
+      ['[data-testid="connection-status"]', '[data-testid="scope-line"]', '[data-testid="section-waiting"]', '[data-testid="link-state"]']
         .map((css) => view.document.querySelector(css)?.textContent ?? "").join(" | "));`;
     let shown;
     await driver.wait(async () => {
       shown = await inPanel(sidebar);
-      return shown.length === 1 && /Connected as dev/.test(shown[0]) && /Stage main/.test(shown[0]) && /Seen in the sidebar/.test(shown[0]);
-    }, 20_000, "the sidebar shows the stage's queue").catch((error) => {
+      return shown.length === 1 && /Connected as dev/.test(shown[0]) && /Stage main/.test(shown[0]) && /Seen in the sidebar/.test(shown[0]) && /\blive\b/.test(shown[0]);
+    }, 20_000, "the sidebar shows the stage's queue, live").catch((error) => {
       throw new Error(`${error.message}; the sidebar shows: ${JSON.stringify(shown)}`);
     });
   });
