@@ -27,6 +27,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set, catch)]
     fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = remove, catch)]
+    fn storage_local_remove(keys: &JsValue) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(js_namespace = ["chrome", "permissions"], js_name = request, catch)]
     fn permissions_request(permissions: &JsValue) -> Result<Promise, JsValue>;
 
@@ -119,6 +122,12 @@ pub async fn storage_set<T: Serialize>(key: &str, value: &T) -> Result<(), Chrom
     let items = Object::new();
     Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
     settle(storage_local_set(&items)).await?;
+    Ok(())
+}
+
+/// Removes one key of `chrome.storage.local`.
+pub async fn storage_remove(key: &str) -> Result<(), ChromeError> {
+    settle(storage_local_remove(&JsValue::from_str(key))).await?;
     Ok(())
 }
 

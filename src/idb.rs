@@ -25,10 +25,10 @@ extern "C" {
     /// An `IDBDatabase`, for the one call web-sys has only behind its unstable-API flag:
     /// `transaction(name, mode, {durability})`.
     #[wasm_bindgen(js_name = IDBDatabase)]
-    type DatabaseWithOptions;
+    pub(crate) type DatabaseWithOptions;
 
     #[wasm_bindgen(method, catch)]
-    fn transaction(
+    pub(crate) fn transaction(
         this: &DatabaseWithOptions,
         store: &str,
         mode: &str,
@@ -67,7 +67,7 @@ fn failure(error: Result<Option<DomException>, JsValue>) -> IdbError {
 }
 
 /// Resolves with the request's result once it succeeds.
-async fn request_done(request: &IdbRequest) -> Result<JsValue, IdbError> {
+pub(crate) async fn request_done(request: &IdbRequest) -> Result<JsValue, IdbError> {
     // `resolve` and `reject` are the handlers themselves: no Rust closure to keep alive.
     let settled = Promise::new(&mut |resolve, reject| {
         request.set_onsuccess(Some(&resolve));
@@ -80,7 +80,7 @@ async fn request_done(request: &IdbRequest) -> Result<JsValue, IdbError> {
 }
 
 /// Resolves once the transaction has committed.
-async fn committed(transaction: &IdbTransaction) -> Result<(), IdbError> {
+pub(crate) async fn committed(transaction: &IdbTransaction) -> Result<(), IdbError> {
     let settled = Promise::new(&mut |resolve, reject| {
         transaction.set_oncomplete(Some(&resolve));
         transaction.set_onerror(Some(&reject));
@@ -93,7 +93,7 @@ async fn committed(transaction: &IdbTransaction) -> Result<(), IdbError> {
 }
 
 /// `indexedDB`, in a window and in the service worker alike.
-fn factory() -> Result<IdbFactory, IdbError> {
+pub(crate) fn factory() -> Result<IdbFactory, IdbError> {
     let factory = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))?;
     factory.dyn_into().map_err(|_| IdbError("indexedDB is not available here".to_owned()))
 }

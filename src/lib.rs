@@ -22,6 +22,7 @@ pub mod queue;
 pub mod redact;
 pub mod refind;
 pub mod settings;
+pub mod sign_in_store;
 pub mod stats;
 pub mod throttle;
 pub mod timer;

@@ -1,13 +1,20 @@
 //! Where the extension finds its server, and the rules for accepting a URL and token.
-//! Pure: the storage adapter lives in the panel and worker.
+//! Pure: the sign-in's store is `sign_in_store.rs`, the preferences' the panel and worker.
 
 use serde::{Deserialize, Serialize};
 
 /// The local server `cargo xtask start` runs; Fabric's API works the same way.
 pub const DEFAULT_API_URL: &str = "http://127.0.0.1:7878";
 
-/// The `chrome.storage.local` key the settings live under.
-pub const STORAGE_KEY: &str = "settings";
+/// The `chrome.storage.local` key earlier versions kept the settings, token included,
+/// under; `sign_in_store.rs` moves them out to IndexedDB, where content scripts cannot
+/// read them.
+pub const LEGACY_STORAGE_KEY: &str = "settings";
+
+/// The `chrome.storage.local` key of [`SignInSaved`]: not secret, so that the worker
+/// hears of each new sign-in through `storage.onChanged` without the token being where
+/// content scripts can read it.
+pub const SIGNED_IN_KEY: &str = "signedIn";
 
 /// The `chrome.storage.local` key of the [`Preferences`], apart from the sign-in so that
 /// changing one does not need the other's form.
@@ -26,6 +33,24 @@ impl Default for Preferences {
     fn default() -> Self {
         Preferences { notify: true }
     }
+}
+
+/// That a sign-in was saved, and for which server: written beside each save, never the
+/// token. `saved_at_ms` makes every save a change, as a store reports only changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInSaved {
+    pub api_url: String,
+    pub saved_at_ms: f64,
+}
+
+/// What to write to the sign-in's store when `legacy`, the settings an earlier version
+/// left in `storage.local`, is found: adopted only when the store has no complete
+/// sign-in of its own (`current`), since one saved there is newer. The legacy copy is
+/// removed whatever this answers.
+pub fn adopt_legacy(current: Option<&Settings>, legacy: Option<Settings>) -> Option<Settings> {
+    let legacy = legacy.filter(Settings::is_complete)?;
+    (!current.is_some_and(Settings::is_complete)).then_some(legacy)
 }
 
 /// What the person configured in the panel.
@@ -230,6 +255,24 @@ mod tests {
         assert!(stored.notify, "preferences stored before the switch existed");
         let off: Preferences = serde_json::from_value(serde_json::json!({ "notify": false })).unwrap();
         assert!(!off.notify);
+    }
+
+    #[test]
+    fn a_legacy_sign_in_is_adopted_only_when_none_is_stored() {
+        let legacy = Settings::from_form(DEFAULT_API_URL, "rl_old").unwrap();
+        let current = Settings::from_form("https://api.example.com", "rl_new").unwrap();
+        assert_eq!(adopt_legacy(None, Some(legacy.clone())), Some(legacy.clone()));
+        assert_eq!(adopt_legacy(Some(&Settings::default()), Some(legacy.clone())), Some(legacy.clone()));
+        assert_eq!(adopt_legacy(Some(&current), Some(legacy)), None, "the one saved since wins");
+        assert_eq!(adopt_legacy(None, Some(Settings::default())), None, "no token, nothing to keep");
+        assert_eq!(adopt_legacy(None, None), None);
+    }
+
+    #[test]
+    fn the_sign_in_flag_carries_no_token() {
+        let flag = SignInSaved { api_url: DEFAULT_API_URL.into(), saved_at_ms: 1.0 };
+        let json = serde_json::to_value(&flag).unwrap();
+        assert_eq!(json, serde_json::json!({ "apiUrl": DEFAULT_API_URL, "savedAtMs": 1.0 }));
     }
 
     #[test]

@@ -11,7 +11,8 @@ const ready = init({ module_or_path: new URL("./pkg/worker_bg.wasm", import.meta
 let loaded = false;
 ready.then(() => (loaded = true), () => {});
 
-// First of all, the token's store is closed to content scripts (see `on_start`).
+// First of all, a token an earlier version left in `storage.local` is moved out of
+// content scripts' reach (see `on_start`).
 ready.then(() => redline.on_start()).catch(console.error);
 
 // Rust answers every message (`on_message` never throws); if the module failed to load,
@@ -36,7 +37,7 @@ chrome.commands.onCommand.addListener((command, tab) => {
 
 // The outbox: deliver what is due whenever the worker starts (it may have been stopped
 // with items waiting), at browser start (alarms may not survive a restart), when the
-// retry alarm fires, and when the settings change (a new token may fix what failed).
+// retry alarm fires, and when a sign-in is saved (a new token may fix what failed).
 ready.then(() => redline.deliver_outbox()).catch(console.error);
 
 chrome.runtime.onStartup.addListener(() => {

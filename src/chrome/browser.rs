@@ -96,12 +96,11 @@ pub fn open_side_panel(window_id: i32) -> impl std::future::Future<Output = Resu
     }
 }
 
-/// Makes `chrome.storage.local`, which holds the token (`settings::STORAGE_KEY`),
-/// readable only by the extension's own pages and worker (`TRUSTED_CONTEXTS`), not by
-/// content scripts: ours runs in pages, and a page that subverted it must not find the
-/// token there. Content scripts can read it by default; Chrome keeps the level set.
-/// Answers whether the store is closed: Firefox has no `setAccessLevel` and keeps
-/// `storage.local` open to content scripts (README, "Firefox").
+/// Makes `chrome.storage.local` readable only by the extension's own pages and worker
+/// (`TRUSTED_CONTEXTS`), not by content scripts: ours runs in pages, and a page that
+/// subverted it has no business with the preferences and memory kept there. The token is
+/// not there in either browser (`sign_in_store`). Answers whether the store is closed:
+/// Firefox has no `setAccessLevel` and keeps `storage.local` open to content scripts.
 pub async fn restrict_local_storage() -> Result<bool, ChromeError> {
     let Some((local, set_access_level)) = method_at(&["chrome", "storage", "local", "setAccessLevel"]) else {
         return Ok(false);

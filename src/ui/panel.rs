@@ -30,6 +30,7 @@ use crate::chrome::{self, ChromeError};
 use crate::connection::Connection;
 use crate::notify;
 use crate::settings::{self, ApiUrl, Preferences, Settings};
+use crate::sign_in_store;
 use crate::worker_call::StartCircle;
 use queue::Store;
 use reading::Filter;
@@ -100,7 +101,7 @@ struct Own {
 }
 
 async fn load_settings() -> Result<Settings, ChromeError> {
-    Ok(chrome::storage_get::<Settings>(settings::STORAGE_KEY).await?.unwrap_or_default())
+    sign_in_store::load().await.map_err(|e| ChromeError(e.to_string()))
 }
 
 async fn check_connection(settings: Result<Settings, ChromeError>) -> (Option<Settings>, Connection) {
@@ -443,7 +444,7 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
                     ));
                 }
             }
-            chrome::storage_set(settings::STORAGE_KEY, &settings).await.map_err(|e| e.0)?;
+            sign_in_store::save(&settings).await.map_err(|e| e.to_string())?;
             on_saved();
             Ok(())
         }
@@ -524,12 +525,12 @@ fn DeviceSignIn(
         leptos::task::spawn_local(async move {
             let result = device_flow(url, permission, state, move || attempt.get_value() == mine).await;
             match result {
-                Ok(Some(settings)) => match chrome::storage_set(settings::STORAGE_KEY, &settings).await {
+                Ok(Some(settings)) => match sign_in_store::save(&settings).await {
                     Ok(()) => {
                         state.set(SignIn::Idle);
                         on_saved();
                     }
-                    Err(error) => state.set(SignIn::Failed(error.0)),
+                    Err(error) => state.set(SignIn::Failed(error.to_string())),
                 },
                 Ok(None) => {}
                 Err(message) => state.set(SignIn::Failed(message)),

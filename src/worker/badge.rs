@@ -20,6 +20,7 @@ use crate::chrome::{self, Alarm};
 use crate::notify::{self, Memory, Reason, Waiting};
 use crate::queue;
 use crate::settings::{self, Preferences, Settings};
+use crate::sign_in_store;
 use crate::{timer, verify};
 
 /// The polling alarm; the outbox has its own (`redline-outbox`).
@@ -50,8 +51,8 @@ pub async fn on_badge_alarm(alarm: JsValue) -> Result<(), JsValue> {
 /// announces what newly waits. Without settings the badge is cleared; on a failure it is
 /// left as it was (the next poll tries again).
 pub async fn refresh() -> Result<u32, String> {
-    let settings = chrome::storage_get::<Settings>(settings::STORAGE_KEY).await.map_err(|e| e.0)?;
-    let Some(settings) = settings.filter(Settings::is_complete) else {
+    let settings = sign_in_store::load().await.map_err(|e| e.to_string())?;
+    let Some(settings) = Some(settings).filter(Settings::is_complete) else {
         set(0, 0).await?;
         return Ok(0);
     };

@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use crate::chrome::{self, ChromeError, FrameCall, MessageSender, Tab};
 use crate::locate::{self, Located, Shown};
 use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND};
+use crate::sign_in_store;
 use crate::throttle::Throttle;
 use crate::timer;
 use crate::worker_call::*;
@@ -181,12 +182,15 @@ async fn screenshot(window_id: i32) -> Result<String, ChromeError> {
     }
 }
 
-/// Run once the module is loaded, at every start of the worker: keeps the token's store
-/// from content scripts where the browser can (`chrome::restrict_local_storage`; not
-/// Firefox).
+/// Run once the module is loaded, at every start of the worker: moves a token an earlier
+/// version kept in `storage.local` to the sign-in's own store (`sign_in_store`), and
+/// closes `storage.local` to content scripts where the browser can
+/// (`chrome::restrict_local_storage`; not Firefox).
 #[wasm_bindgen]
 pub async fn on_start() -> Result<(), JsValue> {
-    chrome::restrict_local_storage().await.map(drop).map_err(|e| JsValue::from_str(&e.0))
+    let restricted = chrome::restrict_local_storage().await.map(drop).map_err(|e| JsValue::from_str(&e.0));
+    sign_in_store::load().await.map_err(|e| JsValue::from_str(&e.to_string()))?;
+    restricted
 }
 
 /// `chrome.action.onClicked`: the toolbar button is a gesture that grants `activeTab`.

@@ -17,6 +17,7 @@ use crate::chrome::{self, Alarm};
 use crate::idb::{IdbError, OutboxStore};
 use crate::outbox::{self, Draft, Entry, Failure, Published, Step};
 use crate::settings::{self, Settings};
+use crate::sign_in_store;
 use crate::timer;
 use crate::worker_call::{Queued, WorkerError};
 
@@ -142,10 +143,11 @@ pub async fn on_alarm(alarm: JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// `chrome.storage.onChanged`: new settings may fix what failed, so try everything.
+/// `chrome.storage.onChanged`: a new sign-in (`settings::SIGNED_IN_KEY`) may fix what
+/// failed, so try everything.
 #[wasm_bindgen]
 pub async fn on_storage_changed(changes: JsValue, area: String) -> Result<(), JsValue> {
-    if area == "local" && js_sys::Reflect::has(&changes, &JsValue::from_str(settings::STORAGE_KEY))? {
+    if area == "local" && js_sys::Reflect::has(&changes, &JsValue::from_str(settings::SIGNED_IN_KEY))? {
         deliver_now().await.map_err(|e| JsValue::from_str(&e.to_string()))?;
     }
     Ok(())
@@ -185,8 +187,8 @@ async fn run_once() -> Result<(), String> {
 }
 
 async fn configured_settings() -> Result<Option<Settings>, String> {
-    let settings = chrome::storage_get::<Settings>(settings::STORAGE_KEY).await.map_err(|e| e.to_string())?;
-    Ok(settings.filter(Settings::is_complete))
+    let settings = sign_in_store::load().await.map_err(|e| e.to_string())?;
+    Ok(Some(settings).filter(Settings::is_complete))
 }
 
 /// Sends the entries in order. A failure that is about the server (unreachable,

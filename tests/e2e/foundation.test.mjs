@@ -1,8 +1,9 @@
 // The foundation works end to end: the worker answers from Rust, the panel reaches the
-// server, and the overlay mounts on a stage, also under a strict CSP, and leaves on Esc.
+// server (its token kept out of storage.local, and moved out of it after an upgrade), and
+// the overlay mounts on a stage, also under a strict CSP, and leaves on Esc.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, startServer, startStage, watchErrors } from "./harness.mjs";
+import { launchBrowser, startServer, startStage, storedSignIn, watchErrors } from "./harness.mjs";
 
 const HOST = "#redline-overlay-host";
 
@@ -47,12 +48,36 @@ describe("the extension's foundation", () => {
 
     await save(server.token);
     await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
-    const stored = await panel.evaluate(() => chrome.storage.local.get("settings"));
-    assert.deepEqual(stored.settings, { apiUrl: server.url, token: server.token });
+    assert.deepEqual(await storedSignIn(panel), { apiUrl: server.url, token: server.token });
+    // What storage.local holds (and a content script could read in Firefox) is only that a sign-in was saved.
+    const local = await panel.evaluate(() => chrome.storage.local.get(null));
+    assert.ok(!JSON.stringify(local).includes(server.token), "no token in storage.local");
+    assert.equal(local.signedIn.apiUrl, server.url);
 
     await panel.reload();
     await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
     assert.deepEqual(errors.filter((e) => !/401/.test(e)), []);
+  });
+
+  test("a token an earlier version kept in storage.local is moved out of it at the next start", async () => {
+    // What an earlier version left: the settings in storage.local, no sign-in database.
+    await panel.evaluate(async (legacy) => {
+      await new Promise((resolve, reject) => {
+        const deleting = indexedDB.deleteDatabase("redline-sign-in");
+        deleting.onsuccess = resolve;
+        deleting.onerror = () => reject(deleting.error);
+      });
+      await chrome.storage.local.set({ settings: legacy });
+    }, { apiUrl: server.url, token: server.token });
+    browser = await browser.restart();
+    // The worker moves it at its start, before any page asks.
+    const legacyLeft = () => browser.worker.evaluate(() => chrome.storage.local.get("settings").then((items) => "settings" in items));
+    for (let i = 0; i < 100 && (await legacyLeft()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(await legacyLeft(), false, "removed from storage.local");
+    assert.deepEqual(await storedSignIn(browser.worker), { apiUrl: server.url, token: server.token });
+    panel = await browser.context.newPage();
+    await panel.goto(browser.extensionUrl("panel.html"));
+    await panel.getByTestId("connection-status").getByText("Connected as").waitFor();
   });
 
   test("settings refuse plain http to another machine and keep what was typed", async () => {

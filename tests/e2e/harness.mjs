@@ -455,3 +455,46 @@ export async function assertAccessible(page, what = "the page") {
   });
   assert.deepEqual(violations, [], `axe-core finds no violations in ${what}`);
 }
+
+/**
+ * The sign-in as the extension keeps it (`src/sign_in_store.rs`): read in `context`, a
+ * page or the worker of the extension's origin; `undefined` when none is saved.
+ */
+export function storedSignIn(context) {
+  return context.evaluate(() => new Promise((resolve, reject) => {
+    const opening = indexedDB.open("redline-sign-in");
+    opening.onupgradeneeded = () => opening.result.createObjectStore("sign-in");
+    opening.onerror = () => reject(opening.error);
+    opening.onsuccess = () => {
+      const db = opening.result;
+      const reading = db.transaction("sign-in").objectStore("sign-in").get("settings");
+      reading.onerror = () => reject(reading.error);
+      reading.onsuccess = () => {
+        db.close();
+        resolve(reading.result);
+      };
+    };
+  }));
+}
+
+/**
+ * Saves `settings` as the panel's form does (`src/sign_in_store.rs`): into the extension
+ * origin's IndexedDB, then the non-secret `signedIn` flag the worker listens for.
+ */
+export function saveSignIn(context, settings) {
+  return context.evaluate((settings) => new Promise((resolve, reject) => {
+    const opening = indexedDB.open("redline-sign-in");
+    opening.onupgradeneeded = () => opening.result.createObjectStore("sign-in");
+    opening.onerror = () => reject(opening.error);
+    opening.onsuccess = () => {
+      const db = opening.result;
+      const writing = db.transaction("sign-in", "readwrite");
+      writing.objectStore("sign-in").put(settings, "settings");
+      writing.onerror = () => reject(writing.error);
+      writing.oncomplete = () => {
+        db.close();
+        resolve();
+      };
+    };
+  }).then(() => chrome.storage.local.set({ signedIn: { apiUrl: settings.apiUrl, savedAtMs: Date.now() } })), settings);
+}

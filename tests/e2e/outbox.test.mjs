@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, test } from "node:test";
-import { launchBrowser, prepareServer } from "./harness.mjs";
+import { launchBrowser, prepareServer, saveSignIn } from "./harness.mjs";
 
 // A 1×1 PNG: uploadShot checks the bytes are the image type declared.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -28,7 +28,7 @@ describe("the outbox", () => {
     server = await prepareServer({ stageUrl: "http://127.0.0.1:9" });
     browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
     const panel = await openPanel(browser);
-    await saveSettings(panel, { apiUrl: server.url, token: token ?? server.token });
+    await saveSignIn(panel, { apiUrl: server.url, token: token ?? server.token });
     return panel;
   }
 
@@ -115,7 +115,7 @@ describe("the outbox", () => {
     const outbox = await waitForOutbox(panel, (o) => o.items[0]?.state === "signIn");
     assert.match(outbox.items[0].message, /Sign in again/);
 
-    await saveSettings(panel, { apiUrl: server.url, token: server.token });
+    await saveSignIn(panel, { apiUrl: server.url, token: server.token });
     await waitForOutbox(panel, (o) => o.items.length === 0, DELIVERY_TIMEOUT_MS);
     assert.deepEqual((await changesOnServer()).map((change) => change.changeId), [d.changeId]);
   });
@@ -130,8 +130,6 @@ async function openPanel(browser) {
 const send = (page, message) => page.evaluate((m) => chrome.runtime.sendMessage(m), message);
 
 const file = (page, draft) => send(page, { kind: "file", draft });
-
-const saveSettings = (page, settings) => page.evaluate((s) => chrome.storage.local.set({ settings: s }), settings);
 
 /** Reads the outbox the worker publishes until `done(outbox)`; resolves with that outbox. */
 async function waitForOutbox(page, done, timeoutMs = 10_000) {

@@ -12,7 +12,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { agentWorkspace, assertAccessible, launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage } from "./harness.mjs";
+import { agentWorkspace, assertAccessible, launchBrowser, openConnectedPanel, prepareServer, savePanelScreenshots, startStage, storedSignIn } from "./harness.mjs";
 
 const run = promisify(execFile);
 describe("the side panel", () => {
@@ -389,7 +389,7 @@ describe("the side panel", () => {
     const code = (await panel.getByTestId("sign-in-code").textContent()).trim();
     await server.admin("auth", "approve", code, "--project", "dev", "--scope", "changes:project:read,changes:project:file", "--name", "reviewer");
     await panel.getByTestId("connection-status").getByText("Connected as reviewer").waitFor();
-    const { settings } = await panel.evaluate(() => chrome.storage.local.get("settings"));
+    const settings = await storedSignIn(panel);
     assert.equal(settings.apiUrl, server.url);
     assert.notEqual(settings.token, server.token, "a token of its own");
   });

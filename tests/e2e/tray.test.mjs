@@ -4,7 +4,7 @@
 // (counted by the server's /metrics).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { drawLasso, launchBrowser, openOverlay, prepareServer, startStage } from "./harness.mjs";
+import { drawLasso, launchBrowser, openOverlay, prepareServer, saveSignIn, startStage } from "./harness.mjs";
 
 /** Short enough to wait out; the tray's countdown and reads are the same at 60 s. */
 const GRACE_SECONDS = 8;
@@ -17,7 +17,7 @@ describe("the tray", () => {
     server = await prepareServer({ stageUrl: stage.url, metrics: true, graceSeconds: GRACE_SECONDS });
     await server.start();
     browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-    await browser.worker.evaluate((settings) => chrome.storage.local.set({ settings }), { apiUrl: server.url, token: server.token });
+    await saveSignIn(browser.worker, { apiUrl: server.url, token: server.token });
   });
 
   after(async () => {

@@ -240,7 +240,7 @@ describe("Redline in Firefox", () => {
     await driver.close();
   });
 
-  test("the sidebar a person opens from View → Sidebar is the panel: signed in, following the stage's tab, with its queue", async () => {
+  test("the sidebar a person opens from View → Sidebar is the panel: signed in, following the stage's tab, with its queue, live", async () => {
     await server.rpc("createChange", { stageId: server.stageId, title: "Seen in the sidebar", route: "/" });
     await server.rpc("releaseChanges", { stageId: server.stageId });
     // WebDriver in the panel's tab, the stage's in front.
@@ -248,14 +248,16 @@ describe("Redline in Firefox", () => {
     await firefox.selectTab(stage.url);
     assert.equal(await firefox.openSidebar(), firefox.extensionUrl("panel.html"));
     // The sidebar's page is one of the extension's own views, read from the panel's tab.
+    // Live too, while the panel's tab holds a stream of the same URL (once kept waiting
+    // about 20 s behind that stream's HTTP cache entry).
     const sidebar = `return chrome.extension.getViews({ type: "sidebar" }).map((view) =>
-      ['[data-testid="connection-status"]', '[data-testid="scope-line"]', '[data-testid="section-waiting"]']
+      ['[data-testid="connection-status"]', '[data-testid="scope-line"]', '[data-testid="section-waiting"]', '[data-testid="link-state"]']
         .map((css) => view.document.querySelector(css)?.textContent ?? "").join(" | "));`;
     let shown;
     await driver.wait(async () => {
       shown = await inPanel(sidebar);
-      return shown.length === 1 && /Connected as dev/.test(shown[0]) && /Stage main/.test(shown[0]) && /Seen in the sidebar/.test(shown[0]);
-    }, 20_000, "the sidebar shows the stage's queue").catch((error) => {
+      return shown.length === 1 && /Connected as dev/.test(shown[0]) && /Stage main/.test(shown[0]) && /Seen in the sidebar/.test(shown[0]) && /\blive\b/.test(shown[0]);
+    }, 20_000, "the sidebar shows the stage's queue, live").catch((error) => {
       throw new Error(`${error.message}; the sidebar shows: ${JSON.stringify(shown)}`);
     });
   });
@@ -352,8 +354,20 @@ describe("Redline in Firefox", () => {
     const code = (await (await find(driver, '[data-testid="sign-in-code"]')).getText()).trim();
     await server.admin("auth", "approve", code, "--project", "dev", "--scope", "changes:project:read,changes:project:file", "--name", "reviewer");
     await waitForText(driver, '[data-testid="connection-status"]', "Connected as reviewer");
-    const { settings } = await inPanel(`return chrome.storage.local.get("settings");`);
+    // Kept in the extension origin's IndexedDB (`src/sign_in_store.rs`), not in storage.local,
+    // which Firefox leaves open to content scripts.
+    const settings = await inPanel(`return new Promise((resolve, reject) => {
+      const opening = indexedDB.open("redline-sign-in");
+      opening.onerror = () => reject(opening.error);
+      opening.onsuccess = () => {
+        const reading = opening.result.transaction("sign-in").objectStore("sign-in").get("settings");
+        reading.onerror = () => reject(reading.error);
+        reading.onsuccess = () => { opening.result.close(); resolve(reading.result); };
+      };
+    });`);
     assert.equal(settings.apiUrl, server.url);
     assert.notEqual(settings.token, server.token, "a token of its own");
+    const local = JSON.stringify(await inPanel(`return chrome.storage.local.get(null);`));
+    assert.ok(!local.includes(settings.token), `storage.local holds: ${local}`);
   });
 });

@@ -29,8 +29,10 @@ pub const BUDGETS: &[Budget] = &[
         files: &["pkg/overlay.js", "pkg/overlay_bg.wasm"],
         gzipped: 300_000,
     },
-    // Started again by Chrome whenever it was stopped, on any event.
-    Budget { name: "the worker module", files: &["pkg/worker.js", "pkg/worker_bg.wasm"], gzipped: 200_000 },
+    // Started again by Chrome whenever it was stopped, on any event. 202,000 from 200,000
+    // for the sign-in's own store (`src/sign_in_store.rs`), which keeps the token from
+    // content scripts.
+    Budget { name: "the worker module", files: &["pkg/worker.js", "pkg/worker_bg.wasm"], gzipped: 202_000 },
     // Opened by hand, kept open; its growth is still a decision.
     Budget { name: "the side panel module", files: &["pkg/panel.js", "pkg/panel_bg.wasm"], gzipped: 520_000 },
 ];

@@ -18,7 +18,7 @@ use super::shot::PageShot;
 use crate::api::{ApiError, Client};
 use crate::chrome;
 use crate::messages::{Captured, OverlayEvent};
-use crate::settings::{self, Settings};
+use crate::sign_in_store;
 use crate::tray::TrayItem;
 use crate::worker_call::{OverlayStarting, WatchConsole};
 use channel::{Page, tell_page};
@@ -34,11 +34,10 @@ struct Target {
 }
 
 async fn find_target(page_url: String) -> Result<Target, String> {
-    let settings: Settings = chrome::storage_get(settings::STORAGE_KEY)
-        .await
-        .map_err(|e| e.0)?
-        .filter(Settings::is_complete)
-        .ok_or("Set up Redline first: open its side panel → Settings.")?;
+    let settings = sign_in_store::load().await.map_err(|e| e.to_string())?;
+    if !settings.is_complete() {
+        return Err("Set up Redline first: open its side panel → Settings.".to_owned());
+    }
     let client = Client::new(&settings);
     match client.call_parsed_by_browser::<ResolveStage>(ResolveStageInput { url: page_url.clone() }).await {
         Ok(stage) => Ok(Target { client, stage }),

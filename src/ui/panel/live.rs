@@ -1,8 +1,9 @@
 //! The panel's live link to the queue: `GET /events/changes:{projectId}` read with
 //! `fetch` (an `EventSource` cannot send the bearer token), parsed by `redline_protocol::sse`,
-//! resumed with `Last-Event-ID`, reconnected with backoff; while the stream is down the
-//! panel polls instead. Every event is only a hint: to read again the row it names, or
-//! the list's first pages (`pages::Hints`).
+//! resumed with `Last-Event-ID`, reconnected with backoff, kept out of the HTTP cache
+//! (`cache: "no-store"`); while the stream is down the panel polls instead. Every event
+//! is only a hint: to read again the row it names, or the list's first pages
+//! (`pages::Hints`).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -196,6 +197,10 @@ async fn open(
     let init = web_sys::RequestInit::new();
     init.set_method("GET");
     init.set_mode(web_sys::RequestMode::Cors);
+    // Past the HTTP cache: Firefox writes a stream into a cache entry while it lasts, and
+    // makes a second request for the same URL (a sidebar beside a panel tab) wait for
+    // that entry, about 20 s, before it goes out.
+    Reflect::set(&init, &"cache".into(), &"no-store".into())?;
     let headers = web_sys::Headers::new()?;
     headers.set("Accept", "text/event-stream")?;
     headers.set("Authorization", &format!("Bearer {token}"))?;
