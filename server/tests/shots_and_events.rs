@@ -165,6 +165,15 @@ async fn events_stream_replay_and_reset() {
 }
 
 #[tokio::test]
+async fn the_stream_is_never_stored_by_a_cache() {
+    // A browser that stores the open stream holds the next request of the same URL
+    // behind it (Firefox: a sidebar beside a panel tab, about 20 s).
+    let s = TestServer::start().await;
+    let live = connect(&s, None, false).await;
+    assert_eq!(live.headers()["cache-control"], "no-store");
+}
+
+#[tokio::test]
 async fn events_need_a_reader_of_the_project() {
     let s = TestServer::start().await;
     let url = |p: &str| format!("{}/events/changes:{p}", s.base);

@@ -24,9 +24,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, header};
+use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures_util::Stream;
 use redline_protocol::bounded::within_chars;
 use redline_protocol::{EVENT_RESET, NAME_MAX_CHARS, Scope};
 use sqlx::Row;
@@ -207,7 +207,7 @@ pub async fn handle(
     Query(query): Query<StreamQuery>,
     client: crate::limit::ClientAddr,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     let project_id =
         stream.strip_prefix("changes:").ok_or_else(|| ApiError::not_found("unknown event stream"))?;
     let who = state.authenticate(&headers, client).await?;
@@ -268,7 +268,11 @@ pub async fn handle(
         _waiting: waiting,
     };
     let keep_alive = KeepAlive::new().interval(state.keep_alive).text("ping");
-    Ok(Sse::new(futures_util::stream::unfold(cursor, Cursor::next)).keep_alive(keep_alive))
+    let stream = Sse::new(futures_util::stream::unfold(cursor, Cursor::next)).keep_alive(keep_alive);
+    // `no-store`, not axum's `no-cache`: Firefox keeps an open stream in its HTTP cache
+    // and holds a second request of the same URL (a sidebar beside a panel tab) about
+    // 20 s behind that entry.
+    Ok(([(header::CACHE_CONTROL, "no-store")], stream))
 }
 
 struct Cursor {
