@@ -49,22 +49,23 @@
   // The worker keeps the secret for this tab before the overlay exists: the overlay runs
   // only once the worker confirms that this tab's content script mounted it with it.
   document.documentElement.append(host);
-  // The pen is painted first: starting the module's import and putting a frame in the
-  // page both cost the page's main thread tens of milliseconds, so they wait for the
-  // task after the pen's first frame.
+  // The pen is painted first: putting a frame in the page (which makes the frame's
+  // initial document at once) and starting the module's import each cost the page's main
+  // thread tens of milliseconds, so they wait for the task after the pen's first frame.
   const penPainted = new Promise((resolve) => {
     requestAnimationFrame(() => {
       performance.mark("redline:pen-ready");
       setTimeout(resolve);
     });
   });
-  const content = penPainted.then(() => import(chrome.runtime.getURL("content/content.js")));
   Promise.all([chrome.runtime.sendMessage({ kind: "overlayMounting", channel }), penPainted]).then(() => {
     // What is kept of a page's address: no query string or fragment (`without_query`).
     const page = location.href.split(/[?#]/)[0];
     frame.src = `${chrome.runtime.getURL("overlay.html")}?page=${encodeURIComponent(page)}&channel=${channel}`;
+    // The frame first: the overlay app is most of the click's wait, and its navigation
+    // starts here; the module's import would hold it back by its own synchronous cost.
     shadow.prepend(frame);
-    return content.then(start);
+    return import(chrome.runtime.getURL("content/content.js")).then(start);
   }).catch(fail);
 
   // The pen: a layer over the frame that takes the stroke from the gesture on, while the

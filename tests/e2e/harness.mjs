@@ -85,8 +85,12 @@ export async function startStage({ addr = "127.0.0.1:0", app, sha } = {}) {
  * Chromium with the built extension. The copy's manifest differs from what ships in one
  * way only: it pre-grants `grantOrigins`, standing in for the person who would grant the
  * stage's origin (activeTab from a real click cannot be given in a headless test).
+ * `offline`: how requests off this machine are refused: "routed" (the default) has
+ * Playwright abort each, so a test sees them fail at once; "unresolved" has Chromium's
+ * resolver fail every other host name, so no request passes through Node, which costs
+ * each of them tens of milliseconds (benchmarks, which measure what a person waits).
  */
-export async function launchBrowser({ grantOrigins, prepare }) {
+export async function launchBrowser({ grantOrigins, prepare, offline = "routed" }) {
   const extension = mkdtempSync(join(tmpdir(), "redline-e2e-extension-"));
   cpSync(env("REDLINE_EXTENSION_DIR"), extension, { recursive: true });
   const manifestPath = join(extension, "manifest.json");
@@ -96,11 +100,11 @@ export async function launchBrowser({ grantOrigins, prepare }) {
   prepare?.(extension);
 
   const profile = mkdtempSync(join(tmpdir(), "redline-e2e-profile-"));
-  return openBrowser(extension, profile);
+  return openBrowser(extension, profile, offline);
 }
 
 /** Chromium on `profile` with the prepared copy of the extension at `extension`. */
-async function openBrowser(extension, profile) {
+async function openBrowser(extension, profile, offline) {
   // Chromium is started here rather than by Playwright so that the tests can connect
   // with a browser-level DevTools session: `Extensions.triggerAction` clicks the
   // toolbar button as a person would, which grants `activeTab` (and so screenshots).
@@ -111,6 +115,7 @@ async function openBrowser(extension, profile) {
     "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,800",
     "--enable-unsafe-extension-debugging", "--remote-debugging-port=0",
     `--user-data-dir=${profile}`,
+    ...(offline === "unresolved" ? ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost"] : []),
     `--load-extension=${extension}`, `--disable-extensions-except=${extension}`,
     "about:blank",
   ], { stdio: "ignore", detached: true });
@@ -126,11 +131,13 @@ async function openBrowser(extension, profile) {
   const context = browser.contexts()[0];
   // Chromium here has no internet: anything but this machine is refused at once. (Chromium
   // resolves `*.localhost` to this machine too: a test's other sites.)
-  await context.route("**/*", (route) => {
-    const { hostname, protocol } = new URL(route.request().url());
-    const local = hostname === "127.0.0.1" || hostname === "localhost" || hostname.endsWith(".localhost") || protocol === "chrome-extension:";
-    return local ? route.continue() : route.abort();
-  });
+  if (offline === "routed") {
+    await context.route("**/*", (route) => {
+      const { hostname, protocol } = new URL(route.request().url());
+      const local = hostname === "127.0.0.1" || hostname === "localhost" || hostname.endsWith(".localhost") || protocol === "chrome-extension:";
+      return local ? route.continue() : route.abort();
+    });
+  }
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
   const extensionId = new URL(worker.url()).host;
   const devtools = await browser.newBrowserCDPSession();
@@ -170,7 +177,7 @@ async function openBrowser(extension, profile) {
      */
     async restart() {
       await quit();
-      return openBrowser(extension, profile);
+      return openBrowser(extension, profile, offline);
     },
   };
 }
