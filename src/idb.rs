@@ -25,10 +25,10 @@ extern "C" {
     /// An `IDBDatabase`, for the one call web-sys has only behind its unstable-API flag:
     /// `transaction(name, mode, {durability})`.
     #[wasm_bindgen(js_name = IDBDatabase)]
-    pub(crate) type DatabaseWithOptions;
+    type DatabaseWithOptions;
 
     #[wasm_bindgen(method, catch)]
-    pub(crate) fn transaction(
+    fn transaction(
         this: &DatabaseWithOptions,
         store: &str,
         mode: &str,
@@ -98,6 +98,55 @@ pub(crate) fn factory() -> Result<IdbFactory, IdbError> {
     factory.dyn_into().map_err(|_| IdbError("indexedDB is not available here".to_owned()))
 }
 
+/// Opens database `name` at `version`, running `upgrade` on it when it is new or older.
+pub(crate) async fn open(
+    name: &str,
+    version: u32,
+    upgrade: impl FnOnce(&IdbDatabase) -> Result<(), JsValue> + 'static,
+) -> Result<IdbDatabase, IdbError> {
+    let request: IdbOpenDbRequest = factory()?.open_with_u32(name, version)?;
+    let upgrading = request.clone();
+    let on_upgrade = Closure::once(move || {
+        if let Err(error) = upgrading.result().and_then(|db| upgrade(db.unchecked_ref())) {
+            web_sys::console::error_1(&IdbError::from(error).to_string().into());
+        }
+    });
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+    // `upgradeneeded` comes before `success`, so `on_upgrade` lives long enough.
+    let db = request_done(&request).await?;
+    request.set_onupgradeneeded(None);
+    Ok(db.dyn_into()?)
+}
+
+/// The value under `key` in `store`, if there is one.
+pub(crate) async fn get<T: serde::de::DeserializeOwned>(
+    db: &IdbDatabase,
+    store: &str,
+    key: &str,
+) -> Result<Option<T>, IdbError> {
+    let store = db.transaction_with_str(store)?.object_store(store)?;
+    let value = request_done(&store.get(&JsValue::from_str(key))?).await?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    Ok(Some(serde_wasm_bindgen::from_value(value)?))
+}
+
+/// Runs `request` on `store` and resolves once it is on disk: `strict` durability,
+/// because what the person typed or signed in with is only safe from there.
+pub(crate) async fn write_durably(
+    db: &IdbDatabase,
+    store: &str,
+    request: impl FnOnce(&IdbObjectStore) -> Result<IdbRequest, JsValue>,
+) -> Result<(), IdbError> {
+    let options = js_sys::Object::new();
+    Reflect::set(&options, &JsValue::from_str("durability"), &JsValue::from_str("strict"))?;
+    let db: &DatabaseWithOptions = db.unchecked_ref();
+    let transaction = db.transaction(store, "readwrite", &options)?;
+    request(&transaction.object_store(store)?)?;
+    committed(&transaction).await
+}
+
 /// An open connection to the outbox.
 pub struct OutboxStore {
     db: IdbDatabase,
@@ -106,18 +155,7 @@ pub struct OutboxStore {
 impl OutboxStore {
     /// Opens the database, creating the store on first use.
     pub async fn open() -> Result<OutboxStore, IdbError> {
-        let request: IdbOpenDbRequest = factory()?.open_with_u32(DATABASE, VERSION)?;
-        let upgrading = request.clone();
-        let upgrade = Closure::once(move || {
-            if let Err(error) = create_store(&upgrading) {
-                web_sys::console::error_1(&error.to_string().into());
-            }
-        });
-        request.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
-        // `upgradeneeded` comes before `success`, so `upgrade` lives long enough.
-        let db = request_done(&request).await?;
-        request.set_onupgradeneeded(None);
-        Ok(OutboxStore { db: db.dyn_into()? })
+        Ok(OutboxStore { db: open(DATABASE, VERSION, create_store).await? })
     }
 
     /// Writes an entry (new or updated) and resolves once it is on disk: `strict`
@@ -133,11 +171,7 @@ impl OutboxStore {
     }
 
     pub async fn get(&self, change_id: &str) -> Result<Option<Entry>, IdbError> {
-        let value = request_done(&self.read()?.get(&JsValue::from_str(change_id))?).await?;
-        if value.is_undefined() {
-            return Ok(None);
-        }
-        Ok(Some(serde_wasm_bindgen::from_value(value)?))
+        get(&self.db, OUTBOX_STORE, change_id).await
     }
 
     /// Every entry. One that cannot be read (written by another version) is left in
@@ -167,12 +201,7 @@ impl OutboxStore {
         &self,
         request: impl FnOnce(&IdbObjectStore) -> Result<IdbRequest, JsValue>,
     ) -> Result<(), IdbError> {
-        let options = js_sys::Object::new();
-        Reflect::set(&options, &JsValue::from_str("durability"), &JsValue::from_str("strict"))?;
-        let db: &DatabaseWithOptions = self.db.unchecked_ref();
-        let transaction = db.transaction(OUTBOX_STORE, "readwrite", &options)?;
-        request(&transaction.object_store(OUTBOX_STORE)?)?;
-        committed(&transaction).await
+        write_durably(&self.db, OUTBOX_STORE, request).await
     }
 }
 
@@ -183,8 +212,7 @@ impl Drop for OutboxStore {
     }
 }
 
-fn create_store(request: &IdbOpenDbRequest) -> Result<(), IdbError> {
-    let db: IdbDatabase = request.result()?.dyn_into()?;
+fn create_store(db: &IdbDatabase) -> Result<(), JsValue> {
     if !db.object_store_names().contains(OUTBOX_STORE) {
         let parameters = IdbObjectStoreParameters::new();
         parameters.set_key_path(&JsValue::from_str(KEY_PATH));

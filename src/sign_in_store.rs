@@ -10,10 +10,10 @@
 //! `settings::SignInSaved`, which is how the worker hears of a new sign-in.
 
 use wasm_bindgen::prelude::*;
-use web_sys::{IdbDatabase, IdbOpenDbRequest};
+use web_sys::IdbDatabase;
 
 use crate::chrome::{self, ChromeError};
-use crate::idb::{self, DatabaseWithOptions, IdbError};
+use crate::idb::{self, IdbError};
 use crate::settings::{self, Settings, SignInSaved};
 
 const DATABASE: &str = "redline-sign-in";
@@ -40,12 +40,6 @@ impl From<IdbError> for SignInStoreError {
 impl From<ChromeError> for SignInStoreError {
     fn from(error: ChromeError) -> Self {
         SignInStoreError(error.0)
-    }
-}
-
-impl From<JsValue> for SignInStoreError {
-    fn from(value: JsValue) -> Self {
-        IdbError::from(value).into()
     }
 }
 
@@ -85,41 +79,17 @@ impl Drop for Connection {
 }
 
 async fn open() -> Result<Connection, SignInStoreError> {
-    let request: IdbOpenDbRequest = idb::factory()?.open_with_u32(DATABASE, VERSION)?;
-    let upgrading = request.clone();
-    let upgrade = Closure::once(move || {
-        let created = upgrading
-            .result()
-            .and_then(|db| db.dyn_into::<IdbDatabase>())
-            .and_then(|db| db.create_object_store(STORE).map(drop));
-        if let Err(error) = created {
-            web_sys::console::error_1(&error);
-        }
-    });
-    request.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
-    // `upgradeneeded` comes before `success`, so `upgrade` lives long enough.
-    let db = idb::request_done(&request).await?;
-    request.set_onupgradeneeded(None);
-    Ok(Connection(db.dyn_into()?))
+    let db = idb::open(DATABASE, VERSION, |db| db.create_object_store(STORE).map(drop)).await?;
+    Ok(Connection(db))
 }
 
 async fn read(db: &Connection) -> Result<Option<Settings>, SignInStoreError> {
-    let store = db.0.transaction_with_str(STORE)?.object_store(STORE)?;
-    let value = idb::request_done(&store.get(&JsValue::from_str(KEY))?).await?;
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    serde_wasm_bindgen::from_value(value).map(Some).map_err(|e| SignInStoreError(e.to_string()))
+    Ok(idb::get(&db.0, STORE, KEY).await?)
 }
 
 /// Writes with `strict` durability: a sign-in reported saved is on disk.
 async fn write(db: &Connection, settings: &Settings) -> Result<(), SignInStoreError> {
     let value = serde::Serialize::serialize(settings, &serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| SignInStoreError(e.to_string()))?;
-    let options = js_sys::Object::new();
-    js_sys::Reflect::set(&options, &JsValue::from_str("durability"), &JsValue::from_str("strict"))?;
-    let with_options: &DatabaseWithOptions = db.0.unchecked_ref();
-    let transaction = with_options.transaction(STORE, "readwrite", &options)?;
-    transaction.object_store(STORE)?.put_with_key(&value, &JsValue::from_str(KEY))?;
-    Ok(idb::committed(&transaction).await?)
+    Ok(idb::write_durably(&db.0, STORE, |store| store.put_with_key(&value, &JsValue::from_str(KEY))).await?)
 }
