@@ -1,7 +1,8 @@
-// Redline in Firefox ESR, end to end against a real server: the Firefox package installed
+// Redline in Firefox ESR, end to end against a real server: the Firefox zip installed
 // as a temporary add-on, the panel signed in and live, the toolbar button and the
 // shortcut opening the overlay on the demo stage (plain and strict CSP), a lasso filed
-// with its screenshot through the composer and the grace window, the outbox holding an
+// with its screenshot through the composer and the grace window, a circle inside a
+// closed shadow root filing its host, the outbox holding an
 // item while the server is down, a question answered by picking an option image, a
 // question notified and the notification clicked, the sidebar, "Check on stage" with
 // its after-shot and Fixed, and signing in by code. axe-core checks the panel, the
@@ -69,21 +70,26 @@ describe("Redline in Firefox", () => {
     await find(driver, '[data-testid="queue-empty"]');
   });
 
+  /** Circles the demo's Export button; resolves with what the composer names it by. */
+  async function circleExport() {
+    await drawLasso(driver, await (await find(driver, '[data-testid="orders.export"]')).getRect());
+    return "orders.export";
+  }
+
   /**
-   * On the stage at `path` (in front), opens the overlay with `open`, circles the Export
-   * button and files `text` through the composer, which then closes; `beforeFiling` runs
-   * just before Enter.
+   * On the stage at `path` (in front), opens the overlay with `open`, circles with
+   * `circle` (the Export button unless told) and files `text` through the composer, which
+   * then closes; `beforeFiling` runs just before Enter.
    */
-  async function fileOnStage(path, open, text, beforeFiling = async () => {}) {
+  async function fileOnStage(path, open, text, { beforeFiling = async () => {}, circle = circleExport } = {}) {
     await driver.switchTo().window(stageTab);
     await driver.get(`${stage.url}${path}`);
     await open();
     await find(driver, '#redline-overlay-host[data-redline-state="ready"]');
-    const exportButton = await find(driver, '[data-testid="orders.export"]');
-    await drawLasso(driver, await exportButton.getRect());
+    const circled = await circle();
     await driver.switchTo().frame(await overlayFrame(driver));
     const composer = '[role="dialog"][aria-label="Say what is wrong"]';
-    await waitForText(driver, `${composer} [aria-label="Circled elements"]`, "orders.export");
+    await waitForText(driver, `${composer} [aria-label="Circled elements"]`, circled);
     await assertAccessible(driver, "the composer");
     const [title, ...body] = text.split("\n");
     const box = await find(driver, `${composer} textarea`);
@@ -109,8 +115,8 @@ describe("Redline in Firefox", () => {
   }
 
   /** [`fileOnStage`], then the item as the server has it; the tray says the batch is held. */
-  async function circleAndFile(path, open, text) {
-    await fileOnStage(path, open, text);
+  async function circleAndFile(path, open, text, circle) {
+    await fileOnStage(path, open, text, { circle });
     await driver.switchTo().frame(await overlayFrame(driver));
     await waitForText(driver, "body", "This batch");
     await driver.switchTo().defaultContent();
@@ -142,10 +148,27 @@ describe("Redline in Firefox", () => {
     await waitForText(driver, rowIn("section-waiting"), "Shortcut filed");
   });
 
+  test("a button circled inside a closed shadow root files its host, which Firefox opens to the content script", async () => {
+    let host;
+    const filed = await circleAndFile("/frames.html", () => firefox.clickAction(), "Closed widget button", async () => {
+      host = await (await find(driver, "closed-widget")).getRect();
+      // The button sits 40 px into the widget; neither the page nor the test sees inside.
+      await drawLasso(driver, { x: host.x + 42, y: host.y + 42, width: 110, height: 24 }, 8);
+      return "closed-widget";
+    });
+    const [element, ...others] = filed.capture.elements;
+    assert.deepEqual(others, [], "only the host was filed");
+    assert.equal(element.tag, "closed-widget");
+    assert.equal(element.cssPath, "closed-widget");
+    for (const side of ["x", "y", "width", "height"]) {
+      assert.ok(Math.abs(element.rect[side] - host[side]) <= 2, `the host's rect: ${JSON.stringify(element.rect)} against ${JSON.stringify(host)}`);
+    }
+  });
+
   test("filed while the server is down, the item waits in the outbox and is delivered once when it is back", async () => {
     // The server goes away once the overlay knows the stage, as the filer types.
     try {
-      await fileOnStage("/", () => firefox.clickAction(), "Filed offline", () => server.stop());
+      await fileOnStage("/", () => firefox.clickAction(), "Filed offline", { beforeFiling: () => server.stop() });
     } finally {
       await server.start();
     }

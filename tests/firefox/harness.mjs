@@ -1,14 +1,12 @@
-// Firefox ESR with the built Firefox package installed as a temporary add-on, driven over
+// Firefox ESR with Redline's Firefox package installed as a temporary add-on, driven over
 // WebDriver through geckodriver (Playwright cannot drive Debian's firefox-esr). The
-// server and the stage are the Chromium suite's (`tests/e2e/harness.mjs`). `cargo xtask
-// test` sets REDLINE_BIN, XTASK_BIN, REDLINE_EXTENSION_DIR (the Firefox package),
-// FIREFOX and GECKODRIVER.
+// package is the zip `cargo xtask dist` ships, installed as it is. The server and the
+// stage are the Chromium suite's (`tests/e2e/harness.mjs`). `cargo xtask test` sets
+// REDLINE_BIN, XTASK_BIN, REDLINE_EXTENSION_ZIP (that zip), REDLINE_EXTENSION_DIR (the
+// folder it was zipped from), FIREFOX and GECKODRIVER.
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Builder, By, until } from "selenium-webdriver";
 import firefox from "selenium-webdriver/firefox.js";
 
@@ -24,24 +22,13 @@ const env = (name) => {
 const WAIT = 20_000;
 
 /**
- * Firefox with a copy of the Firefox package installed. The copy's manifest differs from
- * what ships in one way only: it asks for `grantOrigins`, which a temporary add-on is
- * granted at install, standing in for the person who would grant the stage's origin.
+ * Firefox with the zip `cargo xtask dist` ships installed as a temporary add-on, as a
+ * person loads it from about:debugging, and the origins `grantOrigins` granted to it as a
+ * person grants them (the manifest asks for any site as an optional host permission).
  */
 export async function launchFirefox({ grantOrigins }) {
-  const extension = mkdtempSync(join(tmpdir(), "redline-firefox-extension-"));
-  cpSync(env("REDLINE_EXTENSION_DIR"), extension, { recursive: true });
-  const manifestPath = join(extension, "manifest.json");
-  const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
-  manifest.host_permissions = grantOrigins;
-  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  const addonId = manifest.browser_specific_settings.gecko.id;
-  // The add-on's origin, fixed for the run so that the test can open its pages.
-  const uuid = randomUUID();
-
   const options = new firefox.Options().setBinary(env("FIREFOX")).addArguments("-headless");
   options.windowSize({ width: 1280, height: 800 });
-  options.setPreference("extensions.webextensions.uuids", JSON.stringify({ [addonId]: uuid }));
   // Notifications as Firefox's own alert windows: a headless browser has no system
   // notification service to show them (they would be closed as soon as shown).
   options.setPreference("alerts.useSystemBackend", false);
@@ -49,13 +36,21 @@ export async function launchFirefox({ grantOrigins }) {
   // how a test opens a moz-extension:// page and clicks the toolbar button.
   const service = new firefox.ServiceBuilder(env("GECKODRIVER")).addArguments("--allow-system-access");
   const driver = await new Builder().forBrowser("firefox").setFirefoxOptions(options).setFirefoxService(service).build();
+  let addonId, origin;
   try {
-    await driver.installAddon(extension, true);
+    addonId = await driver.installAddon(env("REDLINE_EXTENSION_ZIP"), true);
+    // What Firefox's permission prompt and about:addons's Permissions tab do once the
+    // person allows a site; the add-on's origin then, to open its pages.
+    origin = await inChromeAsync(driver, `const done = arguments[arguments.length - 1];
+      const { ExtensionPermissions } = ChromeUtils.importESModule("resource://gre/modules/ExtensionPermissions.sys.mjs");
+      const policy = WebExtensionPolicy.getByID(arguments[0]);
+      ExtensionPermissions.add(arguments[0], { permissions: [], origins: arguments[1] }, policy.extension)
+        .then(() => done("moz-extension://" + policy.mozExtensionHostname), (error) => done("failed: " + error));`, addonId, grantOrigins);
+    if (!origin.startsWith("moz-extension://")) throw new Error(`granting ${grantOrigins}: ${origin}`);
   } catch (error) {
     await driver.quit();
     throw error;
   }
-  const origin = `moz-extension://${uuid}`;
 
   /** Runs `script` (a function body; `arguments` as WebDriver passes them) in the browser's chrome context. */
   async function inChrome(script, ...args) {
@@ -68,14 +63,7 @@ export async function launchFirefox({ grantOrigins }) {
   }
 
   /** As [`inChrome`], for a script that ends by calling its last argument with the answer. */
-  inChrome.async = async (script, ...args) => {
-    await driver.setContext(firefox.Context.CHROME);
-    try {
-      return await driver.executeAsyncScript(script, ...args);
-    } finally {
-      await driver.setContext(firefox.Context.CONTENT);
-    }
-  };
+  inChrome.async = (script, ...args) => inChromeAsync(driver, script, ...args);
 
   return {
     driver,
@@ -171,9 +159,18 @@ export async function launchFirefox({ grantOrigins }) {
     },
     async close() {
       await driver.quit().catch(() => {});
-      rmSync(extension, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `script` in `driver`'s browser's chrome context, as [`launchFirefox`]'s `inChrome.async`. */
+async function inChromeAsync(driver, script, ...args) {
+  await driver.setContext(firefox.Context.CHROME);
+  try {
+    return await driver.executeAsyncScript(script, ...args);
+  } finally {
+    await driver.setContext(firefox.Context.CONTENT);
+  }
 }
 
 /**

@@ -1,9 +1,10 @@
 //! `cargo xtask dist`: the release build zipped for the Chrome Web Store and for
-//! Firefox (AMO), the Firefox one only once `web-ext lint` finds nothing in it.
+//! Firefox (AMO), the Firefox one only once `web-ext lint` finds nothing in it. `cargo
+//! xtask test` writes the same Firefox zip and installs it in Firefox ESR.
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use zip::write::SimpleFileOptions;
@@ -12,20 +13,35 @@ use crate::build::{self, Profile};
 
 pub fn run() -> Result<()> {
     build::extension(Profile::Release)?.print();
+    crate::firefox::lint(&build::firefox_extension_dir())?;
     let version = env!("CARGO_PKG_VERSION");
+    let chrome = dist_dir()?.join(format!("redline-extension-{version}.zip"));
+    write_zip(&build::extension_dir(), &chrome)?;
+    write_firefox_zip()?;
+    Ok(())
+}
+
+/// Zips the built Firefox package (`extension-firefox/`) as AMO gets it; resolves with
+/// where it wrote the zip.
+pub fn write_firefox_zip() -> Result<PathBuf> {
+    let version = env!("CARGO_PKG_VERSION");
+    let path = dist_dir()?.join(format!("redline-extension-firefox-{version}.zip"));
+    write_zip(&build::firefox_extension_dir(), &path)?;
+    Ok(path)
+}
+
+fn dist_dir() -> Result<PathBuf> {
     let dist = crate::workspace::root().join("dist");
     std::fs::create_dir_all(&dist)?;
-    crate::firefox::lint(&build::firefox_extension_dir())?;
-    for (name, dir) in [
-        (format!("redline-extension-{version}.zip"), build::extension_dir()),
-        (format!("redline-extension-firefox-{version}.zip"), build::firefox_extension_dir()),
-    ] {
-        let path = dist.join(name);
-        let mut zip = zip::ZipWriter::new(File::create(&path)?);
-        add_dir(&mut zip, &dir, "")?;
-        zip.finish()?;
-        println!("wrote {} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
-    }
+    Ok(dist)
+}
+
+/// Zips the built package in `dir` to `path`.
+fn write_zip(dir: &Path, path: &Path) -> Result<()> {
+    let mut zip = zip::ZipWriter::new(File::create(path)?);
+    add_dir(&mut zip, dir, "")?;
+    zip.finish()?;
+    println!("wrote {} ({} bytes)", path.display(), std::fs::metadata(path)?.len());
     Ok(())
 }
 

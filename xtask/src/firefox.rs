@@ -52,8 +52,12 @@ pub fn geckodriver_cli() -> Result<()> {
 /// (tags and string literals of our own source, known at compile time) by setting a
 /// `<template>`'s `innerHTML` once and cloning it; it is the setter's only caller, since
 /// Redline renders every server string as a text node. Leptos 0.8 has no switch to build
-/// those subtrees node by node. Only that line of the glue is let through: an
-/// `innerHTML` anywhere else fails the lint.
+/// those subtrees node by node (tachys 0.2.19 and 0.3.0-rc1 set `innerHTML` in
+/// `Dom::create_element_from_html` and `get_template`, and its `sledgehammer` renderer
+/// does the same in its own JS). Firefox 153 and Chromium 156 have `Element.setHTML`,
+/// which kept a sample of such markup whole with `new Sanitizer({})` (the default one
+/// drops buttons, inputs, classes and ARIA), but only a patched tachys could call it. Only that
+/// line of the glue is let through: an `innerHTML` anywhere else fails the lint.
 const LEPTOS_TEMPLATES: (&str, &[&str], &str) =
     ("UNSAFE_VAR_ASSIGNMENT", &["pkg/overlay.js", "pkg/panel.js"], "arg0.innerHTML = v0;");
 

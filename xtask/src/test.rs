@@ -39,6 +39,8 @@ pub fn run(only: Option<&str>) -> Result<()> {
         "web-ext lint finds no error, and no warning but Leptos's template one, in the Firefox package",
         || firefox::lint(&build::firefox_extension_dir()),
     );
+    // The Firefox flows run in the package as shipped: the zip `dist` makes.
+    let firefox_zip = crate::dist::write_firefox_zip()?;
     phases.push(("build the extension", phase.elapsed().as_secs_f64()));
 
     match only {
@@ -141,6 +143,7 @@ pub fn run(only: Option<&str>) -> Result<()> {
         in_firefox.env("REDLINE_BIN", redline);
         in_firefox.env("XTASK_BIN", std::env::current_exe()?);
         in_firefox.env("REDLINE_EXTENSION_DIR", build::firefox_extension_dir());
+        in_firefox.env("REDLINE_EXTENSION_ZIP", &firefox_zip);
         in_firefox.env("FIREFOX", firefox::FIREFOX);
         in_firefox.env("GECKODRIVER", firefox::geckodriver());
         tally.run(&mut in_firefox)?;
