@@ -1,41 +1,19 @@
 //! The Redline Chrome extension. One crate, built into a separate module per context
 //! (see ARCHITECTURE.md): `content` (the page side, compiled to JavaScript so it runs
 //! under strict CSPs), `worker` (the background service worker), `overlay` (the iframe
-//! over the page) and `panel` (the side panel), the last two Leptos, sharing `ui`. The
-//! pure core (`settings`, `messages`, `api`'s rules) is shared by all of them and tested
-//! natively.
+//! over the page) and `panel` (the side panel), the last two Leptos, sharing `ui`. Its
+//! folders are those sides, beside `rules` (the pure core, shared by all of them and
+//! tested natively) and `browser` (the thin adapters over web-sys and `chrome.*`). The
+//! typed seams between the contexts stay at the root, where every side sees them:
+//! `messages` (overlay ↔ page) and `worker_call` (every context → the worker); they carry
+//! the rules' types, and one rule (`compose`) reads a capture's message.
 
-pub mod api;
-pub mod capture;
-pub mod chip;
-pub mod chrome;
-pub mod compose;
-pub mod connection;
-pub mod fit;
-pub mod idb;
-pub mod locate;
+pub mod browser;
+pub mod content;
 pub mod messages;
-pub mod notify;
-pub mod outbox;
-pub mod pages;
-pub mod queue;
-pub mod redact;
-pub mod refind;
-pub mod settings;
-pub mod sign_in_store;
-pub mod stats;
-pub mod throttle;
-pub mod timer;
-pub mod tray;
-pub mod verify;
+pub mod rules;
 pub mod worker_call;
 
-#[cfg(feature = "content")]
-pub mod content;
-#[cfg(feature = "content")]
-pub mod page_js;
-#[cfg(feature = "content")]
-pub mod show;
 #[cfg(feature = "ui")]
 pub mod ui;
 #[cfg(feature = "worker")]

@@ -14,8 +14,8 @@
 use redline_protocol::{Element, Point};
 use serde::{Deserialize, Serialize};
 
-use crate::locate::Located;
-use crate::outbox::Draft;
+use crate::rules::locate::Located;
+use crate::rules::outbox::Draft;
 
 /// One call to the worker: the request is `Self`, answered with `Reply`.
 pub trait WorkerCall {
@@ -97,7 +97,7 @@ macro_rules! with_worker_calls {
             ShowOnPage = "showOnPage", ExtensionPage => Vec<Located>;
             RefreshBadge = "refreshBadge", ExtensionPage => u32;
             CheckOnStage = "checkOnStage", ExtensionPage => Checked;
-            RefindOnPage = "refindOnPage", ExtensionPage => crate::refind::PageRefind;
+            RefindOnPage = "refindOnPage", ExtensionPage => crate::rules::refind::PageRefind;
             OverlayMounting = "overlayMounting", ContentScript => ();
             OverlayStarting = "overlayStarting", ExtensionPage => bool;
         }
@@ -149,7 +149,7 @@ pub struct CaptureInFrame {
 }
 
 /// What [`CaptureInFrame`] captured in the frame, boxes and paths in the frame's own
-/// terms (no styles: see `content::capture_frame`), and the origins of frames inside it
+/// terms (no styles: see `content::script::capture_frame`), and the origins of frames inside it
 /// it could not read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -212,7 +212,7 @@ pub struct CheckOnStage {
 #[serde(rename_all = "camelCase")]
 pub struct Checked {
     pub tab_id: i32,
-    pub check: Result<crate::verify::PageCheck, String>,
+    pub check: Result<crate::rules::verify::PageCheck, String>,
     pub screenshot: Result<String, String>,
 }
 

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use redline_protocol::rpc::{UpdateChange, UpdateChangeInput, WithdrawChange, WithdrawChangeInput};
 
 use super::ErrorLine;
-use crate::api::Client;
+use crate::browser::api::Client;
 
 /// Gives a held item a new title (`updateChange`).
 pub async fn retitle(client: &Client, change_id: String, title: String) -> Result<(), String> {

@@ -48,8 +48,9 @@ where
     let message = Envelope::new(request)
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| WorkerError::NotACall { message: e.to_string() })?;
-    let reply =
-        crate::chrome::send_js_message(&message).await.map_err(|e| WorkerError::NoAnswer { message: e.0 })?;
+    let reply = crate::browser::chrome::send_js_message(&message)
+        .await
+        .map_err(|e| WorkerError::NoAnswer { message: e.0 })?;
     if reply.is_undefined() {
         return Err(WorkerError::NoAnswer { message: "an empty answer".into() });
     }

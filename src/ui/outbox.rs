@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 
-use crate::chrome;
-use crate::outbox::{PUBLISHED_KEY, Published};
+use crate::browser::chrome;
+use crate::rules::outbox::{PUBLISHED_KEY, Published};
 
 /// The outbox as last published; `None` until it has been read once (nothing published
 /// yet reads as an empty outbox). Each write the worker makes is a new value.

@@ -25,12 +25,13 @@ use redline_protocol::rpc::{
 };
 use wasm_bindgen::JsCast;
 
-use crate::api::{ApiError, Client};
-use crate::chrome::{self, ChromeError};
-use crate::connection::Connection;
-use crate::notify;
-use crate::settings::{self, ApiUrl, Preferences, Settings};
-use crate::sign_in_store;
+use crate::browser::api::Client;
+use crate::browser::chrome::{self, ChromeError};
+use crate::browser::sign_in_store;
+use crate::rules::api_error::ApiError;
+use crate::rules::connection::Connection;
+use crate::rules::notify;
+use crate::rules::settings::{self, ApiUrl, Preferences, Settings};
 use crate::worker_call::StartCircle;
 use queue::Store;
 use reading::Filter;
@@ -313,7 +314,8 @@ fn on_key(ctx: Ctx, own: Own, event: &web_sys::KeyboardEvent) {
         "j" | "k" if !typing && own.open.get_untracked().is_none() => {
             let order = ctx.store.visible_order();
             let delta = if event.key() == "j" { 1 } else { -1 };
-            let next = crate::queue::move_selection(&order, own.selected.get_untracked().as_deref(), delta);
+            let next =
+                crate::rules::queue::move_selection(&order, own.selected.get_untracked().as_deref(), delta);
             ctx.selected.set(next);
             focus_selected(own, Scroll::IntoView);
             event.prevent_default();
@@ -577,7 +579,7 @@ async fn device_flow(
     let request = client.call::<RequestCliAuth>(RequestCliAuthInput {}).await.map_err(|e| e.to_string())?;
     state.set(SignIn::Waiting { code: request.code.clone(), verify_url: request.verify_url.clone() });
     loop {
-        crate::timer::sleep(2_000.0).await;
+        crate::browser::timer::sleep(2_000.0).await;
         if !current() {
             return Ok(None);
         }

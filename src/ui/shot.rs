@@ -11,8 +11,8 @@ use web_sys::{
     Blob, FileReader, ImageBitmap, ImageEncodeOptions, OffscreenCanvas, OffscreenCanvasRenderingContext2d,
 };
 
-use crate::outbox::Image;
-use crate::redact::Redactions;
+use crate::rules::outbox::Image;
+use crate::rules::redact::Redactions;
 
 /// WebP keeps a 1280×720 screenshot around 100 KB where PNG takes 500 KB or more.
 const CONTENT_TYPE: &str = "image/webp";

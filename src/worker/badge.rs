@@ -15,13 +15,15 @@ use redline_protocol::rpc::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::api::{ApiError, Client};
-use crate::chrome::{self, Alarm};
-use crate::notify::{self, Memory, Reason, Waiting};
-use crate::queue;
-use crate::settings::{self, Preferences, Settings};
-use crate::sign_in_store;
-use crate::{timer, verify};
+use crate::browser::api::Client;
+use crate::browser::chrome::{self, Alarm};
+use crate::browser::sign_in_store;
+use crate::browser::timer;
+use crate::rules::api_error::ApiError;
+use crate::rules::notify::{self, Memory, Reason, Waiting};
+use crate::rules::queue;
+use crate::rules::settings::{self, Preferences, Settings};
+use crate::rules::verify;
 
 /// The polling alarm; the outbox has its own (`redline-outbox`).
 pub const ALARM: &str = "redline-queue";

@@ -6,9 +6,9 @@
 
 use redline_protocol::Element;
 
-use crate::chrome::{self, ChromeError};
-use crate::timer;
-use crate::verify::{self, PageCheck, PageView, TabPlan, TabSeen};
+use crate::browser::chrome::{self, ChromeError};
+use crate::browser::timer;
+use crate::rules::verify::{self, PageCheck, PageView, TabPlan, TabSeen};
 use crate::worker_call::{CheckOnStage, Checked, WorkerError};
 
 /// How long a page may take to load before the check gives up on it.

@@ -7,12 +7,12 @@ use wasm_bindgen::prelude::*;
 
 use std::cell::RefCell;
 
-use crate::chrome::{self, ChromeError, FrameCall, MessageSender, Tab};
-use crate::locate::{self, Located, Shown};
+use crate::browser::chrome::{self, ChromeError, FrameCall, MessageSender, Tab};
+use crate::browser::sign_in_store;
+use crate::browser::timer;
 use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND};
-use crate::sign_in_store;
-use crate::throttle::Throttle;
-use crate::timer;
+use crate::rules::locate::{self, Located, Shown};
+use crate::rules::throttle::Throttle;
 use crate::worker_call::*;
 
 mod badge;
@@ -120,7 +120,7 @@ impl Answer for CheckOnStage {
 }
 
 impl Answer for RefindOnPage {
-    async fn answer(self, _: &MessageSender) -> Result<crate::refind::PageRefind, WorkerError> {
+    async fn answer(self, _: &MessageSender) -> Result<crate::rules::refind::PageRefind, WorkerError> {
         chrome::in_frame(self.tab_id, &[], FrameCall::Refind, &self.elements)
             .await
             .map_err(WorkerError::failed)

@@ -3,8 +3,8 @@
 //! at a time, and keeps a `chrome.alarms` alarm at the next attempt, so delivery goes
 //! on after Chrome stops the worker or the browser restarts. After each change it
 //! publishes the outbox to `chrome.storage.session` (`outbox::PUBLISHED_KEY`), which the
-//! tray and the panel subscribe to. The policy is `crate::outbox`'s; the store is
-//! `crate::idb`.
+//! tray and the panel subscribe to. The policy is `crate::rules::outbox`'s; the store is
+//! `crate::browser::idb`.
 
 use std::cell::Cell;
 use std::thread::LocalKey;
@@ -12,13 +12,13 @@ use std::thread::LocalKey;
 use redline_protocol::rpc::{CreateChange, UploadShot};
 use wasm_bindgen::prelude::*;
 
-use crate::api::Client;
-use crate::chrome::{self, Alarm};
-use crate::idb::{IdbError, OutboxStore};
-use crate::outbox::{self, Draft, Entry, Failure, Published, Step};
-use crate::settings::{self, Settings};
-use crate::sign_in_store;
-use crate::timer;
+use crate::browser::api::Client;
+use crate::browser::chrome::{self, Alarm};
+use crate::browser::idb::{IdbError, OutboxStore};
+use crate::browser::sign_in_store;
+use crate::browser::timer;
+use crate::rules::outbox::{self, Draft, Entry, Failure, Published, Step};
+use crate::rules::settings::{self, Settings};
 use crate::worker_call::{Queued, WorkerError};
 
 /// The one alarm, set to the earliest next attempt.

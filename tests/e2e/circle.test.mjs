@@ -45,7 +45,7 @@ describe("circle and file", () => {
     await drawLasso(page, await page.getByTestId(testId).boundingBox());
     const composer = overlay.getByRole("dialog", { name: "Say what is wrong" });
     await composer.waitFor();
-    // The chip names the element caught by its test id (src/chip.rs).
+    // The chip names the element caught by its test id (src/rules/chip.rs).
     await composer.getByRole("list", { name: "Circled elements" }).getByText(testId, { exact: true }).waitFor();
     await composer.getByRole("textbox").fill(text);
     await composer.getByRole("textbox").press("Enter");

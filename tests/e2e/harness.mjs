@@ -464,7 +464,7 @@ export async function assertAccessible(page, what = "the page") {
 }
 
 /**
- * The sign-in as the extension keeps it (`src/sign_in_store.rs`): read in `context`, a
+ * The sign-in as the extension keeps it (`src/browser/sign_in_store.rs`): read in `context`, a
  * page or the worker of the extension's origin; `undefined` when none is saved.
  */
 export function storedSignIn(context) {
@@ -485,7 +485,7 @@ export function storedSignIn(context) {
 }
 
 /**
- * Saves `settings` as the panel's form does (`src/sign_in_store.rs`): into the extension
+ * Saves `settings` as the panel's form does (`src/browser/sign_in_store.rs`): into the extension
  * origin's IndexedDB, then the non-secret `signedIn` flag the worker listens for.
  */
 export function saveSignIn(context, settings) {

@@ -393,7 +393,7 @@ describe("Redline in Firefox", () => {
     const code = (await (await find(driver, '[data-testid="sign-in-code"]')).getText()).trim();
     await server.admin("auth", "approve", code, "--project", "dev", "--scope", "changes:project:read,changes:project:file", "--name", "reviewer");
     await waitForText(driver, '[data-testid="connection-status"]', "Connected as reviewer");
-    // Kept in the extension origin's IndexedDB (`src/sign_in_store.rs`), not in storage.local,
+    // Kept in the extension origin's IndexedDB (`src/browser/sign_in_store.rs`), not in storage.local,
     // which Firefox leaves open to content scripts.
     const settings = await inPanel(`return new Promise((resolve, reject) => {
       const opening = indexedDB.open("redline-sign-in");

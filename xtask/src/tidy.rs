@@ -9,6 +9,9 @@
 //!   layer imports from the root while the root wires those layers together is a hub, a
 //!   cycle like any other. A cycle is a layering decision nobody made; there are none
 //!   today, and [`ALLOWED_CYCLES`] is where one would have to be argued.
+//! - **Pure folders stay pure.** The files under a folder in [`PURE_FOLDERS`] name
+//!   none of its browser-side paths (the extension's `src/rules/`: no `web_sys`,
+//!   `js_sys`, `wasm_bindgen`, nor the `browser`, `content`, `ui` or `worker` folders).
 //! - **Files stay readable.** No source file over [`MAX_LINES`] lines, but for those in
 //!   [`ALLOWED_LONG_FILES`], which may not grow past their listed size.
 //! - **Every file says what it is.** Each `.rs` file opens with a `//!` doc comment.
@@ -19,12 +22,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+/// Folders of plain Rust, tested natively, each with the paths its code may not name
+/// (its comments and unit tests aside): the extension's rules run in every context and
+/// natively, so they stand on nothing browser-side (issue #32).
+const PURE_FOLDERS: &[(&str, &[&str])] = &[(
+    "src/rules",
+    &["web_sys", "js_sys", "wasm_bindgen", "crate::browser", "crate::content", "crate::ui", "crate::worker"],
+)];
+
 /// The most lines a source file may have.
 const MAX_LINES: usize = 800;
 
 /// Files over [`MAX_LINES`] today, each with the most lines it may have until split.
 const ALLOWED_LONG_FILES: &[(&str, usize)] =
-    &[("server/tests/queue.rs", 900), ("src/capture/selector.rs", 1_500)];
+    &[("server/tests/queue.rs", 900), ("src/content/capture/selector.rs", 1_500)];
 
 /// The docs a newcomer reads first, each with the most words it may have (issue #32:
 /// all three read in about 15 minutes).
@@ -380,6 +391,23 @@ fn opens_with_module_doc(text: &str) -> bool {
     text.starts_with("//!")
 }
 
+/// Which of `forbidden` the code of `text` names, each as a whole path (`crate::worker`
+/// is not `crate::worker_call`), comments and unit tests left out.
+fn forbidden_names<'f>(text: &str, forbidden: &[&'f str]) -> Vec<&'f str> {
+    let code = strip_comments(text);
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    forbidden
+        .iter()
+        .copied()
+        .filter(|name| {
+            code.match_indices(name).any(|(i, _)| {
+                !code[..i].chars().next_back().is_some_and(is_ident)
+                    && !code[i + name.len()..].chars().next().is_some_and(is_ident)
+            })
+        })
+        .collect()
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_owned()
 }
@@ -408,6 +436,42 @@ fn no_module_cycles_but_the_listed_ones() {
         "module cycles changed.\nnew (break them: move what both sides need to a lower module): {new:#?}\n\
          no longer there (remove them from ALLOWED_CYCLES): {gone:#?}"
     );
+}
+
+#[test]
+fn pure_folders_name_nothing_browser_side() {
+    let mut found = Vec::new();
+    for (folder, forbidden) in PURE_FOLDERS {
+        let mut files = Vec::new();
+        collect_rs(&workspace().join(folder), &mut files);
+        assert!(!files.is_empty(), "{folder} holds no .rs file: is PURE_FOLDERS right?");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for name in forbidden_names(&text, forbidden) {
+                let path = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
+                found.push(format!("{path}: {name}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "pure code names the browser (move the call to an adapter, pass its result in):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn names_a_forbidden_path_only_in_code_and_whole() {
+    let forbidden = ["web_sys", "crate::worker"];
+    assert_eq!(forbidden_names("use web_sys::Element;\n", &forbidden), ["web_sys"]);
+    assert_eq!(forbidden_names("let t = crate::worker::badge::poll();\n", &forbidden), ["crate::worker"]);
+    assert!(forbidden_names("use crate::worker_call::StartCircle;\n", &forbidden).is_empty());
+    assert!(
+        forbidden_names("//! Unlike web_sys, pure.\nfn f() {} // crate::worker\n", &forbidden).is_empty()
+    );
+    assert!(forbidden_names("use my_web_sys::X;\n", &forbidden).is_empty());
+    let test_only = "fn f() {}\n#[cfg(test)]\nmod tests {\n    use web_sys::Element;\n}\n";
+    assert!(forbidden_names(test_only, &forbidden).is_empty(), "a unit test may use a higher layer");
 }
 
 #[test]

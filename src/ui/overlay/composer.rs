@@ -7,12 +7,12 @@ use wasm_bindgen::prelude::JsValue;
 
 use super::redactor::Redactor;
 use super::{Composition, Target};
-use crate::capture::geometry::Polygon;
-use crate::chip::ChipName;
-use crate::compose;
+use crate::content::capture::geometry::Polygon;
 use crate::messages;
-use crate::redact::Redactions;
-use crate::tray::TrayItem;
+use crate::rules::chip::ChipName;
+use crate::rules::compose;
+use crate::rules::redact::Redactions;
+use crate::rules::tray::TrayItem;
 use crate::ui::ErrorLine;
 use crate::ui::shot::{self, Shot};
 use crate::worker_call::{File, Queued};
@@ -234,7 +234,7 @@ async fn when_here<T>(read: impl Fn() -> Option<T>, wait_ms: f64) -> Option<T> {
         if waited >= wait_ms {
             return None;
         }
-        crate::timer::sleep(LOOK_AGAIN_MS).await;
+        crate::browser::timer::sleep(LOOK_AGAIN_MS).await;
         waited += LOOK_AGAIN_MS;
     }
 }
@@ -246,7 +246,7 @@ async fn after_next_paint() {
         let _ = window().request_animation_frame(&resolve);
     });
     let _ = wasm_bindgen_futures::JsFuture::from(frame).await;
-    crate::timer::sleep(0.0).await;
+    crate::browser::timer::sleep(0.0).await;
 }
 
 /// Why a circled frame is filed as the frame element alone: Redline may not look inside

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use redline_protocol::Point;
 use wasm_bindgen::prelude::JsCast;
 
-use crate::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
+use crate::content::capture::geometry::{Polygon, SIMPLIFY_TOLERANCE};
 
 /// The freehand stroke, drawn as the pointer moves (mouse, pen and touch alike).
 #[component]

@@ -15,11 +15,12 @@ use redline_protocol::{ElementStyles, Point, ResolvedStage};
 
 use super::ErrorLine;
 use super::shot::PageShot;
-use crate::api::{ApiError, Client};
-use crate::chrome;
+use crate::browser::api::Client;
+use crate::browser::chrome;
+use crate::browser::sign_in_store;
 use crate::messages::{Captured, OverlayEvent};
-use crate::sign_in_store;
-use crate::tray::TrayItem;
+use crate::rules::api_error::ApiError;
+use crate::rules::tray::TrayItem;
 use crate::worker_call::{OverlayStarting, WatchConsole};
 use channel::{Page, tell_page};
 use composer::Composer;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use redline_protocol::{Point, Rect};
 
 use super::lasso::{Outline, hold_pointer, pointer_at};
-use crate::redact::{Edit, HiddenArea, Redactions};
+use crate::rules::redact::{Edit, HiddenArea, Redactions};
 
 /// Hides parts of the screenshot: the screenshot at the size of the page it shows, with
 /// boxes painted over it by dragging, or added with a button and moved with the arrow

@@ -7,8 +7,8 @@ use redline_protocol::Change;
 use redline_protocol::rpc::{GetChange, GetChangeInput, ReleaseChanges, ReleaseChangesInput};
 
 use super::Target;
-use crate::api::Client;
-use crate::tray::{self, TrayItem};
+use crate::browser::api::Client;
+use crate::rules::tray::{self, TrayItem};
 use crate::ui::{ErrorLine, held};
 
 /// This batch: each item with where it stands and, while held, edit, withdraw and send
@@ -134,7 +134,7 @@ async fn read_change(client: &Client, change_id: &str) -> Option<Change> {
         let input = GetChangeInput { change_id: change_id.to_owned(), ..GetChangeInput::default() };
         match client.call_parsed_by_browser::<GetChange>(input).await {
             Ok(found) => return Some(found.change),
-            Err(error) if error.is_transient() => crate::timer::sleep(READ_RETRY_MS).await,
+            Err(error) if error.is_transient() => crate::browser::timer::sleep(READ_RETRY_MS).await,
             Err(_) => return None,
         }
     }

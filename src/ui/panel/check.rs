@@ -4,7 +4,7 @@
 //! then says **Fixed** or **Still wrong** (words required), which `verifyChange` records
 //! with the after-shot (`uploadShot`). The person may circle the place again on the
 //! after-shot: the circle is drawn into the after-shot that goes with the verdict. What
-//! is pure is `crate::verify`.
+//! is pure is `crate::rules::verify`.
 
 use leptos::prelude::*;
 use redline_protocol::rpc::{UploadShot, UploadShotInput, VerifyChange, VerifyChangeInput};
@@ -12,8 +12,8 @@ use redline_protocol::{Change, Element, Point, Rect, Verdict, short_sha};
 
 use super::reading::reload;
 use super::{Ctx, ErrorLine};
-use crate::outbox::Image;
-use crate::verify::{self, CssCrop, PageCheck};
+use crate::rules::outbox::Image;
+use crate::rules::verify::{self, CssCrop, PageCheck};
 use crate::worker_call::{CheckOnStage, Checked};
 
 /// What one check saw.
@@ -82,7 +82,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
         // origin lets Redline read the tab and take the after-shot. Refused or not, the
         // check goes on (a toolbar click on the tab may still allow it).
         let permission =
-            verify::origin_pattern(&shown_url).map(|p| crate::chrome::request_host_permission(&[p]));
+            verify::origin_pattern(&shown_url).map(|p| crate::browser::chrome::request_host_permission(&[p]));
         leptos::task::spawn_local(async move {
             if let Some(permission) = permission {
                 let _ = permission.await;
@@ -123,7 +123,7 @@ async fn check(request: CheckOnStage) -> Result<Seen, String> {
         (_, Err(error)) => Err(error),
         (Ok(page), Ok(data_url)) => crate::ui::shot::crop(&data_url, page.region(), page.device_pixel_ratio)
             .await
-            .map_err(|e| crate::chrome::js_error_message(&e)),
+            .map_err(|e| crate::browser::chrome::js_error_message(&e)),
         // The page could not be asked: the whole visible tab.
         (Err(_), Ok(data_url)) => crate::ui::shot::crop(
             &data_url,
@@ -131,7 +131,7 @@ async fn check(request: CheckOnStage) -> Result<Seen, String> {
             1.0,
         )
         .await
-        .map_err(|e| crate::chrome::js_error_message(&e)),
+        .map_err(|e| crate::browser::chrome::js_error_message(&e)),
     };
     Ok(Seen { check, after })
 }
@@ -293,7 +293,7 @@ fn VerdictForm(change_id: String, project_id: String, state: CheckState) -> impl
                 Some((_, url)) if verify::is_circle(&circle) => Some(
                     crate::ui::shot::with_circle(&url, &circle)
                         .await
-                        .map_err(|e| crate::chrome::js_error_message(&e))?,
+                        .map_err(|e| crate::browser::chrome::js_error_message(&e))?,
                 ),
                 Some((image, _)) => Some(image),
                 None => None,

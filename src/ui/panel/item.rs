@@ -17,9 +17,9 @@ use redline_protocol::{
 
 use super::reading::reload;
 use super::{Ctx, ErrorLine, check};
-use crate::chip::ChipName;
-use crate::locate::Located;
-use crate::queue;
+use crate::rules::chip::ChipName;
+use crate::rules::locate::Located;
+use crate::rules::queue;
 
 #[component]
 pub fn ItemView(change_id: String) -> impl IntoView {
@@ -105,7 +105,7 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
                 }
             })}
         </header>
-        {crate::verify::waits_for_check(&change).then(|| view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() state=checked /> })}
+        {crate::rules::verify::waits_for_check(&change).then(|| view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() state=checked /> })}
         {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
         {question.map(|(question, choices)| view! { <Answer change=change.clone() question choices /> })}
         {change.screenshot_url.clone().map(|url| {
@@ -114,7 +114,7 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
         })}
         <ElementList elements=elements.clone() git_sha />
         {refind.as_ref().map(|r| view! { <p class="hint" data-testid="item-refind">{r.describe()}</p> })}
-        <ShowOnPage elements=refind.as_ref().map_or(elements.clone(), |r| crate::refind::where_now(&elements, &r.elements)) />
+        <ShowOnPage elements=refind.as_ref().map_or(elements.clone(), |r| crate::rules::refind::where_now(&elements, &r.elements)) />
         <FailedRequests requests=change.capture.as_ref().map(|c| c.failed_requests.clone()).unwrap_or_default() />
         {(!change.console_errors.is_empty()).then(|| view! {
             <section aria-label="Console errors">

@@ -12,10 +12,10 @@ use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::pages::Hints;
-use crate::queue::{POLL_AFTER_FAILURES, POLL_INTERVAL_MS, reconnect_delay_ms};
-use crate::settings::Settings;
-use crate::timer;
+use crate::browser::timer;
+use crate::rules::pages::Hints;
+use crate::rules::queue::{POLL_AFTER_FAILURES, POLL_INTERVAL_MS, reconnect_delay_ms};
+use crate::rules::settings::Settings;
 use redline_protocol::sse::SseParser;
 
 /// Where the link stands, for the panel's status line.

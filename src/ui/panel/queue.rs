@@ -10,10 +10,10 @@ use redline_protocol::{AgentPresence, ChangeStatus, Timestamp};
 
 use super::reading::{Load, more, now, reload};
 use super::{Ctx, ErrorLine};
-use crate::outbox::OutboxItem;
-use crate::pages::{self, Hints, Pages, Part};
-use crate::queue::{self, Diff, Queue, Row, Section};
-use crate::tray::{self, TrayItem};
+use crate::rules::outbox::OutboxItem;
+use crate::rules::pages::{self, Hints, Pages, Part};
+use crate::rules::queue::{self, Diff, Queue, Row, Section};
+use crate::rules::tray::{self, TrayItem};
 use crate::ui::held;
 
 /// The queue the panel shows: the pure [`Queue`] of the rows read so far, one signal per
@@ -130,7 +130,8 @@ impl Store {
         let me = self.me.get_untracked();
         self.queue.with_value(|q| {
             q.get(change_id).is_some_and(|r| {
-                queue::needs_my_answer(&r.change, &me) || crate::verify::waits_for_my_check(&r.change, &me)
+                queue::needs_my_answer(&r.change, &me)
+                    || crate::rules::verify::waits_for_my_check(&r.change, &me)
             })
         })
     }

@@ -9,7 +9,7 @@ use redline_protocol::Timestamp;
 use redline_protocol::rpc::{ListAgents, ListAgentsInput, ListChanges, ListChangesOutput};
 
 use super::Ctx;
-use crate::pages::{self, AfterPage, Hints, Next, One, Part};
+use crate::rules::pages::{self, AfterPage, Hints, Next, One, Part};
 use crate::worker_call::RefreshBadge;
 
 /// Whether the list has been read.

@@ -3,7 +3,7 @@
 //! stage's deployed sha), the panel looks for the item's elements there again (the
 //! worker runs `show::refind_elements` in the tab), marks its row `moved` or `gone`, and
 //! records the finding (`recordRefind`) so the agent sees it. Which items, and what the
-//! page's answer means, is `crate::refind`'s.
+//! page's answer means, is `crate::rules::refind`'s.
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,8 +14,8 @@ use redline_protocol::{
 };
 
 use super::Ctx;
-use crate::api::ApiError;
-use crate::refind::{self, PageRefind};
+use crate::rules::api_error::ApiError;
+use crate::rules::refind::{self, PageRefind};
 use crate::worker_call::{RefindOnPage, ShowOnPage};
 
 /// At most this many items are looked for in one pass (the rest in the next).

@@ -8,9 +8,10 @@ use redline_protocol::rpc::{GetStats, GetStatsInput, GetStatsOutput};
 use redline_protocol::{LoopStats, Session, Timestamp};
 
 use super::ErrorLine;
-use crate::api::{ApiError, Client};
-use crate::settings::Settings;
-use crate::stats::{self, Row};
+use crate::browser::api::Client;
+use crate::rules::api_error::ApiError;
+use crate::rules::settings::Settings;
+use crate::rules::stats::{self, Row};
 
 #[component]
 pub fn StatsView(settings: Settings, session: Session) -> impl IntoView {

@@ -9,9 +9,10 @@ use redline_protocol::rpc::{ListWebhooks, ListWebhooksInput};
 use redline_protocol::{SCOPE_ADMIN, Session, Timestamp, Webhook};
 
 use super::ErrorLine;
-use crate::api::{ApiError, Client};
-use crate::settings::Settings;
-use crate::stats;
+use crate::browser::api::Client;
+use crate::rules::api_error::ApiError;
+use crate::rules::settings::Settings;
+use crate::rules::stats;
 
 #[component]
 pub fn Webhooks(settings: Settings, session: Session) -> impl IntoView {

@@ -16,10 +16,10 @@ use super::{
     Ctx, Lightbox, Own, PRESENCE_EVERY_MS, Scope, TabStage, followed_tab, item, keep_queue_place, on_key,
     refind, resolve_tab_stage, scope_line,
 };
-use crate::api::Client;
-use crate::chrome::{self, TabListeners};
-use crate::notify;
-use crate::settings::Settings;
+use crate::browser::api::Client;
+use crate::browser::chrome::{self, TabListeners};
+use crate::rules::notify;
+use crate::rules::settings::Settings;
 
 /// The signed-in panel: scope, live queue, the open item; hidden (and deaf to the keys)
 /// unless `shown`.

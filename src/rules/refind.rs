@@ -11,8 +11,8 @@ use redline_protocol::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::chip::ChipName;
-use crate::locate::MatchedBy;
+use crate::rules::chip::ChipName;
+use crate::rules::locate::MatchedBy;
 
 /// An element found where its captured CSS path leads, whose box moved further than
 /// this (CSS px, on a page as wide as the filer's), has moved all the same.
@@ -47,7 +47,7 @@ pub struct PageRefind {
 /// `/orders` of `https://stage.example/orders?x#y`: the path a page's items were filed
 /// on (`route`).
 pub fn route_of(url: &str) -> Option<&str> {
-    let origin = crate::verify::origin(url)?;
+    let origin = crate::rules::verify::origin(url)?;
     let rest = &url[origin.len()..];
     let path = &rest[..rest.find(['?', '#']).unwrap_or(rest.len())];
     Some(if path.is_empty() { "/" } else { path })

@@ -86,7 +86,7 @@ pub fn view_inside(frame: &Element, top: &Document) -> FrameView {
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests {
     use super::*;
-    use crate::capture::selector_dom::{css_path, resolve_css_path};
+    use crate::content::capture::selector_dom::{css_path, resolve_css_path};
     use wasm_bindgen_test::*;
 
     wasm_bindgen_test_configure!(run_in_browser);

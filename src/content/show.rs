@@ -1,7 +1,7 @@
 //! "Show on page", the page side: finds an item's elements again (test id, then source
-//! anchor, then CSS path, then text; see `crate::locate`) and outlines them above the
+//! anchor, then CSS path, then text; see `crate::rules::locate`) and outlines them above the
 //! page for a while; and finds them without outlining for the panel's re-find on a new
-//! build (`crate::refind`). Compiled into the content module (JavaScript), which the
+//! build (`crate::rules::refind`). Compiled into the content module (JavaScript), which the
 //! worker loads into the tab with `chrome.scripting` when the person asks.
 
 use std::cell::RefCell;
@@ -10,12 +10,12 @@ use redline_protocol::{Element as Captured, Point};
 use wasm_bindgen::prelude::*;
 use web_sys::{Document, Element, ShadowRootInit, ShadowRootMode};
 
-use crate::capture::selector_dom::{PathStop, css_path, path_document, resolve_css_path};
-use crate::capture::{dom, frame_dom};
-use crate::chip::ChipName;
-use crate::locate::{self, Attempt, InFrame, Located};
-use crate::page_js::{self, ToJs};
-use crate::refind::{PageFinding, PageRefind};
+use crate::content::capture::selector_dom::{PathStop, css_path, path_document, resolve_css_path};
+use crate::content::capture::{dom, frame_dom};
+use crate::content::page_js::{self, ToJs};
+use crate::rules::chip::ChipName;
+use crate::rules::locate::{self, Attempt, InFrame, Located};
+use crate::rules::refind::{PageFinding, PageRefind};
 
 /// The id of the element that holds the outlines.
 pub const HOST_ID: &str = "redline-show-host";

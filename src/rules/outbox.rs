@@ -10,7 +10,7 @@
 use redline_protocol::{CreateChangeInput, UploadShotInput, is_uuid};
 use serde::{Deserialize, Serialize};
 
-use crate::api::ApiError;
+use crate::rules::api_error::ApiError;
 
 /// Milliseconds since the Unix epoch, as `Date.now()` and `chrome.alarms` count.
 pub type Millis = f64;
@@ -155,7 +155,7 @@ impl Entry {
     /// to the server's limits (`compose::within_limits`, as `compose::draft` does, for
     /// drafts kept in the outbox from before it did).
     pub fn create_input(&self) -> CreateChangeInput {
-        let mut input = crate::fit::within_limits(self.draft.input.clone());
+        let mut input = crate::rules::fit::within_limits(self.draft.input.clone());
         if let Some(key) = &self.screenshot_key {
             input.screenshot_key = Some(key.clone());
         }

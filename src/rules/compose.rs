@@ -3,7 +3,7 @@
 use redline_protocol::{CreateChangeInput, Element, ResolvedStage};
 
 use crate::messages::Captured;
-use crate::outbox::{Draft, Image};
+use crate::rules::outbox::{Draft, Image};
 
 /// The protocol's limit on a title.
 pub const MAX_TITLE_CHARS: usize = 200;
@@ -61,7 +61,7 @@ pub fn draft(
         project_id: stage.project_id.clone(),
         // Cut here, before the draft crosses to the worker: the worker reads it with the
         // protocol's bounded fields and would refuse it whole.
-        input: crate::fit::within_limits(CreateChangeInput {
+        input: crate::rules::fit::within_limits(CreateChangeInput {
             stage_id: stage.stage_id.clone(),
             title,
             body,

@@ -13,9 +13,9 @@ use js_sys::{Array, Object, Reflect};
 use redline_protocol::{Capture, Element, ElementStyles, FailedRequest, Point, Rect, StyleValues, Viewport};
 use wasm_bindgen::JsValue;
 
-use crate::locate::{InFrame, Located, MatchedBy};
 use crate::messages::{Captured, OverlayEvent};
-use crate::refind::{PageFinding, PageRefind};
+use crate::rules::locate::{InFrame, Located, MatchedBy};
+use crate::rules::refind::{PageFinding, PageRefind};
 use crate::worker_call::{CaptureInFrame, CaptureVisibleTab, FrameCaptured, WorkerCall, WorkerError};
 
 /// A value as serde-wasm-bindgen's `json_compatible` serializer writes it.
@@ -192,7 +192,7 @@ pub async fn call<C: WorkerCall + ToJs>(request: &C) -> Result<C::Reply, WorkerE
 where
     C::Reply: FromJs,
 {
-    let reply = crate::chrome::send_js_message(&request.to_js())
+    let reply = crate::browser::chrome::send_js_message(&request.to_js())
         .await
         .map_err(|e| WorkerError::NoAnswer { message: e.0 })?;
     answer(&reply)
@@ -560,7 +560,7 @@ mod tests {
         assert_eq!(read, request);
         assert_eq!(self::stroke(&serde_js(&stroke)), Some(stroke));
 
-        // A frame's elements carry no styles (see `content::capture_frame`).
+        // A frame's elements carry no styles (see `content::script::capture_frame`).
         let elements =
             vec![Element { styles: None, ..element() }, Element { tag: "div".into(), ..Element::default() }];
         let unreadable = vec!["https://ads.example".to_owned()];

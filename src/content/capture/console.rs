@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{CustomEvent, Document, Event};
 
 use super::secrets::scrub_secrets;
-use crate::page_js::field;
+use crate::content::page_js::field;
 
 const REQUEST: &str = "redline:console-request";
 const ANSWER: &str = "redline:console-errors";

@@ -16,7 +16,7 @@ use web_sys::{Document, Element, MessagePort, MutationObserver, Window};
 
 use super::page_watch;
 use super::screenshot;
-use crate::page_js;
+use crate::content::page_js;
 
 /// The window events after which the page may look different without a DOM change.
 const CHANGING_EVENTS: [&str; 6] = ["scroll", "resize", "load", "input", "transitionend", "animationend"];

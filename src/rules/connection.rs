@@ -2,8 +2,8 @@
 
 use redline_protocol::rpc::Session;
 
-use crate::api::ApiError;
-use crate::settings::Settings;
+use crate::rules::api_error::ApiError;
+use crate::rules::settings::Settings;
 
 /// The outcome of checking the configured server with `getSession`.
 #[derive(Debug, Clone, PartialEq)]

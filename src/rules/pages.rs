@@ -13,7 +13,7 @@ use redline_protocol::rpc::{ListChangesInput, ListChangesOutput, ListOrder};
 use redline_protocol::sse::SseEvent;
 use redline_protocol::{Change, ChangeEvent, ChangeStatus, EVENT_RESET, Group, LIST_LIMIT_MAX};
 
-use crate::queue::Section;
+use crate::rules::queue::Section;
 
 /// Rows read and shown at a time: a screenful or two, so the first paint is small.
 pub const PAGE: u32 = 50;
@@ -230,7 +230,9 @@ impl Pages {
 /// pages follow, all of them (`0`) when it is the last.
 pub fn covers_from(page: &ListChangesOutput) -> u64 {
     match page.next_cursor {
-        Some(_) => page.changes.iter().map(|c| crate::queue::number_of(&c.short_id)).min().unwrap_or(0),
+        Some(_) => {
+            page.changes.iter().map(|c| crate::rules::queue::number_of(&c.short_id)).min().unwrap_or(0)
+        }
         None => 0,
     }
 }

@@ -12,16 +12,16 @@ use web_sys::{Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, Message
 
 use redline_protocol::{Capture, Element as Circled, Point};
 
-use crate::capture::console::PageLog;
-use crate::capture::dom::{self, Circle, PageContext};
-use crate::capture::frame_dom;
-use crate::capture::geometry::Polygon;
-use crate::capture::shot_ahead;
-use crate::capture::stroke_dom;
-use crate::capture::styles_dom::StyleReader;
-use crate::chrome;
+use crate::browser::chrome;
+use crate::content::capture::console::PageLog;
+use crate::content::capture::dom::{self, Circle, PageContext};
+use crate::content::capture::frame_dom;
+use crate::content::capture::geometry::Polygon;
+use crate::content::capture::shot_ahead;
+use crate::content::capture::stroke_dom;
+use crate::content::capture::styles_dom::StyleReader;
+use crate::content::page_js;
 use crate::messages::{Captured, OverlayEvent};
-use crate::page_js;
 use crate::worker_call::{CaptureInFrame, FrameCaptured};
 
 /// The host's `data-redline-state` reads `loading` (set by the mount script), then
@@ -566,7 +566,7 @@ mod tests {
             if !is_mounted() {
                 break;
             }
-            crate::timer::sleep(10.0).await;
+            crate::browser::timer::sleep(10.0).await;
         }
         assert!(!is_mounted(), "our frame's close is obeyed");
         assert_eq!(hosts(), 0);

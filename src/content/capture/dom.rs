@@ -500,7 +500,8 @@ impl Found {
             let r = candidate.rect;
             if x >= r.x && x <= r.x + r.width && y >= r.y && y <= r.y + r.height {
                 candidate.opaque = frame_dom::is_closed_frame(element)
-                    || element.shadow_root().is_none() && crate::chrome::has_closed_shadow_root(element);
+                    || element.shadow_root().is_none()
+                        && crate::browser::chrome::has_closed_shadow_root(element);
             }
         }
     }

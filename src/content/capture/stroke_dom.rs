@@ -178,7 +178,7 @@ fn slice() {
     });
     if let Some(wait) = wait {
         wasm_bindgen_futures::spawn_local(async move {
-            crate::timer::sleep(wait).await;
+            crate::browser::timer::sleep(wait).await;
             DRAWING.with_borrow_mut(|drawing| {
                 if let Some(drawing) = drawing {
                     drawing.scheduled = false;

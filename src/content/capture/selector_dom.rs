@@ -230,9 +230,9 @@ mod tests {
 
     /// The pages @medv/finder is measured on (`tests/fixtures/pages/`).
     const FIXTURE_PAGES: [(&str, &str); 3] = [
-        ("github.com", include_str!("../../tests/fixtures/pages/github.com.html")),
-        ("stripe.com", include_str!("../../tests/fixtures/pages/stripe.com.html")),
-        ("tailwindcss", include_str!("../../tests/fixtures/pages/tailwindcss.html")),
+        ("github.com", include_str!("../../../tests/fixtures/pages/github.com.html")),
+        ("stripe.com", include_str!("../../../tests/fixtures/pages/stripe.com.html")),
+        ("tailwindcss", include_str!("../../../tests/fixtures/pages/tailwindcss.html")),
     ];
 
     fn document() -> Document {

@@ -368,7 +368,7 @@ fn union(a: Rect, b: Rect) -> Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::geometry::SIMPLIFY_TOLERANCE;
+    use crate::content::capture::geometry::SIMPLIFY_TOLERANCE;
 
     /// A page as a list of elements: box, parent, test id. Element 0 is the body.
     struct FakePage {

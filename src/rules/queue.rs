@@ -77,7 +77,7 @@ impl Row {
         let change = &self.change;
         match change.status {
             ChangeStatus::Dismissed => Section::Dismissed,
-            ChangeStatus::Done if crate::verify::waits_for_check(change) => Section::Check,
+            ChangeStatus::Done if crate::rules::verify::waits_for_check(change) => Section::Check,
             ChangeStatus::Done => Section::Done,
             ChangeStatus::NeedsAnswer => Section::NeedsAnswer,
             _ if change.held && change.filed_by.as_deref() == Some(me) => Section::Held,
@@ -127,7 +127,11 @@ impl Row {
 
     /// The row's CSS classes: a fix waiting for a check is not struck through yet.
     pub fn class(&self) -> &'static str {
-        if crate::verify::waits_for_check(&self.change) { "row check" } else { row_class(self.change.status) }
+        if crate::rules::verify::waits_for_check(&self.change) {
+            "row check"
+        } else {
+            row_class(self.change.status)
+        }
     }
 }
 
@@ -322,7 +326,7 @@ impl Queue {
 
     /// How many of `me`'s fixes wait for a check on the stage (the toolbar badge).
     pub fn check_count(&self, me: &str) -> usize {
-        self.rows.values().filter(|r| crate::verify::waits_for_my_check(&r.change, me)).count()
+        self.rows.values().filter(|r| crate::rules::verify::waits_for_my_check(&r.change, me)).count()
     }
 }
 

@@ -12,9 +12,9 @@
 use wasm_bindgen::prelude::*;
 use web_sys::IdbDatabase;
 
-use crate::chrome::{self, ChromeError};
-use crate::idb::{self, IdbError};
-use crate::settings::{self, Settings, SignInSaved};
+use crate::browser::chrome::{self, ChromeError};
+use crate::browser::idb::{self, IdbError};
+use crate::rules::settings::{self, Settings, SignInSaved};
 
 const DATABASE: &str = "redline-sign-in";
 const STORE: &str = "sign-in";

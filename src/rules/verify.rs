@@ -8,7 +8,7 @@
 use redline_protocol::{Capture, Change, ChangeStatus, Point, Rect, Verdict, Viewport, short_sha};
 use serde::{Deserialize, Serialize};
 
-use crate::locate::Located;
+use crate::rules::locate::Located;
 
 /// CSS px of context kept around the elements in the before and after images.
 pub const MARGIN: f64 = 48.0;
@@ -296,7 +296,7 @@ pub fn check_words(verdict: Verdict, words: &str) -> Result<Option<String>, &'st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::locate::MatchedBy;
+    use crate::rules::locate::MatchedBy;
     use serde_json::json;
 
     fn change(status: &str, live: Option<bool>, verified: bool, filed_by: Option<&str>) -> Change {

@@ -9,8 +9,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Document, Element, HtmlElement, NodeList, ShadowRoot, Window};
 
 use super::frame_dom;
-use crate::chrome;
-use crate::page_js;
+use crate::browser::chrome;
+use crate::content::page_js;
 use crate::worker_call::CaptureVisibleTab;
 
 /// Fields whose contents must never reach a screenshot, nor their text a capture:

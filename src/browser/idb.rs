@@ -12,7 +12,7 @@ use web_sys::{
     IdbRequest, IdbTransaction,
 };
 
-use crate::outbox::Entry;
+use crate::rules::outbox::Entry;
 
 pub const DATABASE: &str = "redline";
 pub const OUTBOX_STORE: &str = "outbox";
@@ -48,7 +48,7 @@ impl std::fmt::Display for IdbError {
 
 impl From<JsValue> for IdbError {
     fn from(value: JsValue) -> Self {
-        IdbError(crate::chrome::js_error_message(&value))
+        IdbError(crate::browser::chrome::js_error_message(&value))
     }
 }
 
@@ -229,7 +229,7 @@ pub async fn pending_count() -> Result<u32, IdbError> {
 #[cfg(all(test, target_arch = "wasm32"))]
 mod tests {
     use super::*;
-    use crate::outbox::Draft;
+    use crate::rules::outbox::Draft;
     use redline_protocol::CreateChangeInput;
     use wasm_bindgen_test::*;
 

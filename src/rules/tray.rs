@@ -4,7 +4,7 @@
 
 use redline_protocol::{Change, ChangeStatus, Timestamp};
 
-use crate::outbox::OutboxItem;
+use crate::rules::outbox::OutboxItem;
 
 /// Where one filed item stands, as far as the filer is concerned.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -180,7 +180,7 @@ mod tests {
         let in_outbox = [OutboxItem {
             change_id: "waiting".into(),
             title: "In the outbox".into(),
-            state: crate::outbox::EntryState::Queued,
+            state: crate::rules::outbox::EntryState::Queued,
             message: None,
             next_attempt_at: None,
         }];
