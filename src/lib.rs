@@ -17,6 +17,7 @@ pub mod locate;
 pub mod messages;
 pub mod notify;
 pub mod outbox;
+pub mod page_event_js;
 pub mod pages;
 pub mod queue;
 pub mod redact;
