@@ -11,6 +11,7 @@
 pub mod browser;
 pub mod content;
 pub mod messages;
+pub mod page_event_js;
 pub mod rules;
 pub mod worker_call;
 

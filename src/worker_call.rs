@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::locate::Located;
 use crate::rules::outbox::Draft;
+use crate::rules::settings::Settings;
 
 /// One call to the worker: the request is `Self`, answered with `Reply`.
 pub trait WorkerCall {
@@ -99,7 +100,7 @@ macro_rules! with_worker_calls {
             CheckOnStage = "checkOnStage", ExtensionPage => Checked;
             RefindOnPage = "refindOnPage", ExtensionPage => crate::rules::refind::PageRefind;
             OverlayMounting = "overlayMounting", ContentScript => ();
-            OverlayStarting = "overlayStarting", ExtensionPage => bool;
+            OverlayStarting = "overlayStarting", ExtensionPage => Option<OverlayStarted>;
         }
     };
 }
@@ -234,10 +235,20 @@ pub struct OverlayMounting {
 }
 
 /// The overlay, starting, asks whether the content script of its own tab mounted it with
-/// this secret: answered `true` only once, for that tab; it runs only if so.
+/// this secret: answered [`OverlayStarted`] only once, for that tab (`None` otherwise);
+/// it runs only if so.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OverlayStarting {
     pub channel: String,
+}
+
+/// The overlay may run, and files with this sign-in, or says why it could not be read:
+/// the worker reads it (`sign_in_store`) so that the overlay's module, which a gesture
+/// waits for, carries no IndexedDB code of its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OverlayStarted {
+    pub sign_in: Result<Settings, String>,
 }
 
 /// A call as it goes on the wire: the request's fields beside its `kind`.
@@ -360,6 +371,24 @@ mod tests {
             json!({"tabId": 3, "check": {"Err": "no"}, "screenshot": {"Ok": "data:"}})
         );
         assert_eq!(WorkerError::NotFromThere.to_string(), "Redline does not take this request from there.");
+    }
+
+    #[test]
+    fn the_overlay_hears_the_sign_in_only_with_its_mount_confirmed() {
+        let sign_in = Settings { api_url: "http://127.0.0.1:7878".into(), token: "t0k".into() };
+        let started: Result<Option<OverlayStarted>, WorkerError> =
+            Ok(Some(OverlayStarted { sign_in: Ok(sign_in.clone()) }));
+        let written = serde_json::to_value(&started).unwrap();
+        assert_eq!(
+            written,
+            json!({"Ok": {"signIn": {"Ok": {"apiUrl": "http://127.0.0.1:7878", "token": "t0k"}}}})
+        );
+        assert_eq!(
+            serde_json::from_value::<Result<Option<OverlayStarted>, WorkerError>>(written).unwrap(),
+            started
+        );
+        let elsewhere: Result<Option<OverlayStarted>, WorkerError> = Ok(None);
+        assert_eq!(serde_json::to_value(elsewhere).unwrap(), json!({"Ok": null}));
     }
 
     #[test]

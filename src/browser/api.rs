@@ -48,7 +48,8 @@ impl Client {
     /// Calls RPC `R` with `input` as [`Client::call`] does, but has the browser write and
     /// parse the JSON (`JSON.stringify`, `JSON.parse`) and serde-wasm-bindgen convert
     /// the values: a module that makes only these calls carries no JSON parser of its
-    /// own. The overlay's are (its answers are short, and a gesture waits for its module).
+    /// own. The overlay's are (its answers are short, and a gesture waits for its module),
+    /// and the worker's (a background poll and the outbox; Chrome restarts it on any event).
     pub async fn call_parsed_by_browser<R: Rpc>(&self, input: R::Input) -> Result<R::Output, ApiError> {
         use serde::Serialize;
         let written = Envelope::<R::Input>::new::<R>(input)

@@ -402,6 +402,13 @@ mod tests {
         value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap()
     }
 
+    /// The message as the overlay reads it (`page_event_js`), which serde reads the same.
+    fn read_both(written: &JsValue) -> PageEvent {
+        let read = crate::page_event_js::read_page_event(written).expect("the overlay reads it");
+        assert_eq!(serde_wasm_bindgen::from_value::<PageEvent>(written.clone()).unwrap(), read);
+        read
+    }
+
     fn json(value: &JsValue) -> String {
         js_sys::JSON::stringify(value).unwrap().into()
     }
@@ -450,7 +457,7 @@ mod tests {
         for screenshot in [Ok(7), Err("no permission".to_owned())] {
             let sent = captured(screenshot);
             let written = captured_event(&sent);
-            let read: PageEvent = serde_wasm_bindgen::from_value(written.clone()).unwrap();
+            let read = read_both(&written);
             assert_eq!(read, PageEvent::Captured(Box::new(sent.clone())));
             // The same JSON as serde writes, so nothing reads differently downstream.
             assert_eq!(json(&written), json(&serde_js(&PageEvent::Captured(Box::new(sent)))));
@@ -460,21 +467,21 @@ mod tests {
     #[wasm_bindgen_test]
     fn the_overlay_reads_a_screenshot_posted_ahead() {
         let image = JsValue::from_str("data:image/png;base64,AAAA");
-        let read: PageEvent = serde_wasm_bindgen::from_value(screenshot_event(3, &image)).unwrap();
+        let read = read_both(&screenshot_event(3, &image));
         assert_eq!(read, PageEvent::Screenshot { id: 3, image: "data:image/png;base64,AAAA".into() });
     }
 
     #[wasm_bindgen_test]
     fn the_overlay_reads_the_styles_after_a_capture() {
         let elements = vec![element().styles, None];
-        let read: PageEvent = serde_wasm_bindgen::from_value(styles_event(&elements)).unwrap();
+        let read = read_both(&styles_event(&elements));
         assert_eq!(read, PageEvent::Styles { elements: elements.clone() });
         assert_eq!(json(&styles_event(&elements)), json(&serde_js(&PageEvent::Styles { elements })));
     }
 
     #[wasm_bindgen_test]
     fn the_overlay_reads_the_channel_hand_over() {
-        let read: PageEvent = serde_wasm_bindgen::from_value(port_event("s3cret")).unwrap();
+        let read = read_both(&port_event("s3cret"));
         assert_eq!(read, PageEvent::Port { token: "s3cret".into() });
     }
 
@@ -484,7 +491,7 @@ mod tests {
         for (x, y) in [(10.0, 20.0), (30.5, 40.0)] {
             stroke.push(&object(&[("x", JsValue::from_f64(x)), ("y", JsValue::from_f64(y))]));
         }
-        let read: PageEvent = serde_wasm_bindgen::from_value(drawn_event(stroke.into())).unwrap();
+        let read = read_both(&drawn_event(stroke.into()));
         let expected = vec![Point { x: 10.0, y: 20.0 }, Point { x: 30.5, y: 40.0 }];
         assert_eq!(read, PageEvent::Drawn { stroke: expected });
     }

@@ -59,7 +59,8 @@ pub async fn refresh() -> Result<u32, String> {
         return Ok(0);
     };
     let client = Client::new(&settings);
-    let session = client.call::<GetSession>(GetSessionInput {}).await.map_err(|e| e.to_string())?;
+    let session =
+        client.call_parsed_by_browser::<GetSession>(GetSessionInput {}).await.map_err(|e| e.to_string())?;
     let (mut questions, mut checks) = (0, 0);
     let mut waiting = Vec::new();
     for project in &session.projects {
@@ -81,7 +82,7 @@ pub async fn refresh() -> Result<u32, String> {
 async fn count(client: &Client, project_id: &str, me: &str) -> Result<(usize, usize, Vec<Waiting>), String> {
     if !COUNTS_MISSING.get() {
         let input = CountChangesInput { project_id: project_id.to_owned(), stage_id: None };
-        match client.call::<CountChanges>(input).await {
+        match client.call_parsed_by_browser::<CountChanges>(input).await {
             Ok(counts) => return Ok(notify::from_counts(&counts)),
             Err(ApiError::Gone { .. }) => COUNTS_MISSING.set(true),
             Err(error) => return Err(error.to_string()),
@@ -94,7 +95,7 @@ async fn count(client: &Client, project_id: &str, me: &str) -> Result<(usize, us
         limit: Some(redline_protocol::LIST_LIMIT_MAX),
         ..ListChangesInput::default()
     };
-    let list = client.call::<ListChanges>(input).await.map_err(|e| e.to_string())?;
+    let list = client.call_parsed_by_browser::<ListChanges>(input).await.map_err(|e| e.to_string())?;
     let (mut questions, mut checks, mut waiting) = (0, 0, Vec::new());
     for change in &list.changes {
         if queue::needs_my_answer(change, me) {

@@ -147,12 +147,16 @@ impl Answer for OverlayMounting {
 }
 
 impl Answer for OverlayStarting {
-    async fn answer(self, sender: &MessageSender) -> Result<bool, WorkerError> {
+    async fn answer(self, sender: &MessageSender) -> Result<Option<OverlayStarted>, WorkerError> {
         // Taken once: a second frame with the same secret is not the one mounted.
         let tab = sender.tab.as_ref().and_then(|t| t.id);
-        Ok(tab.is_some_and(|tab| {
+        let mounted = tab.is_some_and(|tab| {
             MOUNTS.with_borrow_mut(|m| m.get(&tab) == Some(&self.channel) && m.remove(&tab).is_some())
-        }))
+        });
+        if !mounted {
+            return Ok(None);
+        }
+        Ok(Some(OverlayStarted { sign_in: sign_in_store::load().await.map_err(|e| e.to_string()) }))
     }
 }
 

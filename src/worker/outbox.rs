@@ -222,7 +222,7 @@ async fn send(
     entry: &mut Entry,
 ) -> Result<Result<(), Failure>, IdbError> {
     if let Some(upload) = entry.upload_input() {
-        match client.call::<UploadShot>(upload).await {
+        match client.call_parsed_by_browser::<UploadShot>(upload).await {
             Ok(shot) => {
                 entry.uploaded(shot.screenshot_key);
                 // Stored before filing: a retry must send the same key, or the server
@@ -232,7 +232,7 @@ async fn send(
             Err(error) => return Ok(Err(Failure::of(Step::UploadShot, &error))),
         }
     }
-    let result = client.call::<CreateChange>(entry.create_input()).await;
+    let result = client.call_parsed_by_browser::<CreateChange>(entry.create_input()).await;
     Ok(outbox::filed(result).map_err(|error| Failure::of(Step::CreateChange, &error)))
 }
 

@@ -11,6 +11,7 @@ use web_sys::{MessageEvent, MessagePort};
 use super::lasso::release;
 use super::{Composition, Step};
 use crate::messages::{Captured, OverlayEvent, PageEvent};
+use crate::page_event_js::read_page_event;
 use crate::ui::shot::{PageShot, PageShots};
 
 /// The page this overlay covers, as the content script named it (`?page=`).
@@ -85,7 +86,7 @@ pub(super) fn listen(
             }
             // Any script of the page can post this window messages too: only the channel
             // handed over with the secret from our address carries the capture.
-            let Ok(PageEvent::Port { token }) = serde_wasm_bindgen::from_value(event.data()) else { return };
+            let Some(PageEvent::Port { token }) = read_page_event(&event.data()) else { return };
             let Some(port) =
                 event.ports().get(0).dyn_into::<MessagePort>().ok().filter(|_| token == page.channel)
             else {
@@ -97,13 +98,13 @@ pub(super) fn listen(
                     shots.update_value(|shots| shots.keep(shot));
                     return;
                 }
-                match serde_wasm_bindgen::from_value(event.data()) {
-                    Ok(PageEvent::Captured(captured)) => {
+                match read_page_event(&event.data()) {
+                    Some(PageEvent::Captured(captured)) => {
                         set_styles.set(None);
                         show_capture(*captured, shots, step);
                     }
-                    Ok(PageEvent::Styles { elements }) => set_styles.set(Some(elements)),
-                    Ok(PageEvent::Drawn { stroke }) if matches!(step.get_untracked(), Step::Drawing) => {
+                    Some(PageEvent::Styles { elements }) => set_styles.set(Some(elements)),
+                    Some(PageEvent::Drawn { stroke }) if matches!(step.get_untracked(), Step::Drawing) => {
                         release(&stroke, &on_circled, &on_abandoned);
                     }
                     _ => {}

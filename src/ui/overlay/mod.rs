@@ -17,9 +17,9 @@ use super::ErrorLine;
 use super::shot::PageShot;
 use crate::browser::api::Client;
 use crate::browser::chrome;
-use crate::browser::sign_in_store;
 use crate::messages::{Captured, OverlayEvent};
 use crate::rules::api_error::ApiError;
+use crate::rules::settings::Settings;
 use crate::rules::tray::TrayItem;
 use crate::worker_call::{OverlayStarting, WatchConsole};
 use channel::{Page, tell_page};
@@ -34,8 +34,8 @@ struct Target {
     stage: ResolvedStage,
 }
 
-async fn find_target(page_url: String) -> Result<Target, String> {
-    let settings = sign_in_store::load().await.map_err(|e| e.to_string())?;
+async fn find_target(sign_in: Result<Settings, String>, page_url: String) -> Result<Target, String> {
+    let settings = sign_in?;
     if !settings.is_complete() {
         return Err("Set up Redline first: open its side panel → Settings.".to_owned());
     }
@@ -105,8 +105,8 @@ pub fn Overlay() -> impl IntoView {
     view! {
         {move || match mounted_here.get() {
             None => ().into_any(),
-            Some(Ok(true)) => view! { <Circling page=page.clone() /> }.into_any(),
-            Some(Ok(false)) => view! {
+            Some(Ok(Some(started))) => view! { <Circling page=page.clone() sign_in=started.sign_in /> }.into_any(),
+            Some(Ok(None)) => view! {
                 <p class="overlay-hint">"Redline did not open this overlay here, so it does nothing."</p>
             }.into_any(),
             Some(Err(error)) => view! { <ErrorLine message=error.to_string() /> }.into_any(),
@@ -115,12 +115,13 @@ pub fn Overlay() -> impl IntoView {
     .into_any()
 }
 
-/// The overlay proper: lasso, composer and tray over the page it was mounted in.
+/// The overlay proper: lasso, composer and tray over the page it was mounted in, filing
+/// with the sign-in the worker handed it.
 #[component]
-fn Circling(page: Page) -> impl IntoView {
+fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
     let target = LocalResource::new({
         let url = page.url.clone();
-        move || find_target(url.clone())
+        move || find_target(sign_in.clone(), url.clone())
     });
     let step = RwSignal::new_local(Step::Drawing);
     let draft_text = RwSignal::new(String::new());
