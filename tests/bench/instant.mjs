@@ -4,7 +4,14 @@
 //   to the frame in which the mount script's pen takes input (its `redline:pen-ready`
 //   mark); the build before had no pen, so there the overlay app being up is the moment;
 // - gesture → overlay app up: from the click to the overlay's host reading `ready` (the
-//   overlay app is up and has told the content script), noted by the page itself;
+//   overlay app is up and has told the content script), noted by the page itself; the
+//   headline is this wait as a person has it, measured in a browser of each build that
+//   no debugger holds (`unheld.mjs`: DevTools over a pipe, attached to the browser and
+//   the clicked page only). Playwright, connected, holds every new frame until it has
+//   attached to it (`waitForDebuggerOnStart`), the overlay's too; the same wait is also
+//   measured in a browser Playwright drives (where the release's waits below are
+//   measured) and in one whose new frames are held by a client that lets each go at once,
+//   so the hold's share and Playwright's are both shown;
 // - release → composer open: from the lasso's `pointerup` in the overlay to the frame
 //   after the composer dialog is in the DOM with its text box focused, noted by the
 //   overlay itself;
@@ -14,7 +21,8 @@
 // on the demo stage and on a large real-world page (tests/fixtures/pages, served from
 // 127.0.0.1), a fresh tab per run, clicked once the page has settled (no request for
 // 500 ms), the two builds' browsers taking turns run by run.
-// Also where gesture → overlay app up went (the overlay frame's start and its own marks),
+// Also where gesture → overlay app up went (the overlay frame's start and its own marks,
+// and when the page's content module was there to take the overlay's `ready`),
 // what a page loads of each build (the mount script and the content module), and the
 // machine's load average. Medians and 90th percentiles.
 // Requests off this machine fail in Chromium's resolver (`OFFLINE=unresolved`, the
@@ -28,6 +36,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { drawLasso, launchBrowser, startStage } from "../e2e/harness.mjs";
 import { watchComposer } from "./composer-watch.mjs";
+import { launchUnheld } from "./unheld.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 10);
 const OFFLINE = process.env.OFFLINE ?? "unresolved";
@@ -69,6 +78,8 @@ console.log(`load average at the start: ${load()}; requests off this machine ${O
 for (const build of builds) {
   process.env.REDLINE_EXTENSION_DIR = build.dir;
   build.browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"], offline: OFFLINE });
+  build.unheld = await launchUnheld({ grantOrigins: ["http://127.0.0.1/*"] });
+  build.held = await launchUnheld({ grantOrigins: ["http://127.0.0.1/*"], hold: true });
   const size = pageLoads(build.dir);
   console.log(`${build.name}: what a page loads: ${size.files} files, ${size.raw} B, ${size.gzipped} B gzipped`);
 }
@@ -91,10 +102,10 @@ async function measure(browser, url) {
   const clickedAt = await browser.clickAction(page);
   await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
   const readyAt = await page.evaluate(() => window.benchReadyAt);
-  const penAt = await page.evaluate(() => {
-    const mark = performance.getEntriesByName("redline:pen-ready")[0];
+  const [penAt, contentAt] = await page.evaluate(() => ["redline:pen-ready", "redline:content-module"].map((name) => {
+    const mark = performance.getEntriesByName(name)[0];
     return mark && performance.timeOrigin + mark.startTime;
-  });
+  }));
   const ready = readyAt - clickedAt;
   const drawable = (penAt ?? readyAt) - clickedAt;
 
@@ -116,46 +127,69 @@ async function measure(browser, url) {
   const retaken = await page.evaluate(() => performance.getEntriesByName("redline:screenshot-retaken").length);
   await page.close();
   const since = (t) => (t === undefined ? undefined : t - clickedAt);
-  return { drawable, ready, composer, captured, retaken, frame: since(steps.frame), glue: since(steps.glue), module: since(steps.module) };
+  return {
+    drawable, ready, composer, captured, retaken,
+    frame: since(steps.frame), glue: since(steps.glue), module: since(steps.module), content: since(contentAt),
+  };
 }
 
 const results = {};
+const note = (key, times) => {
+  const { retaken = 0, ...ms } = times;
+  const r = (results[key] ??= { retaken: 0 });
+  for (const [what, value] of Object.entries(ms)) if (value !== undefined) (r[what] ??= []).push(value);
+  r.retaken += retaken;
+};
 for (let run = 0; run < RUNS; run++) {
-  // Taking turns, the order swapped every run, so both builds see the same machine.
+  // Taking turns, the order swapped every run, so both builds and all three ways of
+  // driving the browser see the same machine.
   const order = run % 2 === 0 ? builds : [...builds].reverse();
   for (const page of pages) {
     for (const build of order) {
-      const { retaken, ...times } = await measure(build.browser, page.url);
-      const r = (results[`${build.name}|${page.name}`] ??= { retaken: 0 });
-      for (const [key, ms] of Object.entries(times)) if (ms !== undefined) (r[key] ??= []).push(ms);
-      r.retaken += retaken;
+      const ways = [
+        async () => note(`${build.name}|${page.name}`, await measure(build.browser, page.url)),
+        async () => note(`${build.name}|${page.name}|unheld`, await build.unheld.measure(page.url)),
+        async () => note(`${build.name}|${page.name}|held`, await build.held.measure(page.url)),
+      ];
+      for (const way of run % 2 === 0 ? ways : ways.reverse()) await way();
     }
   }
 }
 console.log(`load average at the end: ${load()}; ${RUNS} runs of each`);
 const cell = (xs) => `median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms`;
+const compare = (what, key, suffix = "") => {
+  const [before, now] = builds.map((b) => results[`${b.name}|${what.page}${suffix}`]);
+  const ratio = quantile(now[key], 0.5) / quantile(before[key], 0.5);
+  console.log(`${what.page}, ${what.label}:`);
+  console.log(`  ${builds[0].name.padEnd(16)} ${cell(before[key])}`);
+  console.log(`  ${builds[1].name.padEnd(16)} ${cell(now[key])}  ${ratio.toFixed(2)}× before`);
+};
+const stepsOf = (r) => [
+  ["overlay frame started", "frame"], ["its glue imported", "glue"], ["its module instantiated", "module"],
+  ["the page's content module up", "content"], ["app up", "ready"],
+]
+  .filter(([, key]) => r[key]).map(([what, key]) => `${what} ${quantile(r[key], 0.5).toFixed(1)}`).join(", ");
 for (const page of pages) {
-  const [before, now] = builds.map((b) => results[`${b.name}|${page.name}`]);
-  for (const [what, key] of [
-    ["gesture → lasso takes a stroke", "drawable"],
-    ["gesture → overlay app up", "ready"],
+  // What a person sees: no debugger holds the overlay's frame (`unheld.mjs`).
+  compare({ page: page.name, label: "gesture → overlay app up, no DevTools hold on new frames" }, "ready", "|unheld");
+  compare({ page: page.name, label: "gesture → lasso takes a stroke, no DevTools hold" }, "drawable", "|unheld");
+  compare({ page: page.name, label: "gesture → overlay app up, new frames held and let go at once (own client)" }, "ready", "|held");
+  for (const [label, key] of [
+    ["gesture → lasso takes a stroke (Playwright)", "drawable"],
+    ["gesture → overlay app up (Playwright, which holds each new frame while it attaches)", "ready"],
     ["release → composer open", "composer"],
     ["release → elements in the composer", "captured"],
-  ]) {
-    const ratio = quantile(now[key], 0.5) / quantile(before[key], 0.5);
-    console.log(`${page.name}, ${what}:`);
-    console.log(`  ${builds[0].name.padEnd(16)} ${cell(before[key])}`);
-    console.log(`  ${builds[1].name.padEnd(16)} ${cell(now[key])}  ${ratio.toFixed(2)}× before`);
-  }
-  console.log(`${page.name}: screenshots taken again at release (the page had changed): ${now.retaken} of ${RUNS}`);
+  ]) compare({ page: page.name, label }, key);
+  console.log(`${page.name}: screenshots taken again at release (the page had changed): ${results[`${builds[1].name}|${page.name}`].retaken} of ${RUNS}`);
   for (const build of builds) {
-    const r = results[`${build.name}|${page.name}`];
-    const steps = [["overlay frame started", "frame"], ["its glue imported", "glue"], ["its module instantiated", "module"]]
-      .filter(([, key]) => r[key]).map(([what, key]) => `${what} ${quantile(r[key], 0.5).toFixed(1)}`);
-    console.log(`${page.name}, ${build.name}: gesture → ${steps.join(", ")} ms (medians)`);
+    const [unheld, held, playwright] = ["|unheld", "|held", ""].map((suffix) => quantile(results[`${build.name}|${page.name}${suffix}`].ready, 0.5));
+    console.log(`${page.name}, ${build.name}: overlay app up, no hold ÷ Playwright ${(unheld / playwright).toFixed(2)}×, held at once ÷ no hold ${(held / unheld).toFixed(2)}×`);
+    for (const [way, suffix] of [["no hold", "|unheld"], ["held, own client", "|held"], ["Playwright", ""]]) {
+      console.log(`${page.name}, ${build.name}, ${way}: gesture → ${stepsOf(results[`${build.name}|${page.name}${suffix}`])} ms (medians)`);
+    }
   }
 }
 
-for (const build of builds) await build.browser.close();
+for (const build of builds) await Promise.all([build.browser.close(), build.unheld.close(), build.held.close()]);
 await stage.stop();
 fixtures.close();

@@ -31,7 +31,7 @@ process.on("exit", () => {
 });
 
 /** Starts `program` and remembers it for the exit clean-up. */
-function startProcess(program, args, options) {
+export function startProcess(program, args, options) {
   const child = spawn(program, args, options);
   child.detached = Boolean(options.detached);
   started.add(child);
@@ -91,6 +91,15 @@ export async function startStage({ addr = "127.0.0.1:0", app, sha } = {}) {
  * each of them tens of milliseconds (benchmarks, which measure what a person waits).
  */
 export async function launchBrowser({ grantOrigins, prepare, offline = "routed" }) {
+  const { extension, profile } = prepareBrowserFiles({ grantOrigins, prepare });
+  return openBrowser(extension, profile, offline);
+}
+
+/**
+ * A copy of the built extension pre-granting `grantOrigins` (see `launchBrowser`), run
+ * by `prepare(folder)` first when given, and an empty profile: temporary folders.
+ */
+export function prepareBrowserFiles({ grantOrigins, prepare }) {
   const extension = mkdtempSync(join(tmpdir(), "redline-e2e-extension-"));
   cpSync(env("REDLINE_EXTENSION_DIR"), extension, { recursive: true });
   const manifestPath = join(extension, "manifest.json");
@@ -100,7 +109,23 @@ export async function launchBrowser({ grantOrigins, prepare, offline = "routed" 
   prepare?.(extension);
 
   const profile = mkdtempSync(join(tmpdir(), "redline-e2e-profile-"));
-  return openBrowser(extension, profile, offline);
+  return { extension, profile };
+}
+
+/**
+ * Chromium's command line for `extension` on `profile`, with `offline` as in
+ * `launchBrowser`; `devtools` is how DevTools is reached (a port by default).
+ */
+export function chromiumArgs(extension, profile, offline, devtools = "--remote-debugging-port=0") {
+  return [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,800",
+    "--enable-unsafe-extension-debugging", devtools,
+    `--user-data-dir=${profile}`,
+    ...(offline === "unresolved" ? ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost"] : []),
+    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`,
+    "about:blank",
+  ];
 }
 
 /** Chromium on `profile` with the prepared copy of the extension at `extension`. */
@@ -110,15 +135,7 @@ async function openBrowser(extension, profile, offline) {
   // toolbar button as a person would, which grants `activeTab` (and so screenshots).
   const portFile = join(profile, "DevToolsActivePort");
   rmSync(portFile, { force: true });
-  const chromiumProcess = startProcess(env("CHROMIUM"), [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,800",
-    "--enable-unsafe-extension-debugging", "--remote-debugging-port=0",
-    `--user-data-dir=${profile}`,
-    ...(offline === "unresolved" ? ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost"] : []),
-    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`,
-    "about:blank",
-  ], { stdio: "ignore", detached: true });
+  const chromiumProcess = startProcess(env("CHROMIUM"), chromiumArgs(extension, profile, offline), { stdio: "ignore", detached: true });
   const exited = once(chromiumProcess, "exit");
   let port;
   // Up to 30 s: right after a heavy build (the anchors tests run next build) a start has once taken over 10.
@@ -183,7 +200,7 @@ async function openBrowser(extension, profile, offline) {
 }
 
 /** Removes a temporary folder; one a browser process still writes to is left to the OS. */
-function removeTemporary(dir) {
+export function removeTemporary(dir) {
   try {
     rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   } catch (error) {
