@@ -39,7 +39,7 @@ pub trait Bound {
 }
 
 /// The form of a [`Text`]: the pattern the schema states for it (each in
-/// [`crate::schema`]). Every text is read without U+0000 whatever its form.
+/// [`crate::patterns`]). Every text is read without U+0000 whatever its form.
 pub trait Form {
     #[cfg(feature = "schema")]
     const PATTERN: &'static str;
@@ -51,7 +51,7 @@ macro_rules! forms {
         pub enum $form {}
         impl Form for $form {
             #[cfg(feature = "schema")]
-            const PATTERN: &'static str = crate::schema::$pattern;
+            const PATTERN: &'static str = crate::patterns::$pattern;
         }
     )*};
 }
@@ -265,6 +265,27 @@ mod tests {
         assert!(read(r#"{"name":"a\u0000"}"#).unwrap_err().starts_with("must not contain U+0000"));
     }
 
+    #[test]
+    fn a_list_of_objects_takes_objects_only_up_to_its_bound() {
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Point {
+            x: u8,
+        }
+        #[derive(Debug, Deserialize)]
+        struct Stroke {
+            #[serde(default, with = "List::<Object<Point>, 0, 2>")]
+            points: Vec<Point>,
+        }
+        let read =
+            |json: &str| serde_json::from_str::<Stroke>(json).map(|s| s.points).map_err(|e| e.to_string());
+        assert_eq!(read(r#"{"points":[{"x":1},{"x":2}]}"#).unwrap(), [Point { x: 1 }, Point { x: 2 }]);
+        assert_eq!(read("{}").unwrap(), []);
+        // serde's derived struct reader would take `[1]` as `{"x": 1}`.
+        assert!(read(r#"{"points":[[1]]}"#).unwrap_err().contains("expected an object"));
+        let over = read(r#"{"points":[{"x":1},{"x":2},{"x":3}]}"#).unwrap_err();
+        assert!(over.starts_with("must have at most 2 entries"), "{over}");
+    }
+
     #[cfg(feature = "schema")]
     #[test]
     fn states_the_bound_in_the_schema() {
@@ -280,7 +301,7 @@ mod tests {
         let ids = &schema["properties"]["ids"];
         assert_eq!((ids["minItems"].as_u64(), ids["maxItems"].as_u64()), (Some(1), Some(5)));
         assert_eq!(ids["items"]["maxLength"], 36);
-        assert_eq!(ids["items"]["pattern"], crate::schema::CHANGE_REF);
+        assert_eq!(ids["items"]["pattern"], crate::patterns::CHANGE_REF);
         let note = &schema["properties"]["note"];
         assert_eq!(note["type"], serde_json::json!(["string", "null"]));
         assert_eq!(note["maxLength"], 9);

@@ -4,10 +4,7 @@
 //!
 //! Input fields name them through [`crate::bound`], whose adapters also state the same
 //! limit to the JSON Schema, so the OpenAPI document says what the server refuses.
-//! `Capture`'s lists name [`vec_of_objects`] here, with a `schemars(length(...))` beside
-//! it: `records` sits below `schema` (whose patterns `bound` states), so it cannot use
-//! `bound`. Strings count characters (Unicode scalar values), as JSON Schema's
-//! `maxLength` does.
+//! Strings count characters (Unicode scalar values), as JSON Schema's `maxLength` does.
 //!
 //! Strings read here refuse U+0000 as well (see [`string`]).
 //!
@@ -82,15 +79,6 @@ where
     T: Deserialize<'de>,
 {
     Ok(Option::<Object<T>>::deserialize(deserializer)?.map(|o| o.0))
-}
-
-/// A list of at most `N` structs, each from a JSON object only.
-pub fn vec_of_objects<'de, D, T, const N: usize>(deserializer: D) -> Result<Vec<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    vec::<D, Object<T>, N>(deserializer).map(|v| v.into_iter().map(|o| o.0).collect())
 }
 
 /// Whether `s` has at most `max` characters (without counting when its bytes fit).

@@ -181,7 +181,7 @@ pub fn stage_for_url<'a>(stages: &'a [Stage], url: &str) -> Option<&'a Stage> {
 
 /// **(ours)** Whether `url` is a link a client may open and the server stores
 /// (`commitUrl`, `pullRequestUrl`): `https://`, then something, with no space or control
-/// character. The schema states the same as `schema::HTTPS_LINK`.
+/// character. The schema states the same as `patterns::HTTPS_LINK`.
 pub fn is_https_link(url: &str) -> bool {
     url.strip_prefix("https://")
         .is_some_and(|rest| !rest.is_empty() && !rest.chars().any(|c| c <= ' ' || c == '\u{7f}'))
@@ -191,7 +191,7 @@ pub fn is_https_link(url: &str) -> bool {
 /// with one `/` (`//host` is another site), and holds no backslash (which browsers read
 /// as `/`), space or control character, so a stage's URL joined with it stays on the
 /// stage's site (never `javascript:` or another host). The schema states the same as
-/// `schema::ROUTE`.
+/// `patterns::ROUTE`.
 pub fn is_route(route: &str) -> bool {
     route.starts_with('/')
         && !route.starts_with("//")
@@ -202,7 +202,7 @@ pub fn is_route(route: &str) -> bool {
 /// stage's `gitSha` set by `redline stage add|deploy`): 7 to 40 hex digits, surrounding
 /// whitespace ignored, lower-cased (as git prints them, so equal ids compare equal);
 /// `None` for anything else, which git could read as an option or a revision range.
-/// The schema states the same as `schema::COMMIT_SHA`.
+/// The schema states the same as `patterns::COMMIT_SHA`.
 pub fn commit_sha(s: &str) -> Option<String> {
     let s = s.trim();
     ((7..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| s.to_ascii_lowercase())

@@ -15,7 +15,8 @@
 //! - [`rules`]: held, claimable, change references, limits, image types.
 //! - [`bounded`]: reading lists and strings no longer than their limits.
 //! - [`bound`]: a field's bound, stated once for its reader and its JSON Schema.
-//! - `schema` (feature `schema`): the forms and cross-field rules `/openapi.json` states.
+//! - `patterns` (feature `schema`): the forms of text the server accepts, as patterns.
+//! - `schema` (feature `schema`): the image and cross-field rules `/openapi.json` states.
 //! - [`styles`] **(ours)**: an element's computed styles, a page's failed requests.
 //! - [`sse`]: the event-stream parser both clients read change events with.
 //! - [`thread`]: what a message is, the open question and its choices, answers.
@@ -28,6 +29,8 @@ pub mod client;
 pub mod element_path;
 pub mod group_token;
 pub mod locate;
+#[cfg(feature = "schema")]
+pub mod patterns;
 pub mod records;
 pub mod refind;
 pub mod regression;

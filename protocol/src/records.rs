@@ -7,7 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Timestamp;
+use crate::bound::{List, Object};
+use crate::styles::FAILED_REQUESTS_MAX;
+use crate::{ELEMENTS_MAX, FailedRequest, STROKE_POINTS_MAX, Timestamp};
 
 /// "`status` is one of `open`, `claimed`, `needs_answer`, `in_progress`, `done`,
 /// `dismissed`."
@@ -255,16 +257,11 @@ pub struct Viewport {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Capture {
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::vec_of_objects::<_, _, { crate::STROKE_POINTS_MAX }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::STROKE_POINTS_MAX)))]
+    #[serde(default, with = "List::<Object<Point>, 0, STROKE_POINTS_MAX>")]
     pub stroke: Vec<Point>,
     #[serde(default, deserialize_with = "crate::bounded::opt_object")]
     pub bounds: Option<Bounds>,
-    #[serde(default, deserialize_with = "crate::bounded::vec_of_objects::<_, _, { crate::ELEMENTS_MAX }>")]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::ELEMENTS_MAX)))]
+    #[serde(default, with = "List::<Object<Element>, 0, ELEMENTS_MAX>")]
     pub elements: Vec<Element>,
     /// **(ours)**
     #[serde(default)]
@@ -274,18 +271,18 @@ pub struct Capture {
     pub scroll: Option<Point>,
     /// **(ours)** the page's requests that failed since it loaded, oldest first (on
     /// stages whose console is kept); empty in items filed before there were any.
-    #[serde(
-        default,
-        deserialize_with = "crate::bounded::vec_of_objects::<_, _, { crate::styles::FAILED_REQUESTS_MAX }>"
-    )]
-    #[cfg_attr(feature = "schema", schemars(length(max = crate::styles::FAILED_REQUESTS_MAX)))]
-    pub failed_requests: Vec<crate::FailedRequest>,
+    #[serde(default, with = "List::<Object<FailedRequest>, 0, FAILED_REQUESTS_MAX>")]
+    pub failed_requests: Vec<FailedRequest>,
 }
 
 /// "Element = `{testId|null, sourceAnchor|null, cssPath|null, text|null, rect|null}`
 /// plus **(ours)** `componentTestId|null` (nearest ancestor component-root test id),
 /// `role|null`, `name|null` (accessible name), `tag`", and **(ours, beyond protocol.md)**
 /// `styles`.
+///
+/// Its strings' lengths are stated to the schema only, not bounded while read: the
+/// server checks them once the capture is parsed ([`crate::validate_capture`], which
+/// names the element), and a record read from another server may hold longer ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]

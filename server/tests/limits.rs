@@ -348,7 +348,7 @@ async fn openapi_states_the_limits() {
     let create = &schemas["CreateChangeInput"]["properties"];
     assert_eq!(create["title"]["maxLength"], 200);
     assert_eq!(create["title"]["minLength"], 1);
-    assert_eq!(create["title"]["pattern"], redline_protocol::schema::NON_BLANK);
+    assert_eq!(create["title"]["pattern"], redline_protocol::patterns::NON_BLANK);
     assert_eq!(create["body"]["maxLength"], 20_000);
     assert_eq!(create["consoleErrors"]["maxItems"], 50);
     assert_eq!(create["consoleErrors"]["items"]["maxLength"], 1_000);

@@ -5,9 +5,10 @@
 //! optional). They state every limit the server enforces while reading an input
 //! (`maxLength`, `maxItems`, `minLength: 1` and a non-blank `pattern` for required text,
 //! `minimum`/`maximum`), the forms it accepts (change references, image types and bytes)
-//! as patterns and the rules tying fields together as `anyOf` (`redline_protocol::schema`),
-//! and each operation its body cap (`x-max-body-bytes`). `cargo xtask test` fuzzes the
-//! server against this document with schemathesis (`xtask/src/fuzz.rs`).
+//! as patterns (`redline_protocol::patterns` and `schema`) and the rules tying fields
+//! together as `anyOf` (`redline_protocol::schema`), and each operation its body cap
+//! (`x-max-body-bytes`). `cargo xtask test` fuzzes the server against this document with
+//! schemathesis (`xtask/src/fuzz.rs`).
 
 use std::sync::LazyLock;
 
@@ -109,10 +110,8 @@ fn scope_note(scope: Option<Scope>, needs_token: bool) -> String {
 mod tests {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
-    use redline_protocol::schema::{
-        CHANGE_REF, COMMIT_SHA, HTTPS_LINK, NO_NUL, NON_BLANK, ROUTE, UUID, content_type_pattern,
-        image_base64_pattern,
-    };
+    use redline_protocol::patterns::{CHANGE_REF, COMMIT_SHA, HTTPS_LINK, NO_NUL, NON_BLANK, ROUTE, UUID};
+    use redline_protocol::schema::{content_type_pattern, image_base64_pattern};
     use redline_protocol::{ImageType, commit_sha, is_uuid, parse_change_ref};
     use regex::Regex;
 

@@ -18,7 +18,7 @@ use crate::store::rows::{
 
 use super::claim::CLAIMABLE_SQL;
 
-/// A cursor as the server makes them (`schema::CURSOR`, at most 18 digits, so it fits
+/// A cursor as the server makes them (`patterns::CURSOR`, at most 18 digits, so it fits
 /// an `i64`): any such string is read, a number past the end simply reads nothing.
 fn cursor(field: &str, given: &str) -> Result<i64, ApiError> {
     let digits =
