@@ -107,28 +107,55 @@ pub async fn send_js_message(message: &JsValue) -> Result<JsValue, ChromeError> 
     settle(runtime_send_message(message)).await
 }
 
+/// One area of `chrome.storage`: its `get`, `set` and `remove`, read and written the same
+/// way whichever area it is.
+struct StorageArea {
+    get: fn(&JsValue) -> Result<Promise, JsValue>,
+    set: fn(&JsValue) -> Result<Promise, JsValue>,
+    remove: fn(&JsValue) -> Result<Promise, JsValue>,
+}
+
+const LOCAL: StorageArea =
+    StorageArea { get: storage_local_get, set: storage_local_set, remove: storage_local_remove };
+const SESSION: StorageArea =
+    StorageArea { get: storage_session_get, set: storage_session_set, remove: storage_session_remove };
+
+impl StorageArea {
+    async fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ChromeError> {
+        let items = settle((self.get)(&JsValue::from_str(key))).await?;
+        let value = Reflect::get(&items, &JsValue::from_str(key))?;
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        Ok(Some(serde_wasm_bindgen::from_value(value)?))
+    }
+
+    async fn set<T: Serialize + ?Sized>(&self, key: &str, value: &T) -> Result<(), ChromeError> {
+        let items = Object::new();
+        Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
+        settle((self.set)(&items)).await?;
+        Ok(())
+    }
+
+    async fn remove(&self, key: &str) -> Result<(), ChromeError> {
+        settle((self.remove)(&JsValue::from_str(key))).await?;
+        Ok(())
+    }
+}
+
 /// Reads one key of `chrome.storage.local`; `None` when it was never written.
 pub async fn storage_get<T: DeserializeOwned>(key: &str) -> Result<Option<T>, ChromeError> {
-    let items = settle(storage_local_get(&JsValue::from_str(key))).await?;
-    let value = Reflect::get(&items, &JsValue::from_str(key))?;
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    Ok(Some(serde_wasm_bindgen::from_value(value)?))
+    LOCAL.get(key).await
 }
 
 /// Writes one key of `chrome.storage.local`.
 pub async fn storage_set<T: Serialize>(key: &str, value: &T) -> Result<(), ChromeError> {
-    let items = Object::new();
-    Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
-    settle(storage_local_set(&items)).await?;
-    Ok(())
+    LOCAL.set(key, value).await
 }
 
 /// Removes one key of `chrome.storage.local`.
 pub async fn storage_remove(key: &str) -> Result<(), ChromeError> {
-    settle(storage_local_remove(&JsValue::from_str(key))).await?;
-    Ok(())
+    LOCAL.remove(key).await
 }
 
 /// Asks the person for access to these origins (match patterns); resolves to whether
@@ -668,26 +695,17 @@ pub async fn last_focused_window() -> Result<Option<i32>, ChromeError> {
 /// Reads one key of `chrome.storage.session` (kept until the browser quits, readable by
 /// the extension's own pages and worker only); `None` when it is not set.
 pub async fn session_get<T: DeserializeOwned>(key: &str) -> Result<Option<T>, ChromeError> {
-    let items = settle(storage_session_get(&JsValue::from_str(key))).await?;
-    let value = Reflect::get(&items, &JsValue::from_str(key))?;
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    Ok(Some(serde_wasm_bindgen::from_value(value)?))
+    SESSION.get(key).await
 }
 
 /// Writes one key of `chrome.storage.session`.
 pub async fn session_set<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<(), ChromeError> {
-    let items = Object::new();
-    Reflect::set(&items, &JsValue::from_str(key), &to_js(value)?)?;
-    settle(storage_session_set(&items)).await?;
-    Ok(())
+    SESSION.set(key, value).await
 }
 
 /// Removes one key of `chrome.storage.session`.
 pub async fn session_remove(key: &str) -> Result<(), ChromeError> {
-    settle(storage_session_remove(&JsValue::from_str(key))).await?;
-    Ok(())
+    SESSION.remove(key).await
 }
 
 /// Calls `on_set` whenever `key` of `chrome.storage.session` is set (not when it is
