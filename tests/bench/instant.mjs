@@ -166,7 +166,8 @@ const compare = (what, key, suffix = "") => {
 };
 const stepsOf = (r) => [
   ["overlay frame started", "frame"], ["its glue imported", "glue"], ["its module instantiated", "module"],
-  ["the page's content module up", "content"], ["app up", "ready"],
+  ["the page's content module up", "content"], ["the app posted `ready`", "posted"], ["app up", "ready"],
+  ["the app shown again after the screenshot taken ahead", "shown"],
 ]
   .filter(([, key]) => r[key]).map(([what, key]) => `${what} ${quantile(r[key], 0.5).toFixed(1)}`).join(", ");
 for (const page of pages) {

@@ -125,6 +125,16 @@ export async function launchUnheld({ grantOrigins, hold = false }) {
           };
           return { readyAt, penAt: at("redline:pen-ready"), contentAt: at("redline:content-module") };
         })`);
+        // The overlay is hidden while the screenshot ahead is taken, just after it is up.
+        const shownAt = await evaluate(cdp, sessionId, `new Promise((resolve) => {
+          const at = () => {
+            const mark = performance.getEntriesByName("redline:shot-ahead-posted")[0];
+            return mark && performance.timeOrigin + mark.startTime;
+          };
+          if (at()) return resolve(at());
+          new PerformanceObserver(() => at() && resolve(at())).observe({ entryTypes: ["mark"] });
+          setTimeout(() => resolve(null), 3000);
+        })`);
         const steps = await overlaySteps(cdp, `chrome-extension://${extensionId}/overlay.html`);
         const since = (t) => (t === undefined || t === null ? undefined : t - clickedAt);
         return {
@@ -133,7 +143,9 @@ export async function launchUnheld({ grantOrigins, hold = false }) {
           frame: since(steps?.frame),
           glue: since(steps?.glue),
           module: since(steps?.module),
+          posted: since(steps?.posted),
           content: since(contentAt),
+          shown: since(shownAt),
         };
       } finally {
         await cdp.send("Target.closeTarget", { targetId });
@@ -166,7 +178,7 @@ async function overlaySteps(cdp, overlayUrl) {
         const mark = performance.getEntriesByName(name)[0];
         return mark && performance.timeOrigin + mark.startTime;
       };
-      return { frame: performance.timeOrigin, glue: at("redline:overlay-glue"), module: at("redline:overlay-module") };
+      return { frame: performance.timeOrigin, glue: at("redline:overlay-glue"), module: at("redline:overlay-module"), posted: at("redline:overlay-ready") };
     })()`);
   } finally {
     await cdp.send("Target.detachFromTarget", { sessionId });

@@ -157,10 +157,18 @@ fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
     let (styles, set_styles) = signal_local(None::<Vec<Option<ElementStyles>>>);
     channel::listen(&page, step, set_styles, on_circled.clone(), on_abandoned.clone());
     on_cleanup(move || on_key.remove());
-    // Announced on the next frame, once the view below is in the DOM.
-    request_animation_frame({
+    // Announced once the view below is in the DOM (effects run after the mount), not a
+    // frame later: the page hands the pen's stroke over on it, and the overlay's frame
+    // paints its view in the same frame as the page drops the pen.
+    Effect::new({
         let page = page.clone();
-        move || tell_page(&OverlayEvent::Ready, &page)
+        move |_| {
+            // Where the gesture's wait went (`tests/bench/unheld.mjs`).
+            if let Some(performance) = window().performance() {
+                let _ = performance.mark("redline:overlay-ready");
+            }
+            tell_page(&OverlayEvent::Ready, &page)
+        }
     });
 
     // The page reads ahead while the person draws (see capture/stroke.rs).
