@@ -79,9 +79,9 @@ pub fn HeldItem(
         }
         editing.update(|e| *e = !*e);
     };
-    view! {
+    ui_view! {
         {move || if editing.get() {
-            view! {
+            ui_view! {
                 <input aria-label="Title" prop:value=move || draft.get()
                     on:input=move |e| draft.set(event_target_value(&e))
                     on:keydown=move |e| if e.key() == "Enter" {
@@ -95,12 +95,12 @@ pub fn HeldItem(
             }.into_any()
         } else {
             match on_open {
-                Some(open) => view! {
+                Some(open) => ui_view! {
                     <button type="button" class="row-main held-title" on:click=move |_| open.run(())>
                         <span class="title">{move || title.get()}</span>
                     </button>
                 }.into_any(),
-                None => view! { <span class="held-title">{move || title.get()}</span> }.into_any(),
+                None => ui_view! { <span class="held-title">{move || title.get()}</span> }.into_any(),
             }
         }}
         <span class="hint held-status" data-testid="hold-status">{move || status.get()}</span>
@@ -110,12 +110,12 @@ pub fn HeldItem(
                 <button type="button" on:click=move |_| { withdraw.dispatch(()); } disabled=move || withdraw.pending().get()>"Withdraw"</button>
             </span>
         </Show>
-        {move || edit.value().get().and_then(Result::err).map(|m| view! {
+        {move || edit.value().get().and_then(Result::err).map(|m| ui_view! {
             <ErrorLine message=format!("Could not edit: {m}")
                 retry=Callback::new(move |_| { edit.dispatch(sent_title.get_value()); })
                 pending=Signal::derive(move || edit.pending().get()) />
         })}
-        {move || withdraw.value().get().and_then(Result::err).map(|m| view! {
+        {move || withdraw.value().get().and_then(Result::err).map(|m| ui_view! {
             <ErrorLine message=format!("Could not withdraw: {m}")
                 retry=Callback::new(move |_| { withdraw.dispatch(()); })
                 pending=Signal::derive(move || withdraw.pending().get()) />

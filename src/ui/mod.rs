@@ -2,6 +2,10 @@
 //! that the content script mounts over the page. Each is a wasm module of its own
 //! (features `panel` and `overlay`), so a gesture waits for the overlay's alone.
 
+// First, so that every module after it sees `ui_view!`.
+#[macro_use]
+mod ui_view;
+
 mod held;
 mod outbox;
 #[cfg(feature = "overlay")]
@@ -74,10 +78,10 @@ pub fn ErrorLine(
     #[prop(optional)]
     testid: Option<&'static str>,
 ) -> impl IntoView {
-    view! {
+    ui_view! {
         <p class="error" role="alert" data-testid=testid>
             {message}
-            {retry.map(|retry| view! {
+            {retry.map(|retry| ui_view! {
                 " "<button type="button" disabled=move || pending.get() on:click=move |_| retry.run(())>"Retry"</button>
             })}
         </p>

@@ -147,7 +147,7 @@ pub fn Panel() -> impl IntoView {
         })));
     on_cleanup(move || asked.set_value(None));
 
-    view! {
+    ui_view! {
         <header class="top">
             <h1>"Redline"</h1>
             <CircleButton />
@@ -161,23 +161,23 @@ pub fn Panel() -> impl IntoView {
             {move || match connection.get().flatten() {
                 Some((Some(settings), Connection::Connected { session, .. })) => {
                     let shown = Signal::derive(move || view.get() == View::Queue);
-                    view! { <Workspace settings session shown /> }.into_any()
+                    ui_view! { <Workspace settings session shown /> }.into_any()
                 }
                 _ => ().into_any(),
             }}
             {move || match view.get() {
                 View::Queue => match connection.get().flatten() {
-                    None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
+                    None => ui_view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
                     Some((Some(_), Connection::Connected { .. })) => ().into_any(),
-                    Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
+                    Some((_, current)) => ui_view! { <NotConnected current connection /> }.into_any(),
                 },
                 View::Settings => {
                     let current = settings.get().and_then(Result::ok).unwrap_or_default();
-                    view! {
+                    ui_view! {
                         <SettingsView current on_saved />
                         {move || match connection.get().flatten() {
                             Some((Some(settings), Connection::Connected { session, .. })) => {
-                                view! { <webhooks::Webhooks settings session /> }.into_any()
+                                ui_view! { <webhooks::Webhooks settings session /> }.into_any()
                             }
                             _ => ().into_any(),
                         }}
@@ -185,11 +185,11 @@ pub fn Panel() -> impl IntoView {
                     .into_any()
                 }
                 View::Stats => match connection.get().flatten() {
-                    None => view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
+                    None => ui_view! { <p class="hint" role="status">"Checking the server…"</p> }.into_any(),
                     Some((Some(settings), Connection::Connected { session, .. })) => {
-                        view! { <stats::StatsView settings session /> }.into_any()
+                        ui_view! { <stats::StatsView settings session /> }.into_any()
                     }
-                    Some((_, current)) => view! { <NotConnected current connection /> }.into_any(),
+                    Some((_, current)) => ui_view! { <NotConnected current connection /> }.into_any(),
                 },
             }}
         </main>
@@ -204,7 +204,7 @@ fn ViewButton(
     shows: View,
     label: &'static str,
 ) -> impl IntoView {
-    view! {
+    ui_view! {
         <button
             on:click=move |_| set_view.update(|v| *v = if *v == shows { View::Queue } else { shows })
             aria-pressed=move || (view.get() == shows).to_string()
@@ -216,17 +216,17 @@ fn ViewButton(
 
 #[component]
 fn ConnectionLine(connection: LocalResource<Option<(Option<Settings>, Connection)>>) -> impl IntoView {
-    view! {
+    ui_view! {
         <div class="status-line" aria-live="polite">
             {move || match connection.get().flatten() {
-                None => view! { <p class="connection" data-testid="connection-status">"Checking the server…"</p> }.into_any(),
+                None => ui_view! { <p class="connection" data-testid="connection-status">"Checking the server…"</p> }.into_any(),
                 Some((_, current)) => {
                     let class = match &current {
                         Connection::Connected { .. } => "connection connected",
                         Connection::NotConfigured => "connection",
                         Connection::Failed { .. } => "connection failed",
                     };
-                    view! { <p class=class data-testid="connection-status" title=current.detail()>{current.headline()}</p> }.into_any()
+                    ui_view! { <p class=class data-testid="connection-status" title=current.detail()>{current.headline()}</p> }.into_any()
                 }
             }}
         </div>
@@ -239,7 +239,7 @@ fn NotConnected(
     current: Connection,
     connection: LocalResource<Option<(Option<Settings>, Connection)>>,
 ) -> impl IntoView {
-    view! {
+    ui_view! {
         <section class="empty" role=if current.is_connected() { "status" } else { "alert" }>
             <p><strong>{current.headline()}</strong></p>
             <p class="hint">{current.detail()}</p>
@@ -391,10 +391,10 @@ fn focus_selected(own: Own, scroll: Scroll) {
 #[component]
 fn Lightbox(enlarged: ReadSignal<Option<(String, String)>>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    view! {
+    ui_view! {
         {move || enlarged.get().map(|(url, label)| {
             let (aria, alt) = (label.clone(), label.clone());
-            view! {
+            ui_view! {
             <div class="lightbox" role="dialog" aria-modal="true" aria-label=aria on:click=move |_| ctx.enlarged.set(None)>
                 <img src=url alt=alt />
                 <p>{label}</p>
@@ -412,11 +412,11 @@ fn CircleButton() -> impl IntoView {
         crate::ui::call(&StartCircle {}).await.map_err(|e| e.to_string())
     });
     let failure = move || start.value().get().and_then(Result::err);
-    view! {
+    ui_view! {
         <button class="primary" on:click=move |_| { start.dispatch(()); } disabled=move || start.pending().get()>
             "Circle"
         </button>
-        {move || failure().map(|message| view! { <ErrorLine message /> })}
+        {move || failure().map(|message| ui_view! { <ErrorLine message /> })}
     }
 }
 
@@ -453,7 +453,7 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
     });
     let failure = move || save.value().get().and_then(Result::err);
 
-    view! {
+    ui_view! {
         <form on:submit=move |event| {
             event.prevent_default();
             save.dispatch((api_url.get_untracked(), token.get_untracked()));
@@ -467,7 +467,7 @@ fn SettingsView(current: Settings, on_saved: impl Fn() + Copy + Send + Sync + 's
             <div class="actions">
                 <button class="primary" type="submit" disabled=move || save.pending().get()>"Save"</button>
             </div>
-            {move || failure().map(|message| view! { <ErrorLine message /> })}
+            {move || failure().map(|message| ui_view! { <ErrorLine message /> })}
         </form>
         <DeviceSignIn api_url on_saved />
         <NotifySwitch />
@@ -487,7 +487,7 @@ fn NotifySwitch() -> impl IntoView {
     let failure = move || {
         save.value().get().and_then(Result::err).or_else(|| stored.get().and_then(|s| s.err()).map(|e| e.0))
     };
-    view! {
+    ui_view! {
         <section class="preferences" aria-labelledby="notify-heading">
             <h2 id="notify-heading">"Notifications"</h2>
             <label class="switch">
@@ -497,7 +497,7 @@ fn NotifySwitch() -> impl IntoView {
                     on:change=move |event| { save.dispatch(event_target_checked(&event)); } />
                 " Notify me when an agent asks me something or a fix of mine is live to check"
             </label>
-            {move || failure().map(|message| view! { <ErrorLine message=format!("Could not keep this: {message}") /> })}
+            {move || failure().map(|message| ui_view! { <ErrorLine message=format!("Could not keep this: {message}") /> })}
         </section>
     }
 }
@@ -539,22 +539,22 @@ fn DeviceSignIn(
             }
         });
     };
-    view! {
+    ui_view! {
         <section class="sign-in" aria-labelledby="sign-in-heading">
             <h2 id="sign-in-heading">"Or sign in with a code"</h2>
             {move || match state.get() {
-                SignIn::Idle => view! {
+                SignIn::Idle => ui_view! {
                     <p class="hint">"Redline asks the server at the API URL above for a one-time code for you to approve."</p>
                     <button type="button" on:click=start>"Get a sign-in code"</button>
                 }.into_any(),
-                SignIn::Waiting { code, verify_url } => view! {
+                SignIn::Waiting { code, verify_url } => ui_view! {
                     <p>"Your code: "<strong class="code" data-testid="sign-in-code">{code.clone()}</strong></p>
                     <p class="hint">"Approve it at "<code>{verify_url}</code>", or on the server host: "
                         <code>{format!("redline auth approve {code} --project P --scope changes:project:read,changes:project:file --name NAME")}</code></p>
                     <p class="hint" role="status">"Waiting for approval…"</p>
                     <button type="button" on:click=move |_| { attempt.update_value(|a| *a += 1); state.set(SignIn::Idle); }>"Cancel"</button>
                 }.into_any(),
-                SignIn::Failed(message) => view! {
+                SignIn::Failed(message) => ui_view! {
                     <ErrorLine message />
                     <button type="button" on:click=start>"Try again"</button>
                 }.into_any(),

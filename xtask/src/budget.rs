@@ -35,8 +35,9 @@ pub const BUDGETS: &[Budget] = &[
     // again once its server calls had the browser parse the JSON (no serde_json in it).
     Budget { name: "the worker module", files: &["pkg/worker.js", "pkg/worker_bg.wasm"], gzipped: 200_000 },
     // Opened by hand, kept open; its growth is still a decision. 524,000 from 520,000 for
-    // the sign-in's own store and the re-find marks (521,661 B).
-    Budget { name: "the side panel module", files: &["pkg/panel.js", "pkg/panel_bg.wasm"], gzipped: 524_000 },
+    // the sign-in's own store and the re-find marks (521,661 B); 532,000 for building every
+    // view node by node, with no `innerHTML` for AMO to flag (`ui_view!`: 530,992 B).
+    Budget { name: "the side panel module", files: &["pkg/panel.js", "pkg/panel_bg.wasm"], gzipped: 532_000 },
 ];
 
 /// Fails naming every budget of [`BUDGETS`] the build in `extension` is over.

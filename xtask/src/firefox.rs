@@ -1,7 +1,8 @@
 //! Firefox: installing Debian's Firefox ESR and geckodriver when missing (as `setup`
 //! installs Chromium), and `web-ext lint` of the Firefox package (what AMO's validator
-//! runs on a submission), which must report no error and no warning but the one
-//! [`LEPTOS_TEMPLATES`] explains.
+//! runs on a submission), which must report no error and no warning. The one it used
+//! to give, web-sys's `innerHTML` setter in the Leptos modules' glue, is gone since every
+//! view is built node by node (`ui_view!` in `src/ui/ui_view.rs` says how).
 
 use std::path::{Path, PathBuf};
 
@@ -47,20 +48,6 @@ pub fn geckodriver_cli() -> Result<()> {
     process::run(cmd("cargo").args(["install", "geckodriver", "--force", "--version", GECKODRIVER_VERSION]))
 }
 
-/// The one warning the lint may give, and why it stands: web-sys's `innerHTML` setter in
-/// the glue of the two Leptos modules (`pkg/overlay.js`, `pkg/panel.js`). Leptos's `view!` builds each fully static subtree
-/// (tags and string literals of our own source, known at compile time) by setting a
-/// `<template>`'s `innerHTML` once and cloning it; it is the setter's only caller, since
-/// Redline renders every server string as a text node. Leptos 0.8 has no switch to build
-/// those subtrees node by node (tachys 0.2.19 and 0.3.0-rc1 set `innerHTML` in
-/// `Dom::create_element_from_html` and `get_template`, and its `sledgehammer` renderer
-/// does the same in its own JS). Firefox 153 and Chromium 156 have `Element.setHTML`,
-/// which kept a sample of such markup whole with `new Sanitizer({})` (the default one
-/// drops buttons, inputs, classes and ARIA), but only a patched tachys could call it. Only that
-/// line of the glue is let through: an `innerHTML` anywhere else fails the lint.
-const LEPTOS_TEMPLATES: (&str, &[&str], &str) =
-    ("UNSAFE_VAR_ASSIGNMENT", &["pkg/overlay.js", "pkg/panel.js"], "arg0.innerHTML = v0;");
-
 /// `web-ext lint` of the package in `dir`: fails naming every error and warning.
 pub fn lint(dir: &Path) -> Result<()> {
     let mut lint = cmd(setup::npm_bin("web-ext"));
@@ -68,11 +55,7 @@ pub fn lint(dir: &Path) -> Result<()> {
     // web-ext exits non-zero on errors but still prints its report: read it either way.
     let output = lint.output().with_context(|| process::describe(&lint))?;
     let report = String::from_utf8_lossy(&output.stdout);
-    let source_line = |file: &str, line: u64| {
-        let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
-        text.lines().nth(line.saturating_sub(1) as usize).unwrap_or_default().trim().to_owned()
-    };
-    let findings = findings(&report, source_line).with_context(|| {
+    let findings = findings(&report).with_context(|| {
         format!("reading web-ext lint's report: {report}{}", String::from_utf8_lossy(&output.stderr))
     })?;
     if !findings.is_empty() {
@@ -81,22 +64,13 @@ pub fn lint(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The errors and warnings in a `web-ext lint --output json` report, one line each, but
-/// [`LEPTOS_TEMPLATES`]'s (`source_line(file, line)` reads the line a finding points at).
-fn findings(report: &str, source_line: impl Fn(&str, u64) -> String) -> Result<Vec<String>> {
+/// The errors and warnings in a `web-ext lint --output json` report, one line each.
+fn findings(report: &str) -> Result<Vec<String>> {
     let report: serde_json::Value = serde_json::from_str(report.trim())?;
     let mut found = Vec::new();
     for kind in ["errors", "warnings"] {
         let list = report[kind].as_array().with_context(|| format!("no `{kind}` list"))?;
         for finding in list {
-            let (code, glues, line) = LEPTOS_TEMPLATES;
-            let in_glue = finding["file"].as_str().filter(|file| glues.contains(file));
-            if finding["code"] == code
-                && let Some(file) = in_glue
-                && finding["line"].as_u64().is_some_and(|at| source_line(file, at) == line)
-            {
-                continue;
-            }
             let at = finding["file"].as_str().map(|f| format!(" ({f})")).unwrap_or_default();
             found.push(format!("{}: {}{at}", finding["code"].as_str().unwrap_or("?"), finding["message"]));
         }
@@ -110,26 +84,21 @@ mod tests {
 
     #[test]
     fn a_report_s_errors_and_warnings_are_named_and_notices_are_not() {
-        let glue = |_: &str, line: u64| {
-            if line == 7 { "arg0.innerHTML = v0;".to_owned() } else { "x.innerHTML = y;".to_owned() }
-        };
-        let report = r#"{"count":3,"summary":{"errors":1,"notices":1,"warnings":2},
+        let report = r#"{"count":4,"summary":{"errors":1,"notices":1,"warnings":2},
             "errors":[{"code":"MANIFEST_FIELD_INVALID","message":"bad id","file":"manifest.json"}],
             "notices":[{"code":"X","message":"fine"}],
             "warnings":[{"code":"UNSAFE_VAR_ASSIGNMENT","message":"innerHTML","file":"pkg/overlay.js","line":7},
-                        {"code":"UNSAFE_VAR_ASSIGNMENT","message":"innerHTML","file":"pkg/panel.js","line":7},
-                        {"code":"UNSAFE_VAR_ASSIGNMENT","message":"innerHTML","file":"pkg/panel.js","line":9},
-                        {"code":"UNSAFE_VAR_ASSIGNMENT","message":"innerHTML","file":"panel.js","line":7}]}"#;
+                        {"code":"UNSAFE_VAR_ASSIGNMENT","message":"innerHTML","file":"panel.js","line":9}]}"#;
         assert_eq!(
-            findings(report, glue).unwrap(),
+            findings(report).unwrap(),
             [
                 "MANIFEST_FIELD_INVALID: \"bad id\" (manifest.json)",
-                "UNSAFE_VAR_ASSIGNMENT: \"innerHTML\" (pkg/panel.js)",
+                "UNSAFE_VAR_ASSIGNMENT: \"innerHTML\" (pkg/overlay.js)",
                 "UNSAFE_VAR_ASSIGNMENT: \"innerHTML\" (panel.js)"
             ],
-            "only Leptos's template line in the glue is let through"
+            "every warning fails, the glue's `innerHTML` too"
         );
-        assert!(findings(r#"{"errors":[],"warnings":[],"notices":[]}"#, glue).unwrap().is_empty());
-        assert!(findings("not json", glue).is_err());
+        assert!(findings(r#"{"errors":[],"warnings":[],"notices":[]}"#).unwrap().is_empty());
+        assert!(findings("not json").is_err());
     }
 }

@@ -18,6 +18,9 @@
 //! - **Docs are read in minutes.** README, ARCHITECTURE and BENCHMARKS stay within
 //!   [`WORD_BUDGETS`], counting the words a reader reads (table bars and rules are
 //!   none); detail and history belong in `docs/`.
+//! - **Views are built node by node.** The extension's `src/` calls `leptos::view!` only
+//!   in [`VIEW_WRAPPER`]; everywhere else a view is a `ui_view!`, so that no markup is
+//!   parsed from a string (no `innerHTML` in the glue for `web-ext lint` to flag).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,6 +44,9 @@ const ALLOWED_LONG_FILES: &[(&str, usize)] =
 /// all three read in about 15 minutes).
 const WORD_BUDGETS: &[(&str, usize)] =
     &[("README.md", 2_000), ("ARCHITECTURE.md", 3_500), ("BENCHMARKS.md", 1_500)];
+
+/// The one file that calls `leptos::view!` itself: the `ui_view!` wrapper, which says why.
+const VIEW_WRAPPER: &str = "src/ui/ui_view.rs";
 
 /// Where `.rs` files are not the workspace's own: build output, npm packages, hidden
 /// folders (`.git`), and the anchors' SWC plugin, a workspace of its own that the
@@ -408,6 +414,24 @@ fn forbidden_names<'f>(text: &str, forbidden: &[&'f str]) -> Vec<&'f str> {
         .collect()
 }
 
+/// The lines (from 1) where the code of `text` calls `view!` itself, bare or by a path
+/// (`leptos::view!`); `ui_view!` is another macro, and comments and unit tests are left out.
+fn bare_views(text: &str) -> Vec<usize> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let calls_view = |line: &str| {
+        line.match_indices("view").any(|(i, name)| {
+            !line[..i].chars().next_back().is_some_and(is_ident)
+                && line[i + name.len()..].trim_start().starts_with('!')
+        })
+    };
+    strip_comments(text)
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| calls_view(line))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_owned()
 }
@@ -490,6 +514,37 @@ fn no_file_over_the_line_limit() {
         }
     }
     assert!(over.is_empty(), "split these files (a module per concern):\n{}", over.join("\n"));
+}
+
+#[test]
+fn views_go_through_the_wrapper() {
+    let mut files = Vec::new();
+    collect_rs(&workspace().join("src"), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let name = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
+        if name != VIEW_WRAPPER {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            found.extend(bare_views(&text).into_iter().map(|line| format!("{name}:{line}")));
+        }
+    }
+    let wrapper = std::fs::read_to_string(workspace().join(VIEW_WRAPPER)).unwrap_or_default();
+    assert_eq!(bare_views(&wrapper).len(), 1, "{VIEW_WRAPPER} calls `leptos::view!` once");
+    found.sort();
+    assert!(
+        found.is_empty(),
+        "write these as `ui_view!` (no HTML parsed from strings; {VIEW_WRAPPER} says why):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn finds_a_bare_view_but_not_the_wrapper_s() {
+    let text = "let a = view! { <p/> };\nlet b = leptos::view!{ <p/> };\nlet c = ui_view! { <p/> };\n\
+                // view! { <p/> }\nlet d = view ! { <p/> };\nlet preview = 1;\n";
+    assert_eq!(bare_views(text), [1, 2, 5]);
+    let test_only = "fn f() {}\n#[cfg(test)]\nmod tests {\n    fn v() { view! { <p/> }; }\n}\n";
+    assert!(bare_views(test_only).is_empty(), "a unit test's view ships in no module");
 }
 
 #[test]

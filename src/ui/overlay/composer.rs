@@ -140,7 +140,7 @@ pub(super) fn Composer(
         });
     };
 
-    view! {
+    ui_view! {
         // A dialog holding a form: a form may not take the dialog role itself.
         <div class="composer" style=position role="dialog" aria-label="Say what is wrong" inert=move || redacting.get()>
             <form on:submit=move |event| { event.prevent_default(); file.dispatch(()); }>
@@ -158,12 +158,12 @@ pub(super) fn Composer(
                     }
                 ></textarea>
                 {move || match capture.get() {
-                    None => view! { <p class="hint" role="status">"Capturing what you circled…"</p> }.into_any(),
-                    Some(composition) => view! { <CircledElements composition removed /> }.into_any(),
+                    None => ui_view! { <p class="hint" role="status">"Capturing what you circled…"</p> }.into_any(),
+                    Some(composition) => ui_view! { <CircledElements composition removed /> }.into_any(),
                 }}
                 {move || match screenshot.get().flatten() {
-                    None => view! { <p class="hint">"Adding the screenshot…"</p> }.into_any(),
-                    Some(Ok(shot)) => view! {
+                    None => ui_view! { <p class="hint">"Adding the screenshot…"</p> }.into_any(),
+                    Some(Ok(shot)) => ui_view! {
                         <ShotPreview shot hidden />
                         <div class="composer-actions">
                             <button type="button" node_ref=hide_button on:click=move |_| set_redacting.set(true)>
@@ -172,7 +172,7 @@ pub(super) fn Composer(
                             <span class="hint">{move || hidden.with(Redactions::summary)}</span>
                         </div>
                     }.into_any(),
-                    Some(Err(why)) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+                    Some(Err(why)) => ui_view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
                 }}
                 <div class="composer-actions">
                     <span class="hint">"Enter files · Shift+Enter new line · Esc back"</span>
@@ -180,13 +180,13 @@ pub(super) fn Composer(
                         {move || if file.pending().get() { "Filing…" } else { "File" }}
                     </button>
                 </div>
-                {move || failure().map(|message| view! { <ErrorLine message /> })}
+                {move || failure().map(|message| ui_view! { <ErrorLine message /> })}
             </form>
         </div>
         {move || {
             let backdrop = capture.with(|c| c.as_ref().and_then(|c| c.page_shot.clone().ok()));
             let screenshot = backdrop.filter(|_| redacting.get())?.data_url();
-            Some(view! { <Redactor screenshot outline=outline.clone() hidden=hidden.get_untracked() on_done=on_hidden /> })
+            Some(ui_view! { <Redactor screenshot outline=outline.clone() hidden=hidden.get_untracked() on_done=on_hidden /> })
         }}
     }
 }
@@ -199,7 +199,7 @@ fn CircledElements(composition: Composition, removed: RwSignal<Vec<usize>>) -> i
     let count = elements.len();
     let elements = StoredValue::new(elements);
     let kept = move || (0..count).filter(|i| !removed.with(|r| r.contains(i))).collect::<Vec<_>>();
-    view! {
+    ui_view! {
         <ul class="chips" aria-label="Circled elements">
             <For each=kept key=|index| *index let(index)>
                 <Chip
@@ -208,7 +208,7 @@ fn CircledElements(composition: Composition, removed: RwSignal<Vec<usize>>) -> i
                 />
             </For>
         </ul>
-        {composition.captured.unreadable_frames.into_iter().map(|origin| view! { <UnreadableFrame origin /> }).collect_view()}
+        {composition.captured.unreadable_frames.into_iter().map(|origin| ui_view! { <UnreadableFrame origin /> }).collect_view()}
     }
 }
 
@@ -253,7 +253,7 @@ async fn after_next_paint() {
 /// a frame of a site the person has not granted it.
 #[component]
 fn UnreadableFrame(origin: String) -> impl IntoView {
-    view! {
+    ui_view! {
         <p class="hint frame-note" role="note">
             "Redline could not look inside the frame from " <strong>{origin}</strong>
             ": it has no access to that site, so the frame itself is filed. Grant Redline that site to capture what is inside."
@@ -271,8 +271,8 @@ fn ShotPreview(shot: std::rc::Rc<Shot>, hidden: ReadSignal<Redactions>) -> impl 
     let alt = "The circled part of the page, as it will be filed";
     move || {
         preview.get().map(|shown| match shown {
-            Ok(url) => view! { <img class="shot" src=url.as_str().to_owned() alt=alt /> }.into_any(),
-            Err(why) => view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
+            Ok(url) => ui_view! { <img class="shot" src=url.as_str().to_owned() alt=alt /> }.into_any(),
+            Err(why) => ui_view! { <p class="hint">"No screenshot: " {why}</p> }.into_any(),
         })
     }
 }
@@ -281,7 +281,7 @@ fn ShotPreview(shot: std::rc::Rc<Shot>, hidden: ReadSignal<Redactions>) -> impl 
 #[component]
 fn Chip(element: Element, on_remove: impl Fn() + 'static) -> impl IntoView {
     let ChipName { label, tooltip } = ChipName::of(&element);
-    view! {
+    ui_view! {
         <li class="chip" title=(!tooltip.is_empty()).then_some(tooltip)>
             <span>{label.clone()}</span>
             <button type="button" aria-label=format!("Remove {label}") on:click=move |_| on_remove()>"×"</button>

@@ -21,7 +21,7 @@ pub(super) fn Lasso(
     let pressed = RwSignal::new(false);
     let on_drawing = std::rc::Rc::new(on_drawing);
     let on_drawing_moved = on_drawing.clone();
-    view! {
+    ui_view! {
         <div
             class="lasso"
             class:active=move || drawing.get()
@@ -88,7 +88,7 @@ pub(super) fn hold_pointer(event: &web_sys::PointerEvent) {
 /// A released outline, closed, while the circle is captured and described.
 #[component]
 pub(super) fn Outline(points: Vec<Point>) -> impl IntoView {
-    view! {
+    ui_view! {
         <svg class="stroke outline" aria-hidden="true">
             <path d=path_data(&points, true) />
         </svg>

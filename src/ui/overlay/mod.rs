@@ -92,7 +92,7 @@ struct Composition {
 #[component]
 pub fn Overlay() -> impl IntoView {
     let Some(page) = Page::from_location() else {
-        return view! { <p class="overlay-hint">"Redline: this overlay was opened without its page."</p> }
+        return ui_view! { <p class="overlay-hint">"Redline: this overlay was opened without its page."</p> }
             .into_any();
     };
     let mounted_here = LocalResource::new({
@@ -102,14 +102,14 @@ pub fn Overlay() -> impl IntoView {
             async move { crate::ui::call(&request).await }
         }
     });
-    view! {
+    ui_view! {
         {move || match mounted_here.get() {
             None => ().into_any(),
-            Some(Ok(Some(started))) => view! { <Circling page=page.clone() sign_in=started.sign_in /> }.into_any(),
-            Some(Ok(None)) => view! {
+            Some(Ok(Some(started))) => ui_view! { <Circling page=page.clone() sign_in=started.sign_in /> }.into_any(),
+            Some(Ok(None)) => ui_view! {
                 <p class="overlay-hint">"Redline did not open this overlay here, so it does nothing."</p>
             }.into_any(),
-            Some(Err(error)) => view! { <ErrorLine message=error.to_string() /> }.into_any(),
+            Some(Err(error)) => ui_view! { <ErrorLine message=error.to_string() /> }.into_any(),
         }}
     }
     .into_any()
@@ -186,13 +186,13 @@ fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
     // type at once, and what they type is never moved to another text box.
     let open_on = Memo::new(move |_| step.with(Step::outline));
     let capture = Signal::derive_local(move || step.with(Step::composition));
-    view! {
+    ui_view! {
         <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_drawing on_abandoned on_circled />
         {move || match open_on.get() {
-            None => view! {
+            None => ui_view! {
                 <p class="overlay-hint">"Circle what is wrong · " <kbd>"Esc"</kbd> " to leave"</p>
             }.into_any(),
-            Some(outline) => view! {
+            Some(outline) => ui_view! {
                 <Outline points=outline.clone() />
                 <Composer outline capture styles target draft_text on_filed />
             }.into_any(),
@@ -209,7 +209,7 @@ fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
 fn StageNotice(target: LocalResource<Result<Target, String>>) -> impl IntoView {
     move || {
         target.get().and_then(Result::err).map(|message| {
-            view! { <p class="notice" role="status">{message}</p> }
+            ui_view! { <p class="notice" role="status">{message}</p> }
         })
     }
 }
@@ -229,12 +229,12 @@ fn ConsoleWatch(pattern: String) -> impl IntoView {
             crate::ui::call(&WatchConsole { pattern }).await.map_err(|e| e.to_string())
         }
     });
-    view! {
+    ui_view! {
         <div class="console-watch">
             {move || match watch.value().get() {
-                Some(Ok(())) => view! { <span>"Console errors are kept from the next page load."</span> }.into_any(),
-                Some(Err(message)) => view! { <ErrorLine message /> }.into_any(),
-                None => view! {
+                Some(Ok(())) => ui_view! { <span>"Console errors are kept from the next page load."</span> }.into_any(),
+                Some(Err(message)) => ui_view! { <ErrorLine message /> }.into_any(),
+                None => ui_view! {
                     <button type="button" on:click=move |_| { watch.dispatch(()); }>"Keep this stage's console errors"</button>
                 }.into_any(),
             }}

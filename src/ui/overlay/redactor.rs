@@ -39,7 +39,7 @@ pub(super) fn Redactor(
     let dragged = RwSignal::new(None::<(Point, Point)>);
     let done = move || on_done(hidden.get_untracked());
 
-    view! {
+    ui_view! {
         <div class="redactor" role="dialog" aria-modal="true" aria-label="Hide parts of the screenshot"
             on:keydown=move |event| {
                 if event.key() == "Escape" {
@@ -77,7 +77,7 @@ pub(super) fn Redactor(
                 </For>
                 {move || dragged.get().map(|(from, to)| {
                     let rect = hidden.with(|h| h.drawn(from, to));
-                    view! { <div class="hidden-box drawing" style=box_style(rect) aria-hidden="true"></div> }
+                    ui_view! { <div class="hidden-box drawing" style=box_style(rect) aria-hidden="true"></div> }
                 })}
             </div>
             <div class="redact-bar">
@@ -113,7 +113,7 @@ fn HiddenBox(
             focus.set(None);
         }
     });
-    view! {
+    ui_view! {
         <button type="button" class="hidden-box" node_ref=node aria-describedby="redact-keys"
             aria-label=move || found().map(|(number, area): (usize, HiddenArea)| area.label(number))
             style=move || found().map(|(_, area)| box_style(area.rect))

@@ -66,12 +66,12 @@ pub(super) fn Tray(
         Ok::<(), String>(())
     });
 
-    view! {
+    ui_view! {
         <Show when=move || !items.get().is_empty()>
             <section class="tray" aria-label="This batch">
                 <header>
                     <strong>"This batch"</strong>
-                    {move || tray::waiting_label(waiting()).map(|l| view! { <span class="hint">{l}</span> })}
+                    {move || tray::waiting_label(waiting()).map(|l| ui_view! { <span class="hint">{l}</span> })}
                     <Show when=move || items.get().iter().any(TrayItem::is_held)>
                         <button type="button" on:click=move |_| { send_now.dispatch(()); }>"Send now"</button>
                     </Show>
@@ -81,7 +81,7 @@ pub(super) fn Tray(
                         <TrayRow item=item now target on_changed=Callback::new(move |id| read(vec![id])) />
                     </For>
                 </ul>
-                {move || send_now.value().get().and_then(Result::err).map(|m| view! {
+                {move || send_now.value().get().and_then(Result::err).map(|m| ui_view! {
                     <ErrorLine message=m retry=Callback::new(move |_| { send_now.dispatch(()); }) />
                 })}
             </section>
@@ -159,7 +159,7 @@ fn TrayRow(
         Some(Err(error)) => Err(error),
         None => Err("not connected yet".to_owned()),
     });
-    view! {
+    ui_view! {
         <li class="tray-item">
             <held::HeldItem change_id=item.change_id.clone() title=item.title.clone() status
                 held=item.is_held() client on_changed=Callback::new(move |_| on_changed.run(change_id.clone())) />

@@ -49,7 +49,7 @@ impl CheckState {
 pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let Some(url) = verify::check_url(stage_url.as_deref(), change.route.as_deref()) else {
-        return view! {
+        return ui_view! {
             <p class="hint" data-testid="check">"This item\u{2019}s stage has no URL, so Redline cannot open it to check the fix."</p>
         }
         .into_any();
@@ -96,7 +96,7 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
     let project_id = change.project_id.clone();
     let run_failed = Signal::derive(move || run.value().get().and_then(Result::err));
     let running = Signal::derive(move || run.pending().get());
-    view! {
+    ui_view! {
         <section class="check" aria-labelledby="check-heading" data-testid="check">
             <h3 id="check-heading">"Check the fix on the stage"</h3>
             <p class="hint">"The stage now serves "{build.as_deref().map(short_sha).map(|s| format!("commit {s}")).unwrap_or_else(|| "the fix".to_owned())}
@@ -106,8 +106,8 @@ pub fn CheckOnStage(change: Change, stage_url: Option<String>, state: CheckState
                     {move || if running.get() { "Checking\u{2026}" } else if seen.with(Option::is_some) { "Check again" } else { "Check on stage" }}
                 </button>
             </div>
-            {move || run_failed.get().map(|m| view! { <ErrorLine message=m /> })}
-            {move || seen.get().map(|s| view! { <CheckResult seen=s before=before.clone() state /> })}
+            {move || run_failed.get().map(|m| ui_view! { <ErrorLine message=m /> })}
+            {move || seen.get().map(|s| ui_view! { <CheckResult seen=s before=before.clone() state /> })}
             <Show when=move || seen.with(Option::is_some)>
                 <VerdictForm change_id=change_id.clone() project_id=project_id.clone() state />
             </Show>
@@ -153,21 +153,21 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>, state: Che
     let on =
         build.as_deref().map(|s| format!("on {}", short_sha(s))).unwrap_or_else(|| "on the stage".to_owned());
     let located = match &check {
-        Ok(page) => view! {
+        Ok(page) => ui_view! {
             <ul class="located" data-testid="check-located" aria-live="polite">
-                {page.sentences().into_iter().map(|(found, line)| view! {
+                {page.sentences().into_iter().map(|(found, line)| ui_view! {
                     <li class=if found { "found" } else { "missing" }>{line}</li>
                 }).collect_view()}
             </ul>
         }
         .into_any(),
         Err(error) => {
-            view! { <ErrorLine message=format!("Redline could not look into the stage tab ({error}).") /> }
+            ui_view! { <ErrorLine message=format!("Redline could not look into the stage tab ({error}).") /> }
                 .into_any()
         }
     };
     let needs_click = after.as_ref().err().map(|error| {
-        view! {
+        ui_view! {
             <ErrorLine testid="needs-toolbar-click"
                 message=format!("No after-shot: the browser lets Redline screenshot the stage tab only after a click on Redline\u{2019}s toolbar button there ({error}). Click the toolbar button on the stage tab, press Esc to close the overlay it opens, then press Check again.") />
         }
@@ -176,27 +176,27 @@ fn CheckResult(seen: Seen, before: Option<(String, Option<CssCrop>)>, state: Che
         Some((url, crop)) => {
             let (u, label) = (url.clone(), "Before: the screenshot as filed".to_owned());
             let image = match crop {
-                Some(crop) => view! {
+                Some(crop) => ui_view! {
                     <span class="crop" style=crop.box_style()>
                         <img src=url alt="" style=crop.image_style() />
                     </span>
                 }
                 .into_any(),
-                None => view! { <img src=url alt="" /> }.into_any(),
+                None => ui_view! { <img src=url alt="" /> }.into_any(),
             };
-            view! {
+            ui_view! {
                 <button type="button" class="image-button" aria-label="Before, as filed (enlarge)" data-testid="before"
                     on:click=move |_| ctx.enlarged.set(Some((u.clone(), label.clone())))>{image}</button>
             }
             .into_any()
         }
-        None => view! { <p class="hint" data-testid="before">"No screenshot was filed."</p> }.into_any(),
+        None => ui_view! { <p class="hint" data-testid="before">"No screenshot was filed."</p> }.into_any(),
     };
     let after_figure = match after {
-        Ok((_, url)) => view! { <AfterShot url label=format!("After, {on}") state /> }.into_any(),
-        Err(_) => view! { <p class="hint">"No after-shot yet."</p> }.into_any(),
+        Ok((_, url)) => ui_view! { <AfterShot url label=format!("After, {on}") state /> }.into_any(),
+        Err(_) => ui_view! { <p class="hint">"No after-shot yet."</p> }.into_any(),
     };
-    view! {
+    ui_view! {
         {located}
         {needs_click}
         <div class="before-after">
@@ -242,7 +242,7 @@ fn AfterShot(url: String, label: String, state: CheckState) -> impl IntoView {
     };
     let (enlarge_url, enlarge_label) = (url.clone(), label.clone());
     let aria = format!("{label} (enlarge)");
-    view! {
+    ui_view! {
         <div class="after-shot" class:drawing=move || drawing.get() data-testid="after"
             on:pointerdown=down on:pointermove=moved on:pointerup=move |_| pressed.set(false)
             on:pointerleave=move |_| pressed.set(false)>
@@ -323,7 +323,7 @@ fn VerdictForm(change_id: String, project_id: String, state: CheckState) -> impl
     });
     let last = StoredValue::new(Verdict::Fixed);
     let pending = move || send.pending().get();
-    view! {
+    ui_view! {
         <div class="verdict" data-testid="verdict">
             <label for="verdict-words">"What is still wrong? (needed for Still wrong)"</label>
             <textarea id="verdict-words" rows="3" prop:value=move || words.get()
@@ -335,7 +335,7 @@ fn VerdictForm(change_id: String, project_id: String, state: CheckState) -> impl
                     on:click=move |_| { last.set_value(Verdict::StillWrong); send.dispatch(Verdict::StillWrong); }>"Still wrong"</button>
                 <Show when=pending><span class="hint" role="status">"Sending\u{2026}"</span></Show>
             </div>
-            {move || send.value().get().and_then(Result::err).map(|m| view! {
+            {move || send.value().get().and_then(Result::err).map(|m| ui_view! {
                 <ErrorLine message=m retry=Callback::new(move |_| { send.dispatch(last.get_value()); }) />
             })}
         </div>

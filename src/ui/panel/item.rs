@@ -35,17 +35,17 @@ pub fn ItemView(change_id: String) -> impl IntoView {
             async move { client.call::<GetChange>(input).await.map_err(|e| e.to_string()) }
         }
     });
-    view! {
+    ui_view! {
         <article class="item" aria-label="Item">
             <button type="button" class="back" on:click=move |_| ctx.open.set(None) aria-label="Back to the queue (Esc)">
                 "\u{2190} Queue"
             </button>
             {move || match detail.get() {
-                None => view! { <p class="hint" role="status">"Reading the item…"</p> }.into_any(),
-                Some(Err(message)) => view! {
+                None => ui_view! { <p class="hint" role="status">"Reading the item…"</p> }.into_any(),
+                Some(Err(message)) => ui_view! {
                     <ErrorLine message=format!("Could not read the item: {message}") retry=Callback::new(move |_| detail.refetch()) />
                 }.into_any(),
-                Some(Ok(output)) => view! { <ItemDetail output checked /> }.into_any(),
+                Some(Ok(output)) => ui_view! { <ItemDetail output checked /> }.into_any(),
             }}
         </article>
     }
@@ -78,7 +78,7 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
         }
         parts.join(" · ")
     };
-    view! {
+    ui_view! {
         <header class="item-head">
             <h2 data-testid="item-title" class=move || if status == ChangeStatus::Done { "done" } else { "" }>
                 <span class="number">{redline_protocol::display_short_id(&change.short_id)}</span>" "{title.clone()}
@@ -87,39 +87,39 @@ fn ItemDetail(output: GetChangeOutput, checked: check::CheckState) -> impl IntoV
                 <span class=format!("status {}", status.as_str()) data-testid="item-status">{status_label(status)}</span>
                 " · "{meta}" · "{move || queue::relative_time(created, now())}
             </p>
-            {(build.is_some() || !links.is_empty()).then(|| view! {
+            {(build.is_some() || !links.is_empty()).then(|| ui_view! {
                 <p class="hint" data-testid="item-build">
-                    {build.clone().map(|b| view! { "done in "<code>{b}</code> })}
-                    {links.into_iter().enumerate().map(|(i, (label, url))| view! {
+                    {build.clone().map(|b| ui_view! { "done in "<code>{b}</code> })}
+                    {links.into_iter().enumerate().map(|(i, (label, url))| ui_view! {
                         {(i > 0 || build.is_some()).then_some(" · ")}
                         <a href=url target="_blank" rel="noopener noreferrer" data-testid="fix-link">{label}</a>
                     }).collect_view()}
-                    {(change.live == Some(true)).then(|| view! { " · " <span class="live">"live"</span> })}
+                    {(change.live == Some(true)).then(|| ui_view! { " · " <span class="live">"live"</span> })}
                 </p>
             })}
             {change.verified_at.map(|at| {
                 let by = change.verified_by.clone().unwrap_or_else(|| "someone".to_owned());
-                view! {
+                ui_view! {
                     <p class="hint" data-testid="item-verified">"checked on the stage: "<strong>"fixed"</strong>", by "{by}" \u{b7} "
                         {move || queue::relative_time(at, now())}</p>
                 }
             })}
         </header>
-        {crate::rules::verify::waits_for_check(&change).then(|| view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() state=checked /> })}
-        {change.body.clone().map(|body| view! { <p class="body">{body}</p> })}
-        {question.map(|(question, choices)| view! { <Answer change=change.clone() question choices /> })}
+        {crate::rules::verify::waits_for_check(&change).then(|| ui_view! { <check::CheckOnStage change=change.clone() stage_url=stage_url.clone() state=checked /> })}
+        {change.body.clone().map(|body| ui_view! { <p class="body">{body}</p> })}
+        {question.map(|(question, choices)| ui_view! { <Answer change=change.clone() question choices /> })}
         {change.screenshot_url.clone().map(|url| {
             let label = format!("Screenshot of {}", change.title);
-            view! { <ImageButton url label class="screenshot" /> }
+            ui_view! { <ImageButton url label class="screenshot" /> }
         })}
         <ElementList elements=elements.clone() git_sha />
-        {refind.as_ref().map(|r| view! { <p class="hint" data-testid="item-refind">{r.describe()}</p> })}
+        {refind.as_ref().map(|r| ui_view! { <p class="hint" data-testid="item-refind">{r.describe()}</p> })}
         <ShowOnPage elements=refind.as_ref().map_or(elements.clone(), |r| crate::rules::refind::where_now(&elements, &r.elements)) />
         <FailedRequests requests=change.capture.as_ref().map(|c| c.failed_requests.clone()).unwrap_or_default() />
-        {(!change.console_errors.is_empty()).then(|| view! {
+        {(!change.console_errors.is_empty()).then(|| ui_view! {
             <section aria-label="Console errors">
                 <h3>"Console errors"</h3>
-                <ul class="console">{change.console_errors.iter().map(|e| view! { <li><code>{e.clone()}</code></li> }).collect_view()}</ul>
+                <ul class="console">{change.console_errors.iter().map(|e| ui_view! { <li><code>{e.clone()}</code></li> }).collect_view()}</ul>
             </section>
         })}
         <Thread thread=thread.clone() />
@@ -144,7 +144,7 @@ fn ImageButton(url: String, label: String, #[prop(optional)] class: &'static str
     let ctx = expect_context::<Ctx>();
     let (u, l) = (url.clone(), label.clone());
     let aria = format!("{label} (enlarge)");
-    view! {
+    ui_view! {
         <button type="button" class=format!("image-button {class}") aria-label=aria
             on:click=move |_| ctx.enlarged.set(Some((u.clone(), l.clone())))>
             <img src=url alt=label loading="lazy" />
@@ -158,22 +158,22 @@ fn ElementList(elements: Vec<Element>, git_sha: Option<String>) -> impl IntoView
     if elements.is_empty() {
         return ().into_any();
     }
-    view! {
+    ui_view! {
         <section aria-label="Circled elements">
             <h3>"Circled elements"</h3>
             <ul class="elements">
                 {elements.into_iter().map(|e| {
                     let anchor = e.source_anchor.as_deref().map(|a| queue::anchor_line(a, git_sha.as_deref()));
                     let ChipName { label, tooltip } = ChipName::of(&e);
-                    view! {
+                    ui_view! {
                         <li data-testid="element">
                             <span class="element-name" title=(!tooltip.is_empty()).then_some(tooltip)>{label}</span>
                             <dl>
-                                {e.test_id.clone().map(|v| view! { <Copyable name="test id" value=v /> })}
-                                {anchor.map(|v| view! { <Copyable name="source" value=v /> })}
-                                {e.css_path.clone().map(|v| view! { <Copyable name="CSS path" value=v /> })}
+                                {e.test_id.clone().map(|v| ui_view! { <Copyable name="test id" value=v /> })}
+                                {anchor.map(|v| ui_view! { <Copyable name="source" value=v /> })}
+                                {e.css_path.clone().map(|v| ui_view! { <Copyable name="CSS path" value=v /> })}
                             </dl>
-                            {e.styles.map(|styles| view! { <Styles styles /> })}
+                            {e.styles.map(|styles| ui_view! { <Styles styles /> })}
                         </li>
                     }
                 }).collect_view()}
@@ -191,7 +191,7 @@ fn Styles(styles: ElementStyles) -> impl IntoView {
         shown
             .into_iter()
             .map(
-                |(name, value)| view! { <dt>{name.to_owned()}</dt> <dd><code>{value.to_owned()}</code></dd> },
+                |(name, value)| ui_view! { <dt>{name.to_owned()}</dt> <dd><code>{value.to_owned()}</code></dd> },
             )
             .collect_view()
     };
@@ -201,11 +201,11 @@ fn Styles(styles: ElementStyles) -> impl IntoView {
         1 => "Styles: 1 differs from its parent or its tag's default".to_owned(),
         n => format!("Styles: {n} differ from its parent or its tag's default"),
     };
-    view! {
+    ui_view! {
         <details class="styles">
             <summary>{summary}</summary>
             <dl class="changed">{declarations(changed)}</dl>
-            {(!styles.unchanged.is_empty()).then(|| view! {
+            {(!styles.unchanged.is_empty()).then(|| ui_view! {
                 <p class="hint">"As its parent or its tag's default:"</p>
                 <dl class="unchanged">{declarations(styles.unchanged.iter().collect())}</dl>
             })}
@@ -217,11 +217,11 @@ fn Styles(styles: ElementStyles) -> impl IntoView {
 #[component]
 fn FailedRequests(requests: Vec<FailedRequest>) -> impl IntoView {
     (!requests.is_empty()).then(|| {
-        view! {
+        ui_view! {
             <section aria-label="Failed requests">
                 <h3>"Failed requests"</h3>
                 <ul class="console">
-                    {requests.into_iter().map(|r| view! {
+                    {requests.into_iter().map(|r| ui_view! {
                         <li><code>{format!("{} {}", r.method, r.url)}</code> " " <strong>{r.status_text()}</strong></li>
                     }).collect_view()}
                 </ul>
@@ -234,7 +234,7 @@ fn FailedRequests(requests: Vec<FailedRequest>) -> impl IntoView {
 fn Copyable(name: &'static str, value: String) -> impl IntoView {
     let copied = RwSignal::new(false);
     let v = value.clone();
-    view! {
+    ui_view! {
         <dt>{name}</dt>
         <dd>
             <code>{value}</code>" "
@@ -272,20 +272,20 @@ fn ShowOnPage(elements: Vec<Element>) -> impl IntoView {
         };
         async move { crate::ui::call(&request).await.map_err(|e| e.to_string()) }
     });
-    view! {
+    ui_view! {
         <section aria-label="Show on page" class="show">
             <button type="button" on:click=move |_| { show.dispatch(()); } disabled=move || show.pending().get()>
                 {move || if show.pending().get() { "Looking…" } else { "Show on page" }}
             </button>
             {move || show.value().get().map(|result| match result {
-                Ok(located) => view! {
+                Ok(located) => ui_view! {
                     <ul class="located" data-testid="located" aria-live="polite">
-                        {located.iter().map(|l: &Located| view! {
+                        {located.iter().map(|l: &Located| ui_view! {
                             <li class=if l.matched_by.is_some() { "found" } else { "missing" }>{l.sentence()}</li>
                         }).collect_view()}
                     </ul>
                 }.into_any(),
-                Err(message) => view! {
+                Err(message) => ui_view! {
                     <ErrorLine message retry=Callback::new(move |_| { show.dispatch(()); }) />
                 }.into_any(),
             })}
@@ -298,9 +298,9 @@ fn ShowOnPage(elements: Vec<Element>) -> impl IntoView {
 fn Thread(thread: Vec<Message>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     if thread.is_empty() {
-        return view! { <p class="hint">"No messages yet. The agent\u{2019}s questions and replies appear here."</p> }.into_any();
+        return ui_view! { <p class="hint">"No messages yet. The agent\u{2019}s questions and replies appear here."</p> }.into_any();
     }
-    view! {
+    ui_view! {
         <section aria-label="Thread">
             <h3>"Thread"</h3>
             <ol class="thread">
@@ -317,26 +317,26 @@ fn Thread(thread: Vec<Message>) -> impl IntoView {
                     // that does not know it any more gets a generic word, never the key).
                     let chosen = m.chosen_option.as_deref().map(|key| option_label(&thread, key).unwrap_or("an option").to_owned());
                     let options: Vec<Attachment> = m.options().cloned().collect();
-                    view! {
+                    ui_view! {
                         <li class=format!("message {}", m.author_kind.as_str()) data-testid="message" data-type=m.role().as_str()>
                             <p class="hint"><strong>{who}</strong>" · "{move || queue::relative_time(created, Timestamp::from_unix_millis(ctx.now.get()))}</p>
                             <p class="body">{m.body.clone()}</p>
-                            {chosen.map(|label| view! { <p class="hint" data-testid="chosen">"chose "<strong>{label}</strong></p> })}
+                            {chosen.map(|label| ui_view! { <p class="hint" data-testid="chosen">"chose "<strong>{label}</strong></p> })}
                             {evidence.into_iter().map(|a| {
                                 let label = a.label.clone();
-                                view! {
+                                ui_view! {
                                     <figure class="evidence">
-                                        {a.url.clone().map(|url| view! { <ImageButton url label=label.clone() /> })}
+                                        {a.url.clone().map(|url| ui_view! { <ImageButton url label=label.clone() /> })}
                                         <figcaption>{a.label.clone()}</figcaption>
                                     </figure>
                                 }
                             }).collect_view()}
-                            {(!options.is_empty()).then(|| view! {
+                            {(!options.is_empty()).then(|| ui_view! {
                                 <ul class="option-list">{options.into_iter().map(|o| {
                                     let label = format!("Option: {}", o.label);
-                                    view! {
+                                    ui_view! {
                                         <li>
-                                            {o.url.clone().map(|url| view! { <ImageButton url label class="thumb" /> })}
+                                            {o.url.clone().map(|url| ui_view! { <ImageButton url label class="thumb" /> })}
                                             <span class="hint">"option "{o.label.clone()}</span>
                                         </li>
                                     }
@@ -385,13 +385,13 @@ fn Answer(change: Change, question: String, choices: Vec<Choice>) -> impl IntoVi
         answer.dispatch(chosen);
     };
     let pending = Signal::derive(move || answer.pending().get());
-    view! {
+    ui_view! {
         <section class="answer" aria-labelledby="answer-heading" data-testid="answer">
             <h3 id="answer-heading">"The agent asks"</h3>
             <p class="question" data-testid="question">{question}</p>
-            {(!choices.is_empty()).then(|| view! {
+            {(!choices.is_empty()).then(|| ui_view! {
                 <ul class="choices" aria-label="Choices">
-                    {choices.into_iter().map(|choice| view! { <ChoiceView choice pending send /> }).collect_view()}
+                    {choices.into_iter().map(|choice| ui_view! { <ChoiceView choice pending send /> }).collect_view()}
                 </ul>
             })}
             <label for="answer-words">"Your answer (optional with a choice)"</label>
@@ -401,7 +401,7 @@ fn Answer(change: Change, question: String, choices: Vec<Choice>) -> impl IntoVi
                 <button type="button" class="primary" disabled=pending on:click=move |_| send(None)>"Send answer"</button>
                 <Show when=move || pending.get()><span class="hint" role="status">"Sending your answer…"</span></Show>
             </div>
-            {move || answer.value().get().and_then(Result::err).map(|m| view! {
+            {move || answer.value().get().and_then(Result::err).map(|m| ui_view! {
                 <ErrorLine message=m retry=Callback::new(move |_| { answer.dispatch(last.get_untracked()); }) />
             })}
         </section>
@@ -423,17 +423,17 @@ fn ChoiceView(
     let key_attr = key.clone();
     let enlarge = image_url.clone().map(|url| {
         let (aria, shown) = (format!("Enlarge {label}"), label.clone());
-        view! {
+        ui_view! {
             <button type="button" class="small enlarge" aria-label=aria
                 on:click=move |_| ctx.enlarged.set(Some((url.clone(), shown.clone())))>"\u{2922}"</button>
         }
     });
-    view! {
+    ui_view! {
         <li class=class data-testid="option" data-option-key=key_attr>
             <button type="button" class="choice-pick" aria-label=pick_label disabled=pending
                 on:click=move |_| send(Some(key.clone()))>
                 // The label is the button's text; the image repeats it.
-                {image_url.map(|url| view! { <img src=url alt="" /> })}
+                {image_url.map(|url| ui_view! { <img src=url alt="" /> })}
                 <span class="choice-label">{label}</span>
             </button>
             {enlarge}
@@ -462,9 +462,9 @@ fn StatusActions(change: Change) -> impl IntoView {
         }
     });
     let number = redline_protocol::display_short_id(&change.short_id);
-    view! {
+    ui_view! {
         <div class="actions status-actions">
-            <Show when=move || !confirming.get() fallback=move || view! {
+            <Show when=move || !confirming.get() fallback=move || ui_view! {
                 <span role="alertdialog" aria-label=format!("{label} {number}?") class="confirm">
                     {format!("{label} {number}?")}" "
                     <button type="button" class="primary" on:click=move |_| { set.dispatch(()); } disabled=move || set.pending().get()>
@@ -476,7 +476,7 @@ fn StatusActions(change: Change) -> impl IntoView {
                 <button type="button" on:click=move |_| confirming.set(true)>{label}</button>
             </Show>
         </div>
-        {move || set.value().get().and_then(Result::err).map(|m| view! {
+        {move || set.value().get().and_then(Result::err).map(|m| ui_view! {
             <ErrorLine message=m retry=Callback::new(move |_| { set.dispatch(()); }) pending=Signal::derive(move || set.pending().get()) />
         })}
     }

@@ -176,7 +176,7 @@ pub fn QueueView() -> impl IntoView {
     let has_held = move || store.sections.with(|s| s.iter().any(|(section, _)| *section == Section::Held));
     let empty = move || store.sections.with(Vec::is_empty) && outbox.with(Vec::is_empty);
 
-    view! {
+    ui_view! {
         <p class="hint presence" data-testid="presence-line">
             {move || {
                 let now = Timestamp::from_unix_millis(ctx.minute.get() * 60_000);
@@ -184,8 +184,8 @@ pub fn QueueView() -> impl IntoView {
             }}
         </p>
         {move || match store.load.get() {
-            Load::Loading if empty() => view! { <p class="hint" role="status">"Reading the queue…"</p> }.into_any(),
-            Load::Failed(message) => view! {
+            Load::Loading if empty() => ui_view! { <p class="hint" role="status">"Reading the queue…"</p> }.into_any(),
+            Load::Failed(message) => ui_view! {
                 <ErrorLine message=format!("Could not read the queue: {message}") retry=Callback::new(move |_| reload(ctx)) />
             }.into_any(),
             _ => ().into_any(),
@@ -201,9 +201,9 @@ pub fn QueueView() -> impl IntoView {
         </Show>
         <For each=move || store.sections.with(|s| s.iter().map(|(section, _)| *section).collect::<Vec<_>>()) key=|section| *section let(section)>
             {if section == Section::Held {
-                view! { <HeldSection outbox /> }.into_any()
+                ui_view! { <HeldSection outbox /> }.into_any()
             } else {
-                view! { <QueueSection section /> }.into_any()
+                ui_view! { <QueueSection section /> }.into_any()
             }}
         </For>
         <More />
@@ -251,7 +251,7 @@ fn More() -> impl IntoView {
         set_timeout(check, std::time::Duration::ZERO);
     });
     let busy = move || store.reading_more.get();
-    view! {
+    ui_view! {
         <Show when=move || store.more.get()>
             <div class="more" node_ref=end aria-busy=move || busy().to_string() data-testid="queue-more">
                 <button type="button" on:click=move |_| more(ctx) disabled=busy>
@@ -313,7 +313,7 @@ fn QueueSection(section: Section) -> impl IntoView {
     let ids = section_ids(ctx.store, section);
     let heading = format!("section-{}", section.slug());
     let labelled_by = heading.clone();
-    view! {
+    ui_view! {
         <section class=format!("queue-section {}", section.slug()) aria-labelledby=labelled_by data-testid=format!("section-{}", section.slug())>
             <h2 id=heading>{section.title()}" "<span class="count">{move || count(ctx.store, section)}</span></h2>
             <ul role="list">
@@ -352,10 +352,10 @@ fn HeldSection(outbox: Memo<Vec<OutboxItem>>) -> impl IntoView {
         }
     });
     let has_held = move || ids.with(|ids| !ids.is_empty());
-    view! {
+    ui_view! {
         <section class="queue-section held" aria-labelledby="section-held" data-testid="section-held">
             <h2 id="section-held">{Section::Held.title()}
-                {move || tray::waiting_label(outbox.with(|o| o.len() as u32)).map(|l| view! { <span class="hint">" · "{l}</span> })}
+                {move || tray::waiting_label(outbox.with(|o| o.len() as u32)).map(|l| ui_view! { <span class="hint">" · "{l}</span> })}
             </h2>
             <Show when=has_held>
                 <div class="actions">
@@ -364,7 +364,7 @@ fn HeldSection(outbox: Memo<Vec<OutboxItem>>) -> impl IntoView {
                     </button>
                 </div>
             </Show>
-            {move || send_now.value().get().and_then(Result::err).map(|m| view! {
+            {move || send_now.value().get().and_then(Result::err).map(|m| ui_view! {
                 <ErrorLine message=m retry=Callback::new(move |_| { send_now.dispatch(()); }) />
             })}
             <ul role="list">
@@ -396,7 +396,7 @@ fn HeldRow(id: String) -> impl IntoView {
     };
     let title = Signal::derive(move || row.with(|r| r.change.title.clone()));
     let (open_id, change_id) = (id.clone(), id.clone());
-    view! {
+    ui_view! {
         <li class="row held" data-testid="queue-row" data-change-id=id>
             <held::HeldItem change_id title status held=true
                 client=Signal::derive_local(move || Ok(ctx.client.get_value()))
@@ -433,7 +433,7 @@ fn QueueRow(id: String) -> impl IntoView {
         let now = Timestamp::from_unix_millis(ctx.minute.get() * 60_000);
         let (line, live) =
             ctx.store.agents.with(|agents| row.with(|r| (row_line(r, now, agents), r.is_live())));
-        view! { {line}{live.then(|| view! { " · " <span class="live">"live"</span> })} }
+        ui_view! { {line}{live.then(|| ui_view! { " · " <span class="live">"live"</span> })} }
     };
     let open_id = id.clone();
     let (mark_id, mark_number) = (id.clone(), number.clone());
@@ -441,7 +441,7 @@ fn QueueRow(id: String) -> impl IntoView {
         ctx.selected.set(Some(open_id.clone()));
         ctx.open.set(Some(open_id.clone()));
     };
-    view! {
+    ui_view! {
         <li class=class data-testid="queue-row" data-change-id=id aria-current=selected>
             <button type="button" class="row-main" on:click=open>
                 <span class="number">{number}</span>

@@ -199,7 +199,7 @@ pub fn RowMark(change_id: String, number: String) -> impl IntoView {
         finding.get().and_then(|(refind, elements)| {
             let whereabouts = refind.whereabouts();
             (whereabouts != Whereabouts::InPlace)
-                .then(|| view! { <Mark refind whereabouts elements number=number.clone() /> })
+                .then(|| ui_view! { <Mark refind whereabouts elements number=number.clone() /> })
         })
     })
     .into_any()
@@ -214,18 +214,18 @@ fn Mark(refind: Refind, whereabouts: Whereabouts, elements: Vec<Element>, number
     });
     let said = refind.describe();
     let label = format!("Show on page: {number} where it is now");
-    view! {
+    ui_view! {
         <div class="row-refind">
             <span class=format!("refind {}", whereabouts.as_str()) data-testid="row-refind" data-whereabouts=whereabouts.as_str() title=said.clone()>
                 {whereabouts.as_str()}
                 <span class="visually-hidden">{format!(": {said}")}</span>
             </span>
-            {(whereabouts == Whereabouts::Moved).then(|| view! {
+            {(whereabouts == Whereabouts::Moved).then(|| ui_view! {
                 <button type="button" class="row-show" aria-label=label
                     on:click=move |_| { show.dispatch(elements.clone()); }
                     disabled=move || show.pending().get()>"Show on page"</button>
             })}
         </div>
-        {move || show.value().get().and_then(Result::err).map(|message| view! { <super::ErrorLine message /> })}
+        {move || show.value().get().and_then(Result::err).map(|message| ui_view! { <super::ErrorLine message /> })}
     }
 }

@@ -25,17 +25,17 @@ pub fn StatsView(settings: Settings, session: Session) -> impl IntoView {
             client.call::<GetStats>(GetStatsInput { project_id, since_days: None }).await.map_err(Some)
         }
     });
-    view! {
+    ui_view! {
         <section class="stats" aria-labelledby="stats-heading">
             <h2 id="stats-heading">"Stats"</h2>
             {move || match read.get() {
-                None => view! { <p class="hint" role="status">"Reading the numbers…"</p> }.into_any(),
-                Some(Ok(output)) => view! { <Numbers output /> }.into_any(),
-                Some(Err(None)) => view! { <p class="hint">"This token sees no project."</p> }.into_any(),
-                Some(Err(Some(ApiError::Gone { .. }))) => view! {
+                None => ui_view! { <p class="hint" role="status">"Reading the numbers…"</p> }.into_any(),
+                Some(Ok(output)) => ui_view! { <Numbers output /> }.into_any(),
+                Some(Err(None)) => ui_view! { <p class="hint">"This token sees no project."</p> }.into_any(),
+                Some(Err(Some(ApiError::Gone { .. }))) => ui_view! {
                     <p class="hint" data-testid="stats-unavailable">"Stats are not available from this server."</p>
                 }.into_any(),
-                Some(Err(Some(error))) => view! {
+                Some(Err(Some(error))) => ui_view! {
                     <ErrorLine message=format!("Could not read the stats: {error}") retry=Callback::new(move |_| read.refetch()) />
                 }.into_any(),
             }}
@@ -47,7 +47,7 @@ pub fn StatsView(settings: Settings, session: Session) -> impl IntoView {
 fn Numbers(output: GetStatsOutput) -> impl IntoView {
     let now = Timestamp::from_unix_millis(js_sys::Date::now() as i64);
     let total = Row::of(&output.total);
-    view! {
+    ui_view! {
         <p class="hint" data-testid="stats-since">{stats::since_line(output.since, now)}</p>
         <dl class="totals" data-testid="stats-totals">
             <dt>"Filed"</dt><dd>{total.filed}</dd>
@@ -74,9 +74,9 @@ fn Table(
     empty: &'static str,
 ) -> impl IntoView {
     if rows.is_empty() {
-        return view! { <h3>{caption}</h3><p class="hint">{empty}</p> }.into_any();
+        return ui_view! { <h3>{caption}</h3><p class="hint">{empty}</p> }.into_any();
     }
-    view! {
+    ui_view! {
         <div class="table-scroll" role="region" aria-label=caption tabindex="0">
             <table class="stats-table">
                 <caption>{caption}</caption>
@@ -94,7 +94,7 @@ fn Table(
                     </tr>
                 </thead>
                 <tbody>
-                    {rows.iter().map(Row::of).map(|row| view! {
+                    {rows.iter().map(Row::of).map(|row| ui_view! {
                         <tr>
                             <th scope="row">{row.name}</th>
                             <td>{row.filed}</td>

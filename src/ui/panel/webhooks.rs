@@ -28,8 +28,8 @@ pub fn Webhooks(settings: Settings, session: Session) -> impl IntoView {
     });
     (move || match read.get() {
         None | Some(Err(ApiError::SignIn { status: 403, .. } | ApiError::Gone { .. })) => ().into_any(),
-        Some(Ok(output)) => view! { <List webhooks=output.webhooks /> }.into_any(),
-        Some(Err(error)) => view! {
+        Some(Ok(output)) => ui_view! { <List webhooks=output.webhooks /> }.into_any(),
+        Some(Err(error)) => ui_view! {
             <section class="webhooks" aria-labelledby="webhooks-heading">
                 <h2 id="webhooks-heading">"Webhooks"</h2>
                 <ErrorLine message=format!("Could not read the webhooks: {error}") retry=Callback::new(move |_| read.refetch()) />
@@ -43,17 +43,17 @@ pub fn Webhooks(settings: Settings, session: Session) -> impl IntoView {
 #[component]
 fn List(webhooks: Vec<Webhook>) -> impl IntoView {
     let now = Timestamp::from_unix_millis(js_sys::Date::now() as i64);
-    view! {
+    ui_view! {
         <section class="webhooks" aria-labelledby="webhooks-heading">
             <h2 id="webhooks-heading">"Webhooks"</h2>
-            {webhooks.is_empty().then(|| view! {
+            {webhooks.is_empty().then(|| ui_view! {
                 <p class="hint">"None. Add one on the server host: redline webhook add."</p>
             })}
             <ul class="webhook-list">
                 {webhooks.into_iter().map(|webhook| {
                     let failing = webhook.last_attempt.as_ref().is_some_and(|a| !a.ok);
                     let attempt = stats::last_attempt_line(&webhook, now);
-                    view! {
+                    ui_view! {
                         <li data-testid="webhook">
                             <p><code>{webhook.target.clone()}</code>" \u{b7} "{webhook.format.clone()}</p>
                             <p class="hint">"Events: "{webhook.events.join(", ")}</p>

@@ -26,7 +26,7 @@ use crate::rules::settings::Settings;
 #[component]
 pub(super) fn Workspace(settings: Settings, session: Session, shown: Signal<bool>) -> impl IntoView {
     let Some(project) = session.projects.first().cloned() else {
-        return view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
+        return ui_view! { <p class="empty" role="alert">"This token sees no project. Create one with `redline token create --project P`."</p> }.into_any();
     };
     let (ctx, own) = use_shared(&settings, &session);
     let (scope, set_scope) = signal(Scope::Tab);
@@ -40,7 +40,7 @@ pub(super) fn Workspace(settings: Settings, session: Session, shown: Signal<bool
     use_asked_item(ctx);
     keep_queue_place(own);
 
-    view! {
+    ui_view! {
         <div class="workspace" hidden=move || !shown.get()>
             <div class="scope-bar">
                 <div class="scope" role="group" aria-label="Show items of">
@@ -56,7 +56,7 @@ pub(super) fn Workspace(settings: Settings, session: Session, shown: Signal<bool
                     {move || link.get().label()}
                 </p>
             </div>
-            {move || own.open.get().map(|change_id| view! { <item::ItemView change_id /> })}
+            {move || own.open.get().map(|change_id| ui_view! { <item::ItemView change_id /> })}
             <div hidden=move || own.open.with(Option::is_some)>
                 <queue::QueueView />
             </div>
