@@ -343,6 +343,11 @@ describe("the side panel", () => {
       await server.rpc("createChange", { stageId: server.stageId, title: `Paged item ${i}`, route: "/" });
     }
     await server.rpc("releaseChanges", { stageId: server.stageId });
+    // Each item was filed and then released by an event of its own, which the panel
+    // applies one row at a time: counted or scrolled before the last, rows still move
+    // from *Held* into the list. None is held once the release has reached the panel.
+    await panel.waitForFunction(() => ![...document.querySelectorAll('[data-testid="section-held"] [data-testid="queue-row"]')]
+      .some((row) => /Paged item \d+/.test(row.textContent)));
     const paged = panel.getByTestId("queue-row").filter({ has: panel.getByTestId("row-title").getByText(/^Paged item \d+$/) });
     const pagedRow = (n) => panel.getByTestId("queue-row").filter({ has: panel.getByTestId("row-title").getByText(`Paged item ${n}`, { exact: true }) });
     // The newest first; the first page is shown, the rest is not (a server that pages has
@@ -359,6 +364,10 @@ describe("the side panel", () => {
       await panel.waitForTimeout(200);
     }
     await pagedRow(1).waitFor();
+    // All of them, once the rows read meanwhile are in (an assertion on a count taken
+    // while the panel applies events one row at a time would race with it).
+    await panel.waitForFunction((count) => [...document.querySelectorAll('[data-testid="row-title"]')]
+      .filter((title) => /^Paged item \d+$/.test(title.textContent)).length === count, count);
     assert.equal(await paged.count(), count);
     // The button does the same for the keyboard; at the end there is none.
     await panel.waitForFunction(() => document.querySelector('[data-testid="queue-more"]') === null || document.querySelector('[data-testid="queue-more"]').getAttribute("aria-busy") === "false");
