@@ -67,9 +67,8 @@ async function measureChromium(browser, url) {
 const stage = await startStage();
 const url = `${stage.url}/`;
 console.log(`load average at the start: ${load()}`);
-const firefoxDir = process.env.REDLINE_FIREFOX_EXTENSION_DIR;
 const chromium = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"] });
-process.env.REDLINE_EXTENSION_DIR = firefoxDir;
+// The Firefox package as shipped: the zip `dist` writes (REDLINE_EXTENSION_ZIP).
 const firefox = await launchFirefox({ grantOrigins: ["http://127.0.0.1/*"] });
 const results = { Chromium: { drawable: [], composer: [], captured: [] }, Firefox: { drawable: [], composer: [], captured: [] } };
 try {

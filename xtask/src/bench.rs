@@ -59,7 +59,8 @@ fn firefox() -> Result<()> {
     bench.arg("tests/bench/firefox.mjs");
     bench.env("XTASK_BIN", std::env::current_exe()?);
     bench.env("REDLINE_EXTENSION_DIR", build::extension_dir());
-    bench.env("REDLINE_FIREFOX_EXTENSION_DIR", build::firefox_extension_dir());
+    // Installed as the Firefox tests install it: the zip `dist` ships.
+    bench.env("REDLINE_EXTENSION_ZIP", crate::dist::write_firefox_zip()?);
     bench.env("CHROMIUM", setup::CHROMIUM);
     bench.env("FIREFOX", crate::firefox::FIREFOX);
     bench.env("GECKODRIVER", crate::firefox::geckodriver());
