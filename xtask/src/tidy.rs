@@ -162,6 +162,21 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The `.rs` files under `folder` (from the workspace root), each as its path from the
+/// root and its text: what the checks below read.
+#[cfg(test)]
+fn sources_in(folder: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    collect_rs(&workspace().join(folder), &mut files);
+    files
+        .into_iter()
+        .map(|file| {
+            let name = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&file).unwrap_or_default())
+        })
+        .collect()
+}
+
 /// `src/ops/agent.rs` → `["ops", "agent"]`; `lib.rs`, `main.rs` → `[]`; `x/mod.rs` → `["x"]`.
 fn module_path(root: &Path, file: &Path) -> Vec<String> {
     let relative = file.strip_prefix(root).unwrap_or(file).with_extension("");
@@ -466,15 +481,10 @@ fn no_module_cycles_but_the_listed_ones() {
 fn pure_folders_name_nothing_browser_side() {
     let mut found = Vec::new();
     for (folder, forbidden) in PURE_FOLDERS {
-        let mut files = Vec::new();
-        collect_rs(&workspace().join(folder), &mut files);
-        assert!(!files.is_empty(), "{folder} holds no .rs file: is PURE_FOLDERS right?");
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap_or_default();
-            for name in forbidden_names(&text, forbidden) {
-                let path = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
-                found.push(format!("{path}: {name}"));
-            }
+        let sources = sources_in(folder);
+        assert!(!sources.is_empty(), "{folder} holds no .rs file: is PURE_FOLDERS right?");
+        for (path, text) in sources {
+            found.extend(forbidden_names(&text, forbidden).into_iter().map(|name| format!("{path}: {name}")));
         }
     }
     assert!(
@@ -502,11 +512,8 @@ fn names_a_forbidden_path_only_in_code_and_whole() {
 fn no_file_over_the_line_limit() {
     let mut over = Vec::new();
     for root in ["src", "protocol", "server", "agent", "xtask", "tests"] {
-        let mut files = Vec::new();
-        collect_rs(&workspace().join(root), &mut files);
-        for file in files {
-            let name = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
-            let lines = std::fs::read_to_string(&file).map(|t| t.lines().count()).unwrap_or(0);
+        for (name, text) in sources_in(root) {
+            let lines = text.lines().count();
             let limit = ALLOWED_LONG_FILES.iter().find(|(n, _)| *n == name).map_or(MAX_LINES, |(_, l)| *l);
             if lines > limit {
                 over.push(format!("{name}: {lines} lines (at most {limit})"));
@@ -518,13 +525,9 @@ fn no_file_over_the_line_limit() {
 
 #[test]
 fn views_go_through_the_wrapper() {
-    let mut files = Vec::new();
-    collect_rs(&workspace().join("src"), &mut files);
     let mut found = Vec::new();
-    for file in files {
-        let name = file.strip_prefix(workspace()).unwrap_or(&file).to_string_lossy().into_owned();
+    for (name, text) in sources_in("src") {
         if name != VIEW_WRAPPER {
-            let text = std::fs::read_to_string(&file).unwrap_or_default();
             found.extend(bare_views(&text).into_iter().map(|line| format!("{name}:{line}")));
         }
     }
