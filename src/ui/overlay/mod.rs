@@ -77,6 +77,9 @@ impl Step {
     }
 }
 
+/// The User Timing mark of the overlay posting `ready` to the page.
+const READY_MARK: &str = "redline:overlay-ready";
+
 /// What the composer shows and files.
 #[derive(Clone)]
 struct Composition {
@@ -165,7 +168,7 @@ fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
         move |_| {
             // Where the gesture's wait went (`tests/bench/unheld.mjs`).
             if let Some(performance) = window().performance() {
-                let _ = performance.mark("redline:overlay-ready");
+                let _ = performance.mark(READY_MARK);
             }
             tell_page(&OverlayEvent::Ready, &page)
         }
