@@ -1,19 +1,21 @@
 //! How the side panel reads a long queue (#25): a page at a time, the items still in play
-//! first, and one row at a time when an event names it. Pure: the panel (`ui/panel/queue.rs`)
+//! first, and only the rows events name, in one read. Pure: the panel (`ui/panel/queue.rs`)
 //! sends what these build, feeds back what the server answered, and does what they decide.
 //!
 //! Our server pages (`cursor` → `nextCursor`, with `total` on every answer) and lists only
-//! the items an event's `changeIds` name; a server that does neither (Fabric, or ours before
+//! the items `changeIds` name (those events named); a server that does neither (Fabric, or ours before
 //! paging) answers one list, oldest first, cut at `limit`. Each answer says which kind
 //! answered, and the panel falls back to reading the whole list (as it did before paging)
 //! when the server does not page, and to re-reading it on an event when the server does not
-//! list single items.
+//! list the items named.
 
 use redline_protocol::rpc::{ListChangesInput, ListChangesOutput, ListOrder};
 use redline_protocol::sse::SseEvent;
-use redline_protocol::{Change, ChangeEvent, ChangeStatus, EVENT_RESET, Group, LIST_LIMIT_MAX};
+use redline_protocol::{
+    CLAIM_NAMES_MAX, Change, ChangeEvent, ChangeStatus, EVENT_RESET, Group, LIST_LIMIT_MAX,
+};
 
-use crate::rules::queue::Section;
+use crate::rules::queue::{Diff, Queue, Section};
 
 /// Rows read and shown at a time: a screenful or two, so the first paint is small.
 pub const PAGE: u32 = 50;
@@ -72,7 +74,7 @@ impl Part {
 pub enum Paging {
     #[default]
     Unknown,
-    /// It answered with `total`: it pages (and lists single items).
+    /// It answered with `total`: it pages (and lists the items named).
     Pages,
     /// It answered without `total`: one list cut at `limit`, so the panel asks for the
     /// most it may (as before paging).
@@ -237,45 +239,87 @@ pub fn covers_from(page: &ListChangesOutput) -> u64 {
     }
 }
 
-/// The answer to a one-item read (`changeIds: [id]`, `limit: 1`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum One {
-    /// The item as it is now, with its group.
-    Found(Box<Change>, Option<Group>),
-    /// No such item under the filter (gone, or on another stage): drop its row.
-    Absent,
-    /// Another item came back: the server ignores `changeIds`.
-    Ignored,
-}
+/// The most items one read of named items asks for: its `limit` is their number, and
+/// `listChanges` takes a `limit` of at most [`LIST_LIMIT_MAX`] and a `changeIds` of at
+/// most [`CLAIM_NAMES_MAX`] (both 200); more are read in several.
+pub const NAMED_MAX: usize =
+    if (LIST_LIMIT_MAX as usize) < CLAIM_NAMES_MAX { LIST_LIMIT_MAX as usize } else { CLAIM_NAMES_MAX };
 
-/// Reads a one-item answer. Asking for one item at most makes a server that ignores
-/// `changeIds` answer with its first item, which is either the one asked for (right
-/// either way) or another (so it ignores them); an empty answer means the item is not
-/// listed under the filter, whichever server answered.
-pub fn one_of(change_id: &str, answer: ListChangesOutput) -> One {
-    let ListChangesOutput { mut changes, groups, .. } = answer;
-    match changes.len() {
-        0 => One::Absent,
-        1 if changes[0].change_id == change_id => {
-            let change = changes.remove(0);
-            let group =
-                change.group_id.as_ref().and_then(|id| groups.into_iter().find(|g| &g.group_id == id));
-            One::Found(Box::new(change), group)
-        }
-        _ => One::Ignored,
-    }
-}
-
-/// The read of one item an event named.
-pub fn one_input(project_id: &str, stage_id: Option<&str>, change_id: &str) -> ListChangesInput {
+/// The read of the items events named (at most [`NAMED_MAX`]): `changeIds` naming them,
+/// done ones too, and `limit` their number, which tells a server that ignores
+/// `changeIds` apart ([`named_of`]).
+pub fn named_input(project_id: &str, stage_id: Option<&str>, change_ids: &[String]) -> ListChangesInput {
     ListChangesInput {
         project_id: project_id.to_owned(),
         stage_id: stage_id.map(str::to_owned),
         include_done: true,
-        limit: Some(1),
-        change_ids: Some(vec![change_id.to_owned()]),
+        limit: Some(change_ids.len() as u32),
+        change_ids: Some(change_ids.to_vec()),
         ..ListChangesInput::default()
     }
+}
+
+/// The answer to a read of named items ([`named_input`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Named {
+    /// Each item asked for, listed or not.
+    Read(Rows),
+    /// An item not asked for came back: the server ignores `changeIds`.
+    Ignored,
+}
+
+/// What a read of named items says of each: the rows to apply, together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    /// The items listed, as they are now, in the order asked.
+    pub found: Vec<Change>,
+    /// The groups the answers listed (those of `found`).
+    pub groups: Vec<Group>,
+    /// The items not listed under the filter (gone, or on another stage): their rows
+    /// are dropped.
+    pub absent: Vec<String>,
+}
+
+impl Rows {
+    /// Adds another read's (items named past [`NAMED_MAX`] are read in several).
+    pub fn add(&mut self, other: Rows) {
+        self.found.extend(other.found);
+        self.groups.extend(other.groups);
+        self.absent.extend(other.absent);
+    }
+
+    /// Applies them to the queue in one go: the listed rows merged, the others dropped.
+    pub fn apply(self, queue: &mut Queue) -> Diff {
+        let mut diff = queue.merge(self.found, &self.groups);
+        for id in &self.absent {
+            diff.removed.extend(queue.remove(id).removed);
+        }
+        diff
+    }
+}
+
+/// Reads the answer to the read of `asked`. Asking for as many items as are named makes
+/// a server that ignores `changeIds` answer with the first that many of its list: if all
+/// of them were asked for, they are the items asked for, or (fewer) its whole list, right
+/// either way; if one was not, it ignores them. An item asked for and not listed is not
+/// under the filter, whichever server answered.
+pub fn named_of(asked: &[String], answer: ListChangesOutput) -> Named {
+    let ListChangesOutput { mut changes, groups, .. } = answer;
+    if changes.len() > asked.len() || changes.iter().any(|c| !asked.contains(&c.change_id)) {
+        return Named::Ignored;
+    }
+    let mut rows = Rows { groups, ..Rows::default() };
+    for (i, id) in asked.iter().enumerate() {
+        // A name given twice is one item.
+        if asked[..i].contains(id) {
+            continue;
+        }
+        match changes.iter().position(|c| &c.change_id == id) {
+            Some(at) => rows.found.push(changes.swap_remove(at)),
+            None => rows.absent.push(id.clone()),
+        }
+    }
+    Named::Read(rows)
 }
 
 /// What the panel does about the events of one chunk of the stream.
@@ -432,23 +476,90 @@ mod tests {
         assert_eq!(pages.paging, Paging::Pages);
     }
 
+    fn listed(changes: Vec<Change>) -> ListChangesOutput {
+        ListChangesOutput { changes, groups: vec![], next_cursor: None, total: None }
+    }
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|&n| n.to_owned()).collect()
+    }
+
     #[test]
-    fn a_one_item_read_tells_whether_the_server_lists_single_items() {
-        let one = |changes: Vec<Change>| ListChangesOutput {
-            changes,
-            groups: vec![],
-            next_cursor: None,
-            total: None,
+    fn a_read_of_named_items_tells_whether_the_server_lists_only_those() {
+        let asked = ids(&["a", "b", "c"]);
+        // Any order; the rows come in the order asked, the ones not listed are absent.
+        let Named::Read(rows) =
+            named_of(&asked, listed(vec![change("c", 3, "done"), change("a", 1, "open")]))
+        else {
+            panic!("read")
         };
+        assert_eq!(rows.found.iter().map(|c| c.change_id.as_str()).collect::<Vec<_>>(), ["a", "c"]);
+        assert_eq!(rows.absent, ids(&["b"]));
+        // None listed: all absent, whichever server answered.
+        assert!(matches!(named_of(&asked, listed(vec![])), Named::Read(r) if r.absent == asked));
+        // One item not asked for, or more than asked: the server ignores `changeIds`.
+        let other = listed(vec![change("a", 1, "open"), change("x", 9, "open")]);
+        assert_eq!(named_of(&asked, other), Named::Ignored);
+        let more = listed(vec![change("a", 1, "open"), change("a", 1, "open")]);
+        assert_eq!(named_of(&ids(&["a"]), more), Named::Ignored);
+        // A name given twice is one item.
         assert!(
-            matches!(one_of("a", one(vec![change("a", 1, "done")])), One::Found(c, None) if c.change_id == "a")
+            matches!(named_of(&ids(&["b", "b"]), listed(vec![])), Named::Read(r) if r.absent == ids(&["b"]))
         );
-        assert_eq!(one_of("a", one(vec![])), One::Absent);
-        assert_eq!(one_of("a", one(vec![change("b", 2, "open")])), One::Ignored);
-        assert_eq!(one_of("a", one(vec![change("a", 1, "open"), change("b", 2, "open")])), One::Ignored);
-        let input = one_input("p", Some("s"), "a");
-        assert_eq!((input.limit, input.include_done), (Some(1), true));
-        assert_eq!(input.change_ids, Some(vec!["a".to_owned()]));
+        let input = named_input("p", Some("s"), &asked);
+        assert_eq!((input.limit, input.include_done, input.stage_id.as_deref()), (Some(3), true, Some("s")));
+        assert_eq!(input.change_ids, Some(asked));
+        assert_eq!(NAMED_MAX, 200);
+    }
+
+    #[test]
+    fn named_rows_are_applied_together() {
+        let mut queue = Queue::default();
+        queue.merge(vec![change("a", 1, "open"), change("b", 2, "open"), change("c", 3, "open")], &[]);
+        let mut rows = Rows { found: vec![change("a", 1, "done")], groups: vec![], absent: ids(&["b"]) };
+        rows.add(Rows { found: vec![change("d", 4, "open")], groups: vec![], absent: ids(&["e"]) });
+        let diff = rows.apply(&mut queue);
+        assert_eq!(diff, Diff { added: ids(&["d"]), changed: ids(&["a"]), removed: ids(&["b"]) });
+        assert_eq!(queue.get("a").map(|r| r.change.status), Some(ChangeStatus::Done));
+        assert!(queue.get("b").is_none() && queue.get("c").is_some());
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any answer listing some of the items asked for, in any order, finds each
+            /// listed (in the order asked) and says the rest are absent; an item not asked
+            /// for makes it ignored.
+            #[test]
+            fn each_item_asked_for_is_found_or_absent(
+                asked in 1..40usize,
+                picks in prop::collection::vec(any::<bool>(), 40),
+                order in prop::collection::vec(any::<u32>(), 40),
+                extra in prop::option::of(0..=40usize),
+            ) {
+                let names: Vec<String> = (0..asked).map(|i| format!("c{i}")).collect();
+                let mut listed_ids: Vec<usize> = (0..asked).filter(|&i| picks[i]).collect();
+                listed_ids.sort_by_key(|&i| order[i]);
+                let mut answer: Vec<Change> =
+                    listed_ids.iter().map(|&i| change(&names[i], i as u32 + 1, "open")).collect();
+                if let Some(at) = extra {
+                    answer.insert(at.min(answer.len()), change("other", 99, "open"));
+                    prop_assert_eq!(named_of(&names, listed(answer)), Named::Ignored);
+                    return Ok(());
+                }
+                let Named::Read(rows) = named_of(&names, listed(answer)) else {
+                    return Err(TestCaseError::fail("ignored"));
+                };
+                let found: Vec<&str> = rows.found.iter().map(|c| c.change_id.as_str()).collect();
+                let want: Vec<&str> = (0..asked).filter(|&i| picks[i]).map(|i| names[i].as_str()).collect();
+                prop_assert_eq!(found, want);
+                let absent: Vec<&str> = (0..asked).filter(|&i| !picks[i]).map(|i| names[i].as_str()).collect();
+                prop_assert_eq!(rows.absent.iter().map(String::as_str).collect::<Vec<_>>(), absent);
+            }
+        }
     }
 
     #[test]

@@ -337,15 +337,41 @@ describe("the side panel", () => {
   test("a long queue shows its first rows, and more as the person scrolls to its end", async () => {
     await panel.bringToFront();
     await panel.evaluate(() => window.scrollTo(0, 0));
+    // The panel's reads of the items events named (`listChanges` with `changeIds`), once
+    // answered, and a wait for the reads to have named each of some items.
+    const named = [];
+    let onNamed = () => {};
+    const spy = (request) => {
+      const { changeIds } = request.url().endsWith("/rpc/listChanges") ? JSON.parse(request.postData()).data : {};
+      if (changeIds) {
+        named.push(changeIds);
+        onNamed();
+      }
+    };
+    const namedAll = (ids) => new Promise((resolve) => {
+      onNamed = () => {
+        const read = new Set(named.flat());
+        if (ids.every((id) => read.has(id))) resolve();
+      };
+      onNamed();
+    });
+    panel.on("requestfinished", spy);
     // More than a page (`pages::PAGE`, 50) of items in play, filed at once.
     const count = 60;
+    const filed = [];
     for (let i = 1; i <= count; i++) {
-      await server.rpc("createChange", { stageId: server.stageId, title: `Paged item ${i}`, route: "/" });
+      const { change } = await server.rpc("createChange", { stageId: server.stageId, title: `Paged item ${i}`, route: "/" });
+      filed.push(change.changeId);
     }
+    await namedAll(filed);
+    named.length = 0;
     await server.rpc("releaseChanges", { stageId: server.stageId });
-    // Each item was filed and then released by an event of its own, which the panel
-    // applies one row at a time: counted or scrolled before the last, rows still move
-    // from *Held* into the list. None is held once the release has reached the panel.
+    // Each item was released by an event of its own; the events of the release come
+    // together, and the panel reads the items they name in one call (`limit` ≤ 200).
+    await namedAll(filed);
+    panel.off("requestfinished", spy);
+    assert.equal(named.length, 1, `the release of ${count} items was read in ${named.length} listChanges calls`);
+    // None is held once the release has reached the panel.
     await panel.waitForFunction(() => ![...document.querySelectorAll('[data-testid="section-held"] [data-testid="queue-row"]')]
       .some((row) => /Paged item \d+/.test(row.textContent)));
     const paged = panel.getByTestId("queue-row").filter({ has: panel.getByTestId("row-title").getByText(/^Paged item \d+$/) });
@@ -365,7 +391,7 @@ describe("the side panel", () => {
     }
     await pagedRow(1).waitFor();
     // All of them, once the rows read meanwhile are in (an assertion on a count taken
-    // while the panel applies events one row at a time would race with it).
+    // while the panel applies events would race with it).
     await panel.waitForFunction((count) => [...document.querySelectorAll('[data-testid="row-title"]')]
       .filter((title) => /^Paged item \d+$/.test(title.textContent)).length === count, count);
     assert.equal(await paged.count(), count);

@@ -1,15 +1,15 @@
 //! How the panel reads the queue (#25): the first page of each part of the list when the
 //! filter is set, on a `reset` and when the stream (re)opens or is polled; a further page
-//! when the person scrolls to the end; and only the row an event names. `pages.rs`
-//! decides what to read and how to take each answer (and when a server that does not
-//! page or list single items is read whole, as before paging); this runs it.
+//! when the person scrolls to the end; and only the rows events name, in one read.
+//! `pages.rs` decides what to read and how to take each answer (and when a server that
+//! does not page or list the items named is read whole, as before paging); this runs it.
 
 use leptos::prelude::*;
 use redline_protocol::Timestamp;
 use redline_protocol::rpc::{ListAgents, ListAgentsInput, ListChanges, ListChangesOutput};
 
 use super::Ctx;
-use crate::rules::pages::{self, AfterPage, Hints, Next, One, Part};
+use crate::rules::pages::{self, AfterPage, Hints, Named, Next, Part, Rows};
 use crate::worker_call::RefreshBadge;
 
 /// Whether the list has been read.
@@ -132,28 +132,29 @@ async fn page(
     }
 }
 
-/// Reads again only the rows events named. Says whether one of them counts, or counted,
-/// on the toolbar badge.
+/// Reads again only the rows events named, in one read (several past
+/// [`pages::NAMED_MAX`]), and applies them together. Says whether one of them counts, or
+/// counted, on the toolbar badge.
 async fn rows(ctx: Ctx, filter: &Filter, ids: Vec<String>) -> Result<bool, String> {
-    let mut badge = false;
-    for id in ids {
-        let input = pages::one_input(&filter.project_id, filter.stage_id.as_deref(), &id);
+    let mut rows = Rows::default();
+    for asked in ids.chunks(pages::NAMED_MAX) {
+        let input = pages::named_input(&filter.project_id, filter.stage_id.as_deref(), asked);
         let answer = ctx.client.get_value().call::<ListChanges>(input).await.map_err(|e| e.to_string())?;
         if ctx.filter.get_untracked().as_ref() != Some(filter) {
             return Ok(false);
         }
-        badge |= ctx.store.on_badge(&id);
-        match pages::one_of(&id, answer) {
-            One::Found(change, group) => ctx.store.change(|q| q.merge(vec![*change], group.as_slice())),
-            One::Absent => ctx.store.change(|q| q.remove(&id)),
-            One::Ignored => {
+        match pages::named_of(asked, answer) {
+            Named::Read(read) => rows.add(read),
+            Named::Ignored => {
                 ctx.store.pages.update_value(|p| p.ids_ignored = true);
                 return first_pages(ctx, filter).await;
             }
         }
-        badge |= ctx.store.on_badge(&id);
     }
-    Ok(badge)
+    let on_badge = |ids: &[String]| ids.iter().any(|id| ctx.store.on_badge(id));
+    let before = on_badge(&ids);
+    ctx.store.change(|q| rows.apply(q));
+    Ok(before || on_badge(&ids))
 }
 
 /// The person reached the end of the rows shown: shows more of those read, or reads the
