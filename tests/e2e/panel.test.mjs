@@ -366,11 +366,15 @@ describe("the side panel", () => {
     await namedAll(filed);
     named.length = 0;
     await server.rpc("releaseChanges", { stageId: server.stageId });
-    // Each item was released by an event of its own; the events of the release come
-    // together, and the panel reads the items they name in one call (`limit` ≤ 200).
+    // Each item was released by an event of its own. The panel reads the items the
+    // events of a piece of the stream name in one call (`limit` ≤ 200), and those of the
+    // pieces that come while it reads in the next: one call, or a few when the stream
+    // arrives in pieces (the server flushes its events 16 at a time), never one an item.
     await namedAll(filed);
     panel.off("requestfinished", spy);
-    assert.equal(named.length, 1, `the release of ${count} items was read in ${named.length} listChanges calls`);
+    const sizes = named.map((ids) => ids.length).join(", ");
+    assert.ok(named.length <= Math.ceil(count / 16), `the release of ${count} items was read in ${named.length} listChanges calls (${sizes})`);
+    assert.equal(named.flat().length, count, `each item is read once (${sizes})`);
     // None is held once the release has reached the panel.
     await panel.waitForFunction(() => ![...document.querySelectorAll('[data-testid="section-held"] [data-testid="queue-row"]')]
       .some((row) => /Paged item \d+/.test(row.textContent)));
