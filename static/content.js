@@ -33,23 +33,22 @@
   frame.setAttribute("style", "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; background: transparent; color-scheme: normal;");
   // Asleep, nothing of ours is seen, reached by the keyboard or hit by the pointer
   // (the CSSOM, not the style attribute: see the pen's).
-  let asleep = ahead;
-  if (asleep) {
+  if (ahead) {
     host.style.setProperty("visibility", "hidden");
     host.style.setProperty("pointer-events", "none");
   }
-  let pen = asleep ? null : takeStrokeAtOnce();
+  let pen = ahead ? null : takeStrokeAtOnce();
   const shadow = host.attachShadow({ mode: "closed" });
   if (pen) shadow.append(pen.layer);
   let module = null;
-  // The gesture: shows the overlay asleep in the page, its pen over it until the content
-  // module says the overlay is up (at once, if it already is).
+  // The gesture: shows the overlay asleep in the page (put in ahead, or closed since and
+  // put back to sleep by the module), its pen over it until the module says the overlay
+  // is up (at once, if it already is).
   const wake = () => {
-    if (!asleep) {
+    if (host.getAttribute("data-redline-state") !== "asleep") {
       frame.focus();
       return;
     }
-    asleep = false;
     pen = takeStrokeAtOnce();
     shadow.append(pen.layer);
     host.style.removeProperty("visibility");
@@ -84,7 +83,7 @@
   // The pen is painted first: putting a frame in the page (which makes the frame's
   // initial document at once) and starting the module's import each cost the page's main
   // thread tens of milliseconds, so they wait for the task after the pen's first frame.
-  const penPainted = asleep ? Promise.resolve() : new Promise((resolve) => {
+  const penPainted = ahead ? Promise.resolve() : new Promise((resolve) => {
     requestAnimationFrame(() => {
       performance.mark("redline:pen-ready");
       setTimeout(resolve);

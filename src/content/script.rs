@@ -8,7 +8,9 @@ use std::cell::RefCell;
 
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
-use web_sys::{Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort, Window};
+use web_sys::{
+    Element, HtmlElement, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort, Window,
+};
 
 use redline_protocol::{Capture, Element as Circled, Point};
 
@@ -52,6 +54,8 @@ struct Mounted {
     asleep: bool,
     /// The overlay has said it is up (and has its end of the channel).
     up: bool,
+    /// Put in the page ahead of a gesture: closing it puts it back to sleep.
+    ahead: bool,
     /// Our end of the channel the capture goes through, once the overlay has its end.
     port: Option<MessagePort>,
     /// Whether the capture is still to be rehearsed (see [`rehearse_capture_when_idle`]):
@@ -111,7 +115,7 @@ pub fn attach_overlay(
         if awake && event.key() == "Escape" {
             event.stop_propagation();
             event.prevent_default();
-            let _ = unmount();
+            close();
         }
     });
     window.add_event_listener_with_callback_and_bool("keydown", on_key.as_ref().unchecked_ref(), true)?;
@@ -134,9 +138,7 @@ pub fn attach_overlay(
         }
         match page_js::overlay_event(&event.data()) {
             Some(OverlayEvent::Ready) => overlay_ready(&channel, &trusted_origin),
-            Some(OverlayEvent::Close) => {
-                let _ = unmount();
-            }
+            Some(OverlayEvent::Close) => close(),
             Some(OverlayEvent::Drawing { stroke }) => {
                 if let Some(document) = web_sys::window().and_then(|w| w.document()) {
                     stroke_dom::drawing(&stroke, &document, &host_for_messages);
@@ -157,12 +159,37 @@ pub fn attach_overlay(
         pen,
         asleep,
         up: false,
+        ahead: asleep,
         port: None,
         rehearsal_due: true,
         on_key,
         on_message,
     }));
     Ok(())
+}
+
+/// Esc or the overlay's Close: an overlay put in the page ahead of a gesture (on an
+/// enabled stage) goes back to sleep, ready for the next one; any other leaves the page.
+fn close() {
+    let Some((host, pen)) = MOUNTED.with_borrow_mut(|m| {
+        let m = m.as_mut().filter(|m| m.ahead)?;
+        m.asleep = true;
+        Some((m.host.clone(), m.pen.take()))
+    }) else {
+        let _ = unmount();
+        return;
+    };
+    stroke_dom::cancel();
+    shot_ahead::stop();
+    // The pen leaves (now, or at the release of a stroke it no longer hands on).
+    if let Some(pen) = pen {
+        pen.hand_over(&Closure::once_into_js(|_: JsValue| {}));
+    }
+    // As the mount script hides it: unseen, out of the keyboard's and the pointer's way.
+    let style = host.unchecked_ref::<HtmlElement>().style();
+    let _ = style.set_property("visibility", "hidden");
+    let _ = style.set_property("pointer-events", "none");
+    let _ = host.set_attribute(STATE_ATTRIBUTE, "asleep");
 }
 
 /// Removes the overlay and its listeners; nothing of ours is left in the page.
@@ -195,7 +222,9 @@ const CAPTURE_MEASURE: &str = "redline:capture";
 /// stage).
 fn capture_and_reply(stroke: Vec<Point>) {
     let Some((host, frame, Some(port))) = MOUNTED.with_borrow_mut(|m| {
-        let m = m.as_mut()?;
+        // Asleep, the overlay is hidden: a circle drawn on it (a page may unhide the host)
+        // is no person's request, and takes no screenshot.
+        let m = m.as_mut().filter(|m| !m.asleep)?;
         m.rehearsal_due = false;
         Some((m.host.clone(), m.frame.clone(), m.port.clone()))
     }) else {

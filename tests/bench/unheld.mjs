@@ -185,7 +185,11 @@ async function enable(cdp, extensionId, pattern) {
   const { targetId } = await cdp.send("Target.createTarget", { url: `chrome-extension://${extensionId}/panel.html` });
   const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
   try {
-    await evaluate(cdp, sessionId, `new Promise((resolve) => document.readyState === "complete" ? resolve() : addEventListener("load", resolve))`);
+    // Attached before the page's own document replaces the first, blank one.
+    for (let i = 0; i < 200; i++) {
+      if (await evaluate(cdp, sessionId, `location.protocol === "chrome-extension:" && document.readyState === "complete"`)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const reply = await evaluate(cdp, sessionId, `chrome.runtime.sendMessage({ kind: "enableStage", pattern: ${JSON.stringify(pattern)} })`);
     return reply?.Ok !== undefined;
   } finally {

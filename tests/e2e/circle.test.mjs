@@ -647,9 +647,15 @@ describe("circle and file", () => {
     await assertAccessible(overlay, "the overlay woken on an enabled stage");
     await fileAround(page, overlay, "orders.export", "Filed from an overlay that waited");
     assert.ok(await filedAs(page, "Filed from an overlay that waited"));
-    // Esc closes it as any other.
+    // Esc puts it back to sleep, hidden, and the next gesture shows it again at once.
     await overlay.locator("body").press("Escape");
-    await host.waitFor({ state: "detached" });
+    await page.locator('#redline-overlay-host[data-redline-state="asleep"]').waitFor({ state: "attached" });
+    assert.equal(await host.evaluate((h) => getComputedStyle(h).visibility), "hidden");
+    await browser.clickAction(page);
+    await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
+    await page.waitForFunction(() => performance.getEntriesByName("redline:shot-ahead-posted").length === 2);
+    await fileAround(page, overlay, "orders.summary", "Filed after a second gesture");
+    assert.ok(await filedAs(page, "Filed after a second gesture"));
     await page.close();
   });
 
