@@ -111,6 +111,10 @@ pub const START_CIRCLE_COMMAND: &str = "start-circle";
 /// The script `chrome.scripting` injects on a gesture (see `static/content.js`).
 pub const CONTENT_SCRIPT_FILE: &str = "content.js";
 
+/// Run before [`CONTENT_SCRIPT_FILE`] on an enabled stage's page load: has it put the
+/// overlay in the page hidden, to be shown by a gesture (see `static/ahead.js`).
+pub const AHEAD_SCRIPT_FILE: &str = "ahead.js";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,7 +91,7 @@ macro_rules! with_worker_calls {
     ($m:ident) => {
         $m! {
             StartCircle = "startCircle", ExtensionPage => ();
-            WatchConsole = "watchConsole", ExtensionPage => ();
+            EnableStage = "enableStage", ExtensionPage => ();
             CaptureVisibleTab = "captureVisibleTab", ContentScript => String;
             CaptureInFrame = "captureInFrame", ContentScript => FrameCaptured;
             File = "file", ExtensionPage => Queued;
@@ -126,10 +126,11 @@ with_worker_calls!(worker_calls);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartCircle {}
 
-/// Keep the console errors of pages matching `pattern` (a stage's origin, already
-/// granted by the person) from their next load on.
+/// Enable the stage of pages matching `pattern` (its origin, already granted by the
+/// person): from their next load on, keep their console errors and put the overlay in
+/// them hidden, ready for a gesture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WatchConsole {
+pub struct EnableStage {
     pub pattern: String,
 }
 
@@ -299,7 +300,7 @@ mod tests {
         };
         let written = [
             wire(&StartCircle {}),
-            wire(&WatchConsole { pattern: "https://stage.example/*".into() }),
+            wire(&EnableStage { pattern: "https://stage.example/*".into() }),
             wire(&CaptureVisibleTab {}),
             wire(&CaptureInFrame { frame_path: vec![1], stroke: vec![] }),
             wire(&File { draft }),

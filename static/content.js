@@ -7,9 +7,13 @@
 // `script-src 'self'`. This runs in Redline's isolated world: the page sees none of its
 // variables, and the overlay's frame sits in a closed shadow root.
 (() => {
+  // Run for an enabled stage's page load (`ahead.js`) rather than for a gesture: the
+  // overlay goes in hidden ("asleep"), and the gesture's run of this script wakes it.
+  const ahead = globalThis.redlineMountAhead === true;
+  delete globalThis.redlineMountAhead;
   const mounted = globalThis.redlineOverlay;
   if (mounted?.host.isConnected) {
-    mounted.frame.focus();
+    if (!ahead) mounted.wake();
     return;
   }
   // A secret between this script and the overlay: the frame's address sits in a closed
@@ -18,7 +22,7 @@
   const channel = crypto.randomUUID();
   const host = document.createElement("div");
   host.id = "redline-overlay-host";
-  host.setAttribute("data-redline-state", "loading");
+  host.setAttribute("data-redline-state", ahead ? "asleep" : "loading");
   // `all: initial` shields the host from the page's CSS; the shadow root keeps the page's
   // selectors and scripts away from the frame element.
   host.setAttribute("style", "all: initial; position: fixed; inset: 0; z-index: 2147483647; display: block;");
@@ -27,20 +31,45 @@
   // A transparent frame needs the same (normal) color scheme as its content, or Chrome
   // paints an opaque backdrop behind it.
   frame.setAttribute("style", "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0; background: transparent; color-scheme: normal;");
-  const pen = takeStrokeAtOnce();
+  // Asleep, nothing of ours is seen, reached by the keyboard or hit by the pointer
+  // (the CSSOM, not the style attribute: see the pen's).
+  if (ahead) {
+    host.style.setProperty("visibility", "hidden");
+    host.style.setProperty("pointer-events", "none");
+  }
+  let pen = ahead ? null : takeStrokeAtOnce();
   const shadow = host.attachShadow({ mode: "closed" });
-  shadow.append(pen.layer);
-  globalThis.redlineOverlay = { host, frame };
+  if (pen) shadow.append(pen.layer);
+  let module = null;
+  // The gesture: shows the overlay asleep in the page (put in ahead, or closed since and
+  // put back to sleep by the module), its pen over it until the module says the overlay
+  // is up (at once, if it already is).
+  const wake = () => {
+    if (host.getAttribute("data-redline-state") !== "asleep") {
+      frame.focus();
+      return;
+    }
+    pen = takeStrokeAtOnce();
+    shadow.append(pen.layer);
+    host.style.removeProperty("visibility");
+    host.style.removeProperty("pointer-events");
+    host.setAttribute("data-redline-state", "loading");
+    requestAnimationFrame(() => performance.mark("redline:pen-ready"));
+    module?.wake(pen);
+  };
+  globalThis.redlineOverlay = { host, frame, wake };
   // What the frame posts before the module is there, the module reads when it is.
   const early = [];
   const keep = (event) => {
     if (event.source === frame.contentWindow) early.push(event);
   };
   addEventListener("message", keep);
-  const start = (module) => {
+  const start = (loaded) => {
     // When the content module is there to take the overlay's `ready` (the instant bench).
     performance.mark("redline:content-module");
     removeEventListener("message", keep);
+    module = loaded;
+    // No pen: still asleep (the module then waits for `wake`).
     module.attach(host, frame, channel, early, pen);
   };
   const fail = (error) => {
@@ -54,7 +83,7 @@
   // The pen is painted first: putting a frame in the page (which makes the frame's
   // initial document at once) and starting the module's import each cost the page's main
   // thread tens of milliseconds, so they wait for the task after the pen's first frame.
-  const penPainted = new Promise((resolve) => {
+  const penPainted = ahead ? Promise.resolve() : new Promise((resolve) => {
     requestAnimationFrame(() => {
       performance.mark("redline:pen-ready");
       setTimeout(resolve);

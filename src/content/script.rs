@@ -8,7 +8,9 @@ use std::cell::RefCell;
 
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
-use web_sys::{Element, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort, Window};
+use web_sys::{
+    Element, HtmlElement, HtmlIFrameElement, KeyboardEvent, MessageChannel, MessageEvent, MessagePort, Window,
+};
 
 use redline_protocol::{Capture, Element as Circled, Point};
 
@@ -47,6 +49,13 @@ struct Mounted {
     frame: HtmlIFrameElement,
     /// Until the overlay is up: the pen taking the stroke meanwhile.
     pen: Option<Pen>,
+    /// Put in the page ahead of a gesture (an enabled stage's page load) and not woken
+    /// yet: hidden, so it takes no key, focus or screenshot.
+    asleep: bool,
+    /// The overlay has said it is up (and has its end of the channel).
+    up: bool,
+    /// Put in the page ahead of a gesture: closing it puts it back to sleep.
+    ahead: bool,
     /// Our end of the channel the capture goes through, once the overlay has its end.
     port: Option<MessagePort>,
     /// Whether the capture is still to be rehearsed (see [`rehearse_capture_when_idle`]):
@@ -64,16 +73,18 @@ thread_local! {
 /// before this module had loaded: listens to its frame, hands it the capture's channel
 /// with the secret `channel` once it is ready, and then takes the screenshot ahead of the
 /// stroke. `early` holds what the frame posted before this module was there; `pen` is
-/// the layer over the frame that takes a stroke until then.
+/// the layer over the frame that takes a stroke until then, or none while the overlay is
+/// asleep (put in an enabled stage's page ahead of a gesture: see [`wake`]).
 #[wasm_bindgen]
 pub fn attach(
     host: Element,
     frame: HtmlIFrameElement,
     channel: String,
     early: Array,
-    pen: Pen,
+    pen: Option<Pen>,
 ) -> Result<(), JsValue> {
-    attach_overlay(host, frame, Some(pen), &chrome::extension_origin(), &channel)?;
+    let asleep = pen.is_none();
+    attach_overlay(host, frame, pen, asleep, &chrome::extension_origin(), &channel)?;
     let listener = MOUNTED.with_borrow(|m| m.as_ref().map(|m| m.on_message.as_ref().clone()));
     if let Some(listener) = listener.and_then(|l| l.dyn_into::<Function>().ok()) {
         for event in early {
@@ -89,6 +100,7 @@ pub fn attach_overlay(
     host: Element,
     frame: HtmlIFrameElement,
     pen: Option<Pen>,
+    asleep: bool,
     overlay_origin: &str,
     channel: &str,
 ) -> Result<(), JsValue> {
@@ -98,10 +110,12 @@ pub fn attach_overlay(
     }
 
     let on_key = Closure::<dyn FnMut(KeyboardEvent)>::new(|event: KeyboardEvent| {
-        if event.key() == "Escape" {
+        // Asleep, the overlay is not there for the person, nor is their `Esc` ours.
+        let awake = MOUNTED.with_borrow(|m| m.as_ref().is_some_and(|m| !m.asleep));
+        if awake && event.key() == "Escape" {
             event.stop_propagation();
             event.prevent_default();
-            let _ = unmount();
+            close();
         }
     });
     window.add_event_listener_with_callback_and_bool("keydown", on_key.as_ref().unchecked_ref(), true)?;
@@ -124,9 +138,7 @@ pub fn attach_overlay(
         }
         match page_js::overlay_event(&event.data()) {
             Some(OverlayEvent::Ready) => overlay_ready(&channel, &trusted_origin),
-            Some(OverlayEvent::Close) => {
-                let _ = unmount();
-            }
+            Some(OverlayEvent::Close) => close(),
             Some(OverlayEvent::Drawing { stroke }) => {
                 if let Some(document) = web_sys::window().and_then(|w| w.document()) {
                     stroke_dom::drawing(&stroke, &document, &host_for_messages);
@@ -141,8 +153,43 @@ pub fn attach_overlay(
     });
     window.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref())?;
 
-    MOUNTED.set(Some(Mounted { host, frame, pen, port: None, rehearsal_due: true, on_key, on_message }));
+    MOUNTED.set(Some(Mounted {
+        host,
+        frame,
+        pen,
+        asleep,
+        up: false,
+        ahead: asleep,
+        port: None,
+        rehearsal_due: true,
+        on_key,
+        on_message,
+    }));
     Ok(())
+}
+
+/// Esc or the overlay's Close: an overlay put in the page ahead of a gesture (on an
+/// enabled stage) goes back to sleep, ready for the next one; any other leaves the page.
+fn close() {
+    let Some((host, pen)) = MOUNTED.with_borrow_mut(|m| {
+        let m = m.as_mut().filter(|m| m.ahead)?;
+        m.asleep = true;
+        Some((m.host.clone(), m.pen.take()))
+    }) else {
+        let _ = unmount();
+        return;
+    };
+    stroke_dom::cancel();
+    shot_ahead::stop();
+    // The pen leaves (now, or at the release of a stroke it no longer hands on).
+    if let Some(pen) = pen {
+        pen.hand_over(&Closure::once_into_js(|_: JsValue| {}));
+    }
+    // As the mount script hides it: unseen, out of the keyboard's and the pointer's way.
+    let style = host.unchecked_ref::<HtmlElement>().style();
+    let _ = style.set_property("visibility", "hidden");
+    let _ = style.set_property("pointer-events", "none");
+    let _ = host.set_attribute(STATE_ATTRIBUTE, "asleep");
 }
 
 /// Removes the overlay and its listeners; nothing of ours is left in the page.
@@ -175,7 +222,9 @@ const CAPTURE_MEASURE: &str = "redline:capture";
 /// stage).
 fn capture_and_reply(stroke: Vec<Point>) {
     let Some((host, frame, Some(port))) = MOUNTED.with_borrow_mut(|m| {
-        let m = m.as_mut()?;
+        // Asleep, the overlay is hidden: a circle drawn on it (a page may unhide the host)
+        // is no person's request, and takes no screenshot.
+        let m = m.as_mut().filter(|m| !m.asleep)?;
         m.rehearsal_due = false;
         Some((m.host.clone(), m.frame.clone(), m.port.clone()))
     }) else {
@@ -421,14 +470,15 @@ pub fn capture_frame(stroke: JsValue) -> Result<JsValue, JsValue> {
     Ok(page_js::frame_captured(&circle.elements, &unreadable))
 }
 
+/// The User Timing mark of the overlay put in the page ahead of a gesture being up.
+const ASLEEP_UP_MARK: &str = "redline:overlay-up-asleep";
+
 /// The overlay is up: hand it its end of a new channel for the capture (posted to the
-/// extension's origin only, with the secret it was loaded with), focus it, have the pen
-/// hand it the stroke drawn meanwhile, and take the screenshot ahead of the stroke: only
-/// now, so that capturing the tab does not compete with the overlay's loading for the
-/// machine.
+/// extension's origin only, with the secret it was loaded with), and, unless it is
+/// asleep, show it as up ([`show_up`]).
 fn overlay_ready(channel: &str, overlay_origin: &str) {
-    let Some((host, pen, port)) = MOUNTED.with_borrow_mut(|m| {
-        let m = m.as_mut()?;
+    let awake = MOUNTED.with_borrow_mut(|m| {
+        let Some(m) = m.as_mut() else { return false };
         if let (Ok(pair), Some(target)) = (MessageChannel::new(), m.frame.content_window()) {
             let transfer = js_sys::Array::of1(&pair.port2());
             let sent =
@@ -439,6 +489,38 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
                 old.close();
             }
         }
+        m.up = true;
+        !m.asleep
+    });
+    if awake {
+        show_up();
+    } else if let Some(performance) = web_sys::window().and_then(|w| w.performance()) {
+        // The overlay put in the page ahead is up, unseen (`tests/bench/unheld.mjs`).
+        let _ = performance.mark(ASLEEP_UP_MARK);
+    }
+}
+
+/// A gesture on a page where the overlay was put asleep: `pen` (the mount script's, just
+/// shown) takes the stroke until the overlay is up, which it may already be.
+#[wasm_bindgen]
+pub fn wake(pen: Pen) {
+    let up = MOUNTED.with_borrow_mut(|m| {
+        let Some(m) = m.as_mut() else { return false };
+        m.asleep = false;
+        m.pen = Some(pen);
+        m.up
+    });
+    if up {
+        show_up();
+    }
+}
+
+/// The overlay is up and awake: say so on the host, focus it, have the pen hand it the
+/// stroke drawn meanwhile, and take the screenshot ahead of the stroke: only now, so that
+/// capturing the tab does not compete with the overlay's loading for the machine.
+fn show_up() {
+    let Some((host, pen, port)) = MOUNTED.with_borrow_mut(|m| {
+        let m = m.as_mut()?;
         let _ = m.host.set_attribute(STATE_ATTRIBUTE, "ready");
         // Keyboard focus moves into the frame so `Esc` reaches the overlay.
         let _ = m.frame.focus();
@@ -485,7 +567,7 @@ mod tests {
         frame.set_src("about:blank");
         shadow.append_child(&frame).unwrap();
         document.document_element().unwrap().append_child(&host).unwrap();
-        attach_overlay(host, frame, None, origin, "secret").unwrap();
+        attach_overlay(host, frame, None, false, origin, "secret").unwrap();
     }
 
     /// Whether an overlay is mounted in this page.

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use crate::browser::chrome::{self, ChromeError, FrameCall, MessageSender, Tab};
 use crate::browser::sign_in_store;
 use crate::browser::timer;
-use crate::messages::{CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND};
+use crate::messages::{AHEAD_SCRIPT_FILE, CONTENT_SCRIPT_FILE, START_CIRCLE_COMMAND};
 use crate::rules::locate::{self, Located, Shown};
 use crate::rules::throttle::Throttle;
 use crate::worker_call::*;
@@ -77,9 +77,12 @@ impl Answer for StartCircle {
     }
 }
 
-impl Answer for WatchConsole {
+impl Answer for EnableStage {
     async fn answer(self, _: &MessageSender) -> Result<(), WorkerError> {
-        Ok(watch_console(self.pattern).await?)
+        for script in stage_scripts() {
+            run_also_on(script, &self.pattern).await?;
+        }
+        Ok(())
     }
 }
 
@@ -279,23 +282,37 @@ async fn show_in_frames(tab_id: i32, elements: &[redline_protocol::Element], top
     located
 }
 
-/// The id of the main-world script that buffers console errors (`static/console-buffer.js`).
-const CONSOLE_BUFFER_ID: &str = "redline-console-buffer";
-
-/// Adds `pattern` to the pages where the console buffer runs from document start.
-async fn watch_console(pattern: String) -> Result<(), ChromeError> {
-    let existing = chrome::registered_content_script(CONSOLE_BUFFER_ID).await?;
-    let update = existing.is_some();
-    let mut script = existing.unwrap_or_else(|| chrome::RegisteredContentScript {
-        id: CONSOLE_BUFFER_ID.to_owned(),
+/// What runs on a stage the person enabled, from each page load on: the main-world script
+/// that buffers console errors (`static/console-buffer.js`), and the overlay put in the
+/// page hidden once it has loaded (`static/ahead.js`, then the gesture's own script), so
+/// that a gesture there only has to show it.
+fn stage_scripts() -> [chrome::RegisteredContentScript; 2] {
+    let script = |id: &str, js: &[&str], run_at: &str, world: &str| chrome::RegisteredContentScript {
+        id: id.to_owned(),
         matches: Vec::new(),
-        js: vec!["console-buffer.js".to_owned()],
-        run_at: "document_start".to_owned(),
-        world: "MAIN".to_owned(),
+        js: js.iter().map(|&file| file.to_owned()).collect(),
+        run_at: run_at.to_owned(),
+        world: world.to_owned(),
         persist_across_sessions: true,
-    });
-    if !script.matches.contains(&pattern) {
-        script.matches.push(pattern);
+    };
+    [
+        script("redline-console-buffer", &["console-buffer.js"], "document_start", "MAIN"),
+        script(
+            "redline-overlay-ahead",
+            &[AHEAD_SCRIPT_FILE, CONTENT_SCRIPT_FILE],
+            "document_idle",
+            "ISOLATED",
+        ),
+    ]
+}
+
+/// Adds `pattern` to the pages `script` runs on (registered under its id, or updated).
+async fn run_also_on(script: chrome::RegisteredContentScript, pattern: &str) -> Result<(), ChromeError> {
+    let existing = chrome::registered_content_script(&script.id).await?;
+    let update = existing.is_some();
+    let mut script = existing.unwrap_or(script);
+    if !script.matches.iter().any(|m| m == pattern) {
+        script.matches.push(pattern.to_owned());
     }
     chrome::register_content_script(&script, update).await
 }

@@ -80,6 +80,8 @@ for (const build of builds) {
   build.browser = await launchBrowser({ grantOrigins: ["http://127.0.0.1/*"], offline: OFFLINE });
   build.unheld = await launchUnheld({ grantOrigins: ["http://127.0.0.1/*"] });
   build.held = await launchUnheld({ grantOrigins: ["http://127.0.0.1/*"], hold: true });
+  build.ahead = await launchUnheld({ grantOrigins: ["http://127.0.0.1/*"], enableStage: "http://127.0.0.1/*" });
+  console.log(`${build.name}: ${build.ahead.enabled ? "enables the stage" : "cannot enable a stage: measured on a gesture alone"}`);
   const size = pageLoads(build.dir);
   console.log(`${build.name}: what a page loads: ${size.files} files, ${size.raw} B, ${size.gzipped} B gzipped`);
 }
@@ -150,6 +152,7 @@ for (let run = 0; run < RUNS; run++) {
         async () => note(`${build.name}|${page.name}`, await measure(build.browser, page.url)),
         async () => note(`${build.name}|${page.name}|unheld`, await build.unheld.measure(page.url)),
         async () => note(`${build.name}|${page.name}|held`, await build.held.measure(page.url)),
+        async () => note(`${build.name}|${page.name}|ahead`, await build.ahead.measure(page.url)),
       ];
       for (const way of run % 2 === 0 ? ways : ways.reverse()) await way();
     }
@@ -158,11 +161,12 @@ for (let run = 0; run < RUNS; run++) {
 console.log(`load average at the end: ${load()}; ${RUNS} runs of each`);
 const cell = (xs) => `median ${quantile(xs, 0.5).toFixed(1)} ms, p90 ${quantile(xs, 0.9).toFixed(1)} ms`;
 const compare = (what, key, suffix = "") => {
-  const [before, now] = builds.map((b) => results[`${b.name}|${what.page}${suffix}`]);
-  const ratio = quantile(now[key], 0.5) / quantile(before[key], 0.5);
+  const [before, now] = builds.map((b) => results[`${b.name}|${what.page}${suffix}`][key]);
   console.log(`${what.page}, ${what.label}:`);
-  console.log(`  ${builds[0].name.padEnd(16)} ${cell(before[key])}`);
-  console.log(`  ${builds[1].name.padEnd(16)} ${cell(now[key])}  ${ratio.toFixed(2)}× before`);
+  // A build without the mark a figure is read from has none of it.
+  console.log(`  ${builds[0].name.padEnd(16)} ${before ? cell(before) : "—"}`);
+  const ratio = before && now ? `  ${(quantile(now, 0.5) / quantile(before, 0.5)).toFixed(2)}× before` : "";
+  console.log(`  ${builds[1].name.padEnd(16)} ${now ? cell(now) : "—"}${ratio}`);
 };
 const stepsOf = (r) => [
   ["overlay frame started", "frame"], ["its glue imported", "glue"], ["its module instantiated", "module"],
@@ -174,6 +178,9 @@ for (const page of pages) {
   // What a person sees: no debugger holds the overlay's frame (`unheld.mjs`).
   compare({ page: page.name, label: "gesture → overlay app up, no DevTools hold on new frames" }, "ready", "|unheld");
   compare({ page: page.name, label: "gesture → lasso takes a stroke, no DevTools hold" }, "drawable", "|unheld");
+  compare({ page: page.name, label: "gesture → overlay app up on an enabled stage (put in the page ahead), no DevTools hold" }, "ready", "|ahead");
+  compare({ page: page.name, label: "gesture → overlay shown again after the screenshot ahead, on an enabled stage" }, "shown", "|ahead");
+  compare({ page: page.name, label: "gesture → overlay shown again after the screenshot ahead, no DevTools hold" }, "shown", "|unheld");
   compare({ page: page.name, label: "gesture → overlay app up, new frames held and let go at once (own client)" }, "ready", "|held");
   for (const [label, key] of [
     ["gesture → lasso takes a stroke (Playwright)", "drawable"],
@@ -185,12 +192,12 @@ for (const page of pages) {
   for (const build of builds) {
     const [unheld, held, playwright] = ["|unheld", "|held", ""].map((suffix) => quantile(results[`${build.name}|${page.name}${suffix}`].ready, 0.5));
     console.log(`${page.name}, ${build.name}: overlay app up, no hold ÷ Playwright ${(unheld / playwright).toFixed(2)}×, held at once ÷ no hold ${(held / unheld).toFixed(2)}×`);
-    for (const [way, suffix] of [["no hold", "|unheld"], ["held, own client", "|held"], ["Playwright", ""]]) {
+    for (const [way, suffix] of [["no hold", "|unheld"], ["enabled stage", "|ahead"], ["held, own client", "|held"], ["Playwright", ""]]) {
       console.log(`${page.name}, ${build.name}, ${way}: gesture → ${stepsOf(results[`${build.name}|${page.name}${suffix}`])} ms (medians)`);
     }
   }
 }
 
-for (const build of builds) await Promise.all([build.browser.close(), build.unheld.close(), build.held.close()]);
+for (const build of builds) await Promise.all([build.browser.close(), build.unheld.close(), build.held.close(), build.ahead.close()]);
 await stage.stop();
 fixtures.close();

@@ -6,6 +6,10 @@
 // page only, never auto-attached, and the overlay's frame is read after it is up.
 // `hold: true` adds the hold alone (auto-attach with `waitForDebuggerOnStart`, each new
 // target let go as soon as it is announced), to show what the hold itself costs.
+// `enableStage: PATTERN` enables the stage of those pages first, as the overlay's "Keep
+// Redline ready on this stage" does (a build without it is measured as it is), and each
+// click waits until the overlay put in the page ahead is up, as a person would have read
+// the page meanwhile.
 import { once } from "node:events";
 import { chromiumArgs, prepareBrowserFiles, removeTemporary, startProcess } from "../e2e/harness.mjs";
 
@@ -62,7 +66,7 @@ async function evaluate(cdp, sessionId, expression) {
 }
 
 /** Chromium with the built extension (as `launchBrowser`), its requests off this machine unresolved. */
-export async function launchUnheld({ grantOrigins, hold = false }) {
+export async function launchUnheld({ grantOrigins, hold = false, enableStage }) {
   const { extension, profile } = prepareBrowserFiles({ grantOrigins });
   const chromiumProcess = startProcess(
     process.env.CHROMIUM, chromiumArgs(extension, profile, "unresolved", "--remote-debugging-pipe"),
@@ -88,7 +92,9 @@ export async function launchUnheld({ grantOrigins, hold = false }) {
   }
   if (!workerUrl) throw new Error("the extension's worker did not start");
   const extensionId = new URL(workerUrl).host;
+  const enabled = enableStage !== undefined && await enable(cdp, extensionId, enableStage);
   return {
+    enabled,
     /**
      * A fresh tab on `url`, clicked once settled: gesture → the pen and → the overlay app
      * up (the page notes both), then where the wait went, read from the overlay's frame.
@@ -108,6 +114,14 @@ export async function launchUnheld({ grantOrigins, hold = false }) {
         await cdp.next((e) => e.sessionId === sessionId && e.method === "Page.lifecycleEvent"
           && e.params.name === "networkIdle" && e.params.loaderId === loaderId);
         await cdp.send("Page.bringToFront", {}, sessionId);
+        if (enabled) {
+          await evaluate(cdp, sessionId, `new Promise((resolve, reject) => {
+            const up = () => performance.getEntriesByName("redline:overlay-up-asleep").length > 0;
+            if (up()) return resolve();
+            new PerformanceObserver(() => up() && resolve()).observe({ entryTypes: ["mark"] });
+            setTimeout(() => reject(new Error("no overlay put in the page ahead")), 10000);
+          })`);
+        }
         await evaluate(cdp, sessionId, `void (window.benchReady = new Promise((resolve) => {
           new MutationObserver(() => {
             if (document.querySelector('#redline-overlay-host[data-redline-state="ready"]')) resolve(window.benchReadyAt ??= Date.now());
@@ -164,6 +178,23 @@ export async function launchUnheld({ grantOrigins, hold = false }) {
       removeTemporary(extension);
     },
   };
+}
+
+/** Enables the stage of `pattern` from an extension page; false when the build cannot. */
+async function enable(cdp, extensionId, pattern) {
+  const { targetId } = await cdp.send("Target.createTarget", { url: `chrome-extension://${extensionId}/panel.html` });
+  const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
+  try {
+    // Attached before the page's own document replaces the first, blank one.
+    for (let i = 0; i < 200; i++) {
+      if (await evaluate(cdp, sessionId, `location.protocol === "chrome-extension:" && document.readyState === "complete"`)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const reply = await evaluate(cdp, sessionId, `chrome.runtime.sendMessage({ kind: "enableStage", pattern: ${JSON.stringify(pattern)} })`);
+    return reply?.Ok !== undefined;
+  } finally {
+    await cdp.send("Target.closeTarget", { targetId });
+  }
 }
 
 /** The overlay frame's start and its own marks (`static/overlay.js`), attached to once it is up. */

@@ -573,8 +573,8 @@ describe("circle and file", () => {
 
   test("on a stage with console capture on, the page's errors are filed with the item", async () => {
     const first = await openStage("/");
-    await first.overlay.getByRole("button", { name: "Keep this stage's console errors" }).click();
-    await first.overlay.getByText("Console errors are kept from the next page load.").waitFor();
+    await first.overlay.getByRole("button", { name: "Keep Redline ready on this stage" }).click();
+    await first.overlay.getByText("From the next page load: console errors kept, and Redline opens at once.").waitFor();
     await first.page.close();
 
     const { page, overlay } = await openStage("/");
@@ -592,6 +592,70 @@ describe("circle and file", () => {
       if (!filed) await page.waitForTimeout(100);
     }
     assert.deepEqual(filed.consoleErrors, ['Order total failed to load {"status":500}', "TypeError: rows is undefined"]);
+    await page.close();
+  });
+
+  test("on an enabled stage the overlay waits hidden from the page load, and a gesture shows it", async () => {
+    const first = await openStage("/");
+    await first.overlay.getByRole("button", { name: "Keep Redline ready on this stage" }).click();
+    await first.overlay.getByText("From the next page load: console errors kept, and Redline opens at once.").waitFor();
+    await first.page.close();
+    // Every screenshot the worker takes, counted (Chrome's function is looked up per call).
+    await browser.worker.evaluate(() => {
+      const capture = chrome.tabs.captureVisibleTab.bind(chrome.tabs);
+      globalThis.capturesTaken = 0;
+      chrome.tabs.captureVisibleTab = (...args) => {
+        globalThis.capturesTaken += 1;
+        return capture(...args);
+      };
+    });
+
+    const page = await browser.context.newPage();
+    await page.setViewportSize(VIEWPORT);
+    await page.goto(`${stage.url}/`);
+    const host = page.locator("#redline-overlay-host");
+    await page.locator('#redline-overlay-host[data-redline-state="asleep"]').waitFor({ state: "attached" });
+    let overlay;
+    while (!(overlay = page.frames().find((f) => f.url().startsWith(browser.extensionUrl("overlay.html"))))) {
+      await page.waitForEvent("frameattached");
+    }
+    // The overlay app is up behind it, unseen, unfocused and deaf to the page's keys.
+    await overlay.waitForFunction(() => performance.getEntriesByName("redline:overlay-ready").length === 1);
+    assert.equal(await host.evaluate((h) => getComputedStyle(h).visibility), "hidden");
+    assert.equal(await page.evaluate(() => document.activeElement === document.body), true);
+    await page.keyboard.press("Escape");
+    assert.equal(await host.getAttribute("data-redline-state"), "asleep");
+    // A page of another origin (the same stage by another name) gets nothing before a gesture.
+    const other = await browser.context.newPage();
+    await other.goto(`${stage.url.replace("127.0.0.1", "localhost")}/`);
+    assert.equal(await other.locator("#redline-overlay-host").count(), 0);
+    await other.close();
+
+    await page.bringToFront();
+    await browser.clickAction(page);
+    await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
+    assert.equal(await host.evaluate((h) => getComputedStyle(h).visibility), "visible");
+    // The screenshot ahead is taken once, after the gesture: none while it slept.
+    await page.waitForFunction(() => performance.getEntriesByName("redline:shot-ahead-posted").length > 0);
+    const [shots, penAt, shotAt] = await page.evaluate(() => {
+      const [shot] = performance.getEntriesByName("redline:shot-ahead-posted");
+      return [performance.getEntriesByName("redline:shot-ahead-posted").length, performance.getEntriesByName("redline:pen-ready")[0]?.startTime, shot.startTime];
+    });
+    assert.equal(shots, 1);
+    assert.ok(penAt !== undefined && shotAt > penAt, `the shot (${shotAt}) follows the gesture (${penAt})`);
+    assert.equal(await browser.worker.evaluate(() => globalThis.capturesTaken), 1);
+    await assertAccessible(overlay, "the overlay woken on an enabled stage");
+    await fileAround(page, overlay, "orders.export", "Filed from an overlay that waited");
+    assert.ok(await filedAs(page, "Filed from an overlay that waited"));
+    // Esc puts it back to sleep, hidden, and the next gesture shows it again at once.
+    await overlay.locator("body").press("Escape");
+    await page.locator('#redline-overlay-host[data-redline-state="asleep"]').waitFor({ state: "attached" });
+    assert.equal(await host.evaluate((h) => getComputedStyle(h).visibility), "hidden");
+    await browser.clickAction(page);
+    await page.locator('#redline-overlay-host[data-redline-state="ready"]').waitFor({ state: "attached" });
+    await page.waitForFunction(() => performance.getEntriesByName("redline:shot-ahead-posted").length === 2);
+    await fileAround(page, overlay, "orders.summary", "Filed after a second gesture");
+    assert.ok(await filedAs(page, "Filed after a second gesture"));
     await page.close();
   });
 

@@ -38,8 +38,8 @@ describe("styles and failed requests", () => {
 
   test("a circled button's changed styles and the page's failed requests reach `redline show` and the side panel", async () => {
     const first = await openOverlay(browser, `${stage.url}/`);
-    await first.overlay.getByRole("button", { name: "Keep this stage's console errors" }).click();
-    await first.overlay.getByText("Console errors are kept from the next page load.").waitFor();
+    await first.overlay.getByRole("button", { name: "Keep Redline ready on this stage" }).click();
+    await first.overlay.getByText("From the next page load: console errors kept, and Redline opens at once.").waitFor();
     await first.page.close();
 
     const refused = await closedPortUrl();

@@ -27,7 +27,7 @@ describe("the extension's foundation", () => {
   test("the worker answers from Rust, and refuses a message that is not Redline's", async () => {
     const reply = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "selfDestruct" }));
     assert.deepEqual(reply, { Err: { error: "notACall", message: "no call of kind selfDestruct" } });
-    const unshaped = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "watchConsole" }));
+    const unshaped = await panel.evaluate(() => chrome.runtime.sendMessage({ kind: "enableStage" }));
     assert.equal(unshaped.Err?.error, "notACall", JSON.stringify(unshaped));
   });
 

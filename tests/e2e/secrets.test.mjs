@@ -122,8 +122,8 @@ describe("capture keeps secrets", () => {
 
   test("console errors printing an Authorization header or a JSON web token are filed scrubbed", async () => {
     const first = await openOverlay(browser, `${stage.url}/`);
-    await first.overlay.getByRole("button", { name: "Keep this stage's console errors" }).click();
-    await first.overlay.getByText("Console errors are kept from the next page load.").waitFor();
+    await first.overlay.getByRole("button", { name: "Keep Redline ready on this stage" }).click();
+    await first.overlay.getByText("From the next page load: console errors kept, and Redline opens at once.").waitFor();
     await first.page.close();
 
     const { page, overlay } = await openOverlay(browser, `${stage.url}/`);

@@ -21,7 +21,7 @@ use crate::messages::{Captured, OverlayEvent};
 use crate::rules::api_error::ApiError;
 use crate::rules::settings::Settings;
 use crate::rules::tray::TrayItem;
-use crate::worker_call::{OverlayStarting, WatchConsole};
+use crate::worker_call::{EnableStage, OverlayStarting};
 use channel::{Page, tell_page};
 use composer::Composer;
 use lasso::{Lasso, Outline};
@@ -189,7 +189,9 @@ fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
     // type at once, and what they type is never moved to another text box.
     let open_on = Memo::new(move |_| step.with(Step::outline));
     let capture = Signal::derive_local(move || step.with(Step::composition));
+    // One landmark holds it all, so that assistive technology finds every part in one.
     ui_view! {
+        <main aria-label="Redline">
         <Lasso drawing=Signal::derive(move || matches!(step.get(), Step::Drawing)) on_drawing on_abandoned on_circled />
         {move || match open_on.get() {
             None => ui_view! {
@@ -201,8 +203,9 @@ fn Circling(page: Page, sign_in: Result<Settings, String>) -> impl IntoView {
             }.into_any(),
         }}
         <StageNotice target />
-        <ConsoleWatch pattern=page.host_pattern.clone() />
+        <StageEnabling pattern=page.host_pattern.clone() />
         <Tray items=tray target />
+        </main>
     }
     .into_any()
 }
@@ -217,28 +220,30 @@ fn StageNotice(target: LocalResource<Result<Target, String>>) -> impl IntoView {
     }
 }
 
-/// Turns on console-error capture for this stage: asks for the stage's origin (the
-/// click is the gesture Chrome wants) and has the worker run the buffer from the next
-/// page load on.
+/// Enables this stage: asks for the stage's origin (the click is the gesture Chrome
+/// wants) and has the worker, from the next page load on, keep the page's console errors
+/// and put the overlay in the page hidden, ready for a gesture.
 #[component]
-fn ConsoleWatch(pattern: String) -> impl IntoView {
+fn StageEnabling(pattern: String) -> impl IntoView {
     let watch = Action::new_local(move |_: &()| {
         let granted = chrome::request_host_permission(std::slice::from_ref(&pattern));
         let pattern = pattern.clone();
         async move {
             if !granted.await.map_err(|e| e.0)? {
-                return Err("Console errors need access to this site.".to_owned());
+                return Err("Keeping Redline ready needs access to this site.".to_owned());
             }
-            crate::ui::call(&WatchConsole { pattern }).await.map_err(|e| e.to_string())
+            crate::ui::call(&EnableStage { pattern }).await.map_err(|e| e.to_string())
         }
     });
     ui_view! {
-        <div class="console-watch">
+        <div class="stage-enabling">
             {move || match watch.value().get() {
-                Some(Ok(())) => ui_view! { <span>"Console errors are kept from the next page load."</span> }.into_any(),
+                Some(Ok(())) => ui_view! {
+                    <span>"From the next page load: console errors kept, and Redline opens at once."</span>
+                }.into_any(),
                 Some(Err(message)) => ui_view! { <ErrorLine message /> }.into_any(),
                 None => ui_view! {
-                    <button type="button" on:click=move |_| { watch.dispatch(()); }>"Keep this stage's console errors"</button>
+                    <button type="button" on:click=move |_| { watch.dispatch(()); }>"Keep Redline ready on this stage"</button>
                 }.into_any(),
             }}
         </div>
