@@ -265,14 +265,16 @@ fn fuzz(tally: &mut Tally, redline: &Path, cluster: &postgres::Cluster) {
 /// docs/agents.md's install command for an agent's machine, into a temporary prefix, then
 /// `redline --version` from there. With `--debug`: the install is the same (the locked
 /// dependencies, the binary, the prefix) without the release profile's LTO, which took ten
-/// minutes of CI on its own.
+/// minutes of CI on its own. With `--target-dir`: the install compiles only what the
+/// native tests' build has not (the crates whose features differ), not the whole server
+/// again in a temporary folder; only where cargo keeps its cache differs.
 fn install_into_a_prefix() -> Result<()> {
     let prefix = std::env::temp_dir().join(format!("redline-install-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&prefix);
-    let installed = process::run(
-        cmd("cargo").args(["install", "--debug", "--locked", "--path", "server", "--root"]).arg(&prefix),
-    )
-    .and_then(|()| {
+    let mut install = cmd("cargo");
+    install.args(["install", "--debug", "--locked", "--path", "server", "--root"]).arg(&prefix);
+    install.arg("--target-dir").arg(crate::workspace::target_dir());
+    let installed = process::run(&mut install).and_then(|()| {
         let out = Command::new(prefix.join("bin/redline")).arg("--version").output()?;
         let version = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() || !version.starts_with("redline ") {
