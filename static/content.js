@@ -69,8 +69,8 @@
     performance.mark("redline:content-module");
     removeEventListener("message", keep);
     module = loaded;
-    // No pen: still asleep (the module then waits for `wake`).
-    module.attach(host, frame, channel, early, pen);
+    // Put in ahead with no pen: still asleep (the module then waits for `wake`).
+    module.attach(host, frame, channel, early, pen, ahead);
   };
   const fail = (error) => {
     removeEventListener("message", keep);

@@ -52,11 +52,10 @@ struct Mounted {
     /// Put in the page ahead of a gesture (an enabled stage's page load) and not woken
     /// yet: hidden, so it takes no key, focus or screenshot.
     asleep: bool,
-    /// The overlay has said it is up (and has its end of the channel).
-    up: bool,
     /// Put in the page ahead of a gesture: closing it puts it back to sleep.
     ahead: bool,
-    /// Our end of the channel the capture goes through, once the overlay has its end.
+    /// Our end of the channel the capture goes through, once the overlay has its end:
+    /// from when the overlay said it is up.
     port: Option<MessagePort>,
     /// Whether the capture is still to be rehearsed (see [`rehearse_capture_when_idle`]):
     /// until it was, or a circle was released.
@@ -73,8 +72,9 @@ thread_local! {
 /// before this module had loaded: listens to its frame, hands it the capture's channel
 /// with the secret `channel` once it is ready, and then takes the screenshot ahead of the
 /// stroke. `early` holds what the frame posted before this module was there; `pen` is
-/// the layer over the frame that takes a stroke until then, or none while the overlay is
-/// asleep (put in an enabled stage's page ahead of a gesture: see [`wake`]).
+/// the layer over the frame that takes a stroke until then. `ahead`: the overlay was put
+/// in an enabled stage's page ahead of a gesture, and with no `pen` it has not been woken
+/// yet (see [`wake`]).
 #[wasm_bindgen]
 pub fn attach(
     host: Element,
@@ -82,9 +82,9 @@ pub fn attach(
     channel: String,
     early: Array,
     pen: Option<Pen>,
+    ahead: bool,
 ) -> Result<(), JsValue> {
-    let asleep = pen.is_none();
-    attach_overlay(host, frame, pen, asleep, &chrome::extension_origin(), &channel)?;
+    attach_overlay(host, frame, pen, ahead, &chrome::extension_origin(), &channel)?;
     let listener = MOUNTED.with_borrow(|m| m.as_ref().map(|m| m.on_message.as_ref().clone()));
     if let Some(listener) = listener.and_then(|l| l.dyn_into::<Function>().ok()) {
         for event in early {
@@ -100,7 +100,7 @@ pub fn attach_overlay(
     host: Element,
     frame: HtmlIFrameElement,
     pen: Option<Pen>,
-    asleep: bool,
+    ahead: bool,
     overlay_origin: &str,
     channel: &str,
 ) -> Result<(), JsValue> {
@@ -156,10 +156,9 @@ pub fn attach_overlay(
     MOUNTED.set(Some(Mounted {
         host,
         frame,
+        asleep: ahead && pen.is_none(),
+        ahead,
         pen,
-        asleep,
-        up: false,
-        ahead: asleep,
         port: None,
         rehearsal_due: true,
         on_key,
@@ -489,7 +488,6 @@ fn overlay_ready(channel: &str, overlay_origin: &str) {
                 old.close();
             }
         }
-        m.up = true;
         !m.asleep
     });
     if awake {
@@ -508,7 +506,7 @@ pub fn wake(pen: Pen) {
         let Some(m) = m.as_mut() else { return false };
         m.asleep = false;
         m.pen = Some(pen);
-        m.up
+        m.port.is_some()
     });
     if up {
         show_up();
