@@ -115,12 +115,9 @@ export async function launchUnheld({ grantOrigins, hold = false, enableStage }) 
           && e.params.name === "networkIdle" && e.params.loaderId === loaderId);
         await cdp.send("Page.bringToFront", {}, sessionId);
         if (enabled) {
-          await evaluate(cdp, sessionId, `new Promise((resolve, reject) => {
-            const up = () => performance.getEntriesByName("redline:overlay-up-asleep").length > 0;
-            if (up()) return resolve();
-            new PerformanceObserver(() => up() && resolve()).observe({ entryTypes: ["mark"] });
-            setTimeout(() => reject(new Error("no overlay put in the page ahead")), 10000);
-          })`);
+          if (!(await evaluate(cdp, sessionId, markWithin("redline:overlay-up-asleep", 10_000)))) {
+            throw new Error("no overlay put in the page ahead");
+          }
         }
         await evaluate(cdp, sessionId, `void (window.benchReady = new Promise((resolve) => {
           new MutationObserver(() => {
@@ -140,15 +137,7 @@ export async function launchUnheld({ grantOrigins, hold = false, enableStage }) 
           return { readyAt, penAt: at("redline:pen-ready"), contentAt: at("redline:content-module") };
         })`);
         // The overlay is hidden while the screenshot ahead is taken, just after it is up.
-        const shownAt = await evaluate(cdp, sessionId, `new Promise((resolve) => {
-          const at = () => {
-            const mark = performance.getEntriesByName("redline:shot-ahead-posted")[0];
-            return mark && performance.timeOrigin + mark.startTime;
-          };
-          if (at()) return resolve(at());
-          new PerformanceObserver(() => at() && resolve(at())).observe({ entryTypes: ["mark"] });
-          setTimeout(() => resolve(null), 3000);
-        })`);
+        const shownAt = await evaluate(cdp, sessionId, markWithin("redline:shot-ahead-posted", 3000));
         const steps = await overlaySteps(cdp, `chrome-extension://${extensionId}/overlay.html`);
         const since = (t) => (t === undefined || t === null ? undefined : t - clickedAt);
         return {
@@ -178,6 +167,19 @@ export async function launchUnheld({ grantOrigins, hold = false, enableStage }) 
       removeTemporary(extension);
     },
   };
+}
+
+/** An expression for the time (epoch ms) of the page's User Timing mark `name`, once made, or null after `ms`. */
+function markWithin(name, ms) {
+  return `new Promise((resolve) => {
+    const at = () => {
+      const mark = performance.getEntriesByName(${JSON.stringify(name)})[0];
+      return mark && performance.timeOrigin + mark.startTime;
+    };
+    if (at()) return resolve(at());
+    new PerformanceObserver(() => at() && resolve(at())).observe({ entryTypes: ["mark"] });
+    setTimeout(() => resolve(null), ${ms});
+  })`;
 }
 
 /** Enables the stage of `pattern` from an extension page; false when the build cannot. */
